@@ -1,0 +1,112 @@
+package llm
+
+import "context"
+
+// EventType names an assistant-message event, as pi-ai names them.
+type EventType uint8
+
+const (
+	EventNone EventType = iota
+	EventStart
+	EventTextStart
+	EventTextDelta
+	EventTextEnd
+	EventThinkingStart
+	EventThinkingDelta
+	EventThinkingEnd
+	EventToolCallStart
+	EventToolCallDelta
+	EventToolCallEnd
+	EventDone
+	EventError
+	numEventTypes
+)
+
+var eventTypeNames = [numEventTypes]string{
+	EventNone:          "none",
+	EventStart:         "start",
+	EventTextStart:     "text_start",
+	EventTextDelta:     "text_delta",
+	EventTextEnd:       "text_end",
+	EventThinkingStart: "thinking_start",
+	EventThinkingDelta: "thinking_delta",
+	EventThinkingEnd:   "thinking_end",
+	EventToolCallStart: "toolcall_start",
+	EventToolCallDelta: "toolcall_delta",
+	EventToolCallEnd:   "toolcall_end",
+	EventDone:          "done",
+	EventError:         "error",
+}
+
+// String returns the wire name of t ("text_delta", "done", ...).
+func (t EventType) String() string {
+	if t < numEventTypes {
+		return eventTypeNames[t]
+	}
+	return "unknown"
+}
+
+// ParseEventType is the inverse of EventType.String; ok is false for unknown names.
+func ParseEventType(s string) (t EventType, ok bool) {
+	for i, n := range eventTypeNames {
+		if n == s && i != int(EventNone) {
+			return EventType(i), true
+		}
+	}
+	return EventNone, false
+}
+
+// IsTerminal reports whether t ends a stream (done or error).
+func (t EventType) IsTerminal() bool { return t == EventDone || t == EventError }
+
+// Event is one assistant-message event.
+//
+// ContentIndex indexes Message.Content of the stream that produced it. Delta
+// is the text, thinking or raw argument-JSON fragment of a *_delta event; it
+// is borrowed and valid only until the next call to Stream.Next. The
+// content of *_end events and the tool call of toolcall_end are the block at
+// ContentIndex in the stream's Message. Reason is set on done and error.
+type Event struct {
+	Type         EventType
+	ContentIndex int
+	Delta        []byte
+	Reason       StopReason
+}
+
+// Reset clears e for reuse.
+func (e *Event) Reset() { *e = Event{} }
+
+// Stream is a pulled sequence of events that builds one assistant message.
+//
+// Next advances and reports whether an event is available; after a terminal
+// event (done or error) it returns false. Event returns the current event
+// (valid until the next Next). Message returns the partial message, which is
+// the final one once the stream has ended; it is never nil. Err returns the
+// first failure that ended the stream (nil after a clean done); it is
+// sticky. A stream that fails still ends with an error event and a message
+// whose StopReason is StopError or StopAborted and whose ErrorMessage says
+// why, so nothing already decoded is lost.
+//
+// Close releases the stream's resources (the HTTP body, a pooled decoder);
+// it is safe to call more than once. A Stream is not safe for concurrent use.
+type Stream interface {
+	Next() bool
+	Event() *Event
+	Message() *Message
+	Err() error
+	Close() error
+}
+
+// StreamFunc sends a request and returns the stream of its answer. A
+// returned error means no stream was started (the request could not be sent
+// or was refused before streaming); failures after that are in-stream.
+// Decorators wrap a StreamFunc and return another.
+type StreamFunc func(ctx context.Context, req *Request) (Stream, error)
+
+// Drain reads s to its end and returns its final message and error. It does
+// not close s.
+func Drain(s Stream) (*Message, error) {
+	for s.Next() {
+	}
+	return s.Message(), s.Err()
+}

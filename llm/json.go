@@ -1,0 +1,306 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+)
+
+// AppendJSONString appends s to dst as a JSON string literal. Invalid UTF-8
+// becomes U+FFFD, as encoding/json does.
+func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendJSON appends m to dst as one JSON object in the shape of pi-ai's
+// messages (AssistantMessage, UserMessage, ToolResultMessage). A tool call
+// whose Arguments are not decided yet is written with arguments {}.
+func (m *Message) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"role":`...)
+	dst = AppendJSONString(dst, m.Role.String())
+	if m.Role == RoleToolResult {
+		dst = append(dst, `,"toolCallId":`...)
+		dst = AppendJSONString(dst, m.ToolCallID)
+		dst = append(dst, `,"toolName":`...)
+		dst = AppendJSONString(dst, m.ToolName)
+	}
+	dst = append(dst, `,"content":[`...)
+	for i := range m.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = m.Content[i].AppendJSON(dst)
+	}
+	dst = append(dst, ']')
+	switch m.Role {
+	case RoleToolResult:
+		dst = append(dst, `,"isError":`...)
+		dst = strconv.AppendBool(dst, m.IsError)
+	case RoleAssistant:
+		dst = append(dst, `,"stopReason":`...)
+		dst = AppendJSONString(dst, m.StopReason.String())
+		if m.StopReason == StopError || m.StopReason == StopAborted || m.ErrorMessage != "" {
+			dst = append(dst, `,"errorMessage":`...)
+			dst = AppendJSONString(dst, m.ErrorMessage)
+		}
+		dst = append(dst, `,"usage":`...)
+		dst = m.Usage.AppendJSON(dst)
+		dst = append(dst, `,"api":`...)
+		dst = AppendJSONString(dst, m.API)
+		dst = append(dst, `,"provider":`...)
+		dst = AppendJSONString(dst, m.Provider)
+		dst = append(dst, `,"model":`...)
+		dst = AppendJSONString(dst, m.Model)
+		if m.ResponseID != "" {
+			dst = append(dst, `,"responseId":`...)
+			dst = AppendJSONString(dst, m.ResponseID)
+		}
+	}
+	if m.Timestamp != 0 {
+		dst = append(dst, `,"timestamp":`...)
+		dst = strconv.AppendInt(dst, m.Timestamp, 10)
+	}
+	return append(dst, '}')
+}
+
+// AppendJSON appends u in pi-ai's usage shape. Cost is written only when
+// known (non-zero total).
+func (u *Usage) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"input":`...)
+	dst = strconv.AppendInt(dst, u.Input, 10)
+	dst = append(dst, `,"output":`...)
+	dst = strconv.AppendInt(dst, u.Output, 10)
+	dst = append(dst, `,"cacheRead":`...)
+	dst = strconv.AppendInt(dst, u.CacheRead, 10)
+	dst = append(dst, `,"cacheWrite":`...)
+	dst = strconv.AppendInt(dst, u.CacheWrite, 10)
+	dst = append(dst, `,"totalTokens":`...)
+	dst = strconv.AppendInt(dst, u.TotalTokens, 10)
+	if u.Cost.Total != 0 {
+		c := &u.Cost
+		dst = append(dst, `,"cost":{"input":`...)
+		dst = strconv.AppendFloat(dst, c.Input, 'g', -1, 64)
+		dst = append(dst, `,"output":`...)
+		dst = strconv.AppendFloat(dst, c.Output, 'g', -1, 64)
+		dst = append(dst, `,"cacheRead":`...)
+		dst = strconv.AppendFloat(dst, c.CacheRead, 'g', -1, 64)
+		dst = append(dst, `,"cacheWrite":`...)
+		dst = strconv.AppendFloat(dst, c.CacheWrite, 'g', -1, 64)
+		dst = append(dst, `,"total":`...)
+		dst = strconv.AppendFloat(dst, c.Total, 'g', -1, 64)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// AppendJSON appends b in pi-ai's block shape.
+func (b *Block) AppendJSON(dst []byte) []byte {
+	switch b.Type {
+	case BlockText:
+		dst = append(dst, `{"type":"text","text":`...)
+		dst = AppendJSONString(dst, b.Text)
+		if len(b.Signature) > 0 {
+			dst = append(dst, `,"textSignature":`...)
+			dst = AppendJSONString(dst, b.Signature)
+		}
+	case BlockThinking:
+		dst = append(dst, `{"type":"thinking","thinking":`...)
+		dst = AppendJSONString(dst, b.Text)
+		if len(b.Signature) > 0 {
+			dst = append(dst, `,"thinkingSignature":`...)
+			dst = AppendJSONString(dst, b.Signature)
+		}
+		if b.Redacted {
+			dst = append(dst, `,"redacted":true`...)
+		}
+	case BlockToolCall:
+		dst = append(dst, `{"type":"toolCall","id":`...)
+		dst = AppendJSONString(dst, b.ID)
+		dst = append(dst, `,"name":`...)
+		dst = AppendJSONString(dst, b.Name)
+		dst = append(dst, `,"arguments":`...)
+		if len(b.Arguments) == 0 {
+			dst = append(dst, "{}"...)
+		} else {
+			dst = append(dst, b.Arguments...)
+		}
+		if len(b.Signature) > 0 {
+			dst = append(dst, `,"thoughtSignature":`...)
+			dst = AppendJSONString(dst, b.Signature)
+		}
+	case BlockImage:
+		dst = append(dst, `{"type":"image","data":`...)
+		dst = AppendJSONString(dst, b.Text)
+		dst = append(dst, `,"mimeType":`...)
+		dst = AppendJSONString(dst, b.MimeType)
+	}
+	return append(dst, '}')
+}
+
+// AppendEventJSON appends e as one JSON object in the replay format
+// (spec: type, contentIndex, delta, content, toolCall, reason; never the
+// partial message). m is the stream's message, which holds the content of
+// *_end events.
+func AppendEventJSON(dst []byte, e *Event, m *Message) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = AppendJSONString(dst, e.Type.String())
+	switch e.Type {
+	case EventStart:
+	case EventDone, EventError:
+		dst = append(dst, `,"reason":`...)
+		dst = AppendJSONString(dst, e.Reason.String())
+	default:
+		dst = append(dst, `,"contentIndex":`...)
+		dst = strconv.AppendInt(dst, int64(e.ContentIndex), 10)
+		switch e.Type {
+		case EventTextDelta, EventThinkingDelta, EventToolCallDelta:
+			dst = append(dst, `,"delta":`...)
+			dst = AppendJSONString(dst, e.Delta)
+		case EventTextEnd, EventThinkingEnd:
+			if b := m.Block(e.ContentIndex); b != nil {
+				dst = append(dst, `,"content":`...)
+				dst = AppendJSONString(dst, b.Text)
+			}
+		case EventToolCallEnd:
+			if b := m.Block(e.ContentIndex); b != nil {
+				dst = append(dst, `,"toolCall":`...)
+				dst = b.AppendJSON(dst)
+			}
+		}
+	}
+	return append(dst, '}')
+}
+
+// ErrBadMessage is returned by ParseMessage for JSON that is not a message.
+// Typically it means a session file of another tool or a corrupt entry.
+var ErrBadMessage = errors.New("llm: not a message")
+
+// ParseMessage reads a pi-ai message (assistant, user or toolResult) from a
+// parsed JSON value. User content may be a plain string. Unknown block
+// types are skipped; unknown fields are ignored.
+func ParseMessage(v *fastjson.Value) (Message, error) {
+	var m Message
+	if v == nil || v.Type() != fastjson.TypeObject {
+		return m, ErrBadMessage
+	}
+	role, ok := ParseRole(string(v.GetStringBytes("role")))
+	if !ok {
+		return m, fmt.Errorf("%w: role %q", ErrBadMessage, v.GetStringBytes("role"))
+	}
+	m.Role = role
+	if c := v.Get("content"); c != nil {
+		switch c.Type() {
+		case fastjson.TypeString:
+			m.Content = append(m.Content, Block{Type: BlockText, Text: cloneBytes(c.GetStringBytes())})
+		case fastjson.TypeArray:
+			arr, _ := c.Array()
+			for _, bv := range arr {
+				if b, ok := parseBlock(bv); ok {
+					m.Content = append(m.Content, b)
+				}
+			}
+		}
+	}
+	if sr, ok := ParseStopReason(string(v.GetStringBytes("stopReason"))); ok {
+		m.StopReason = sr
+	}
+	m.ErrorMessage = string(v.GetStringBytes("errorMessage"))
+	m.API = string(v.GetStringBytes("api"))
+	m.Provider = string(v.GetStringBytes("provider"))
+	m.Model = string(v.GetStringBytes("model"))
+	m.ResponseID = string(v.GetStringBytes("responseId"))
+	m.ToolCallID = string(v.GetStringBytes("toolCallId"))
+	m.ToolName = string(v.GetStringBytes("toolName"))
+	m.IsError = v.GetBool("isError")
+	m.Timestamp = v.GetInt64("timestamp")
+	if u := v.Get("usage"); u != nil {
+		m.Usage = Usage{
+			Input:       u.GetInt64("input"),
+			Output:      u.GetInt64("output"),
+			CacheRead:   u.GetInt64("cacheRead"),
+			CacheWrite:  u.GetInt64("cacheWrite"),
+			TotalTokens: u.GetInt64("totalTokens"),
+		}
+		if c := u.Get("cost"); c != nil {
+			m.Usage.Cost = Cost{
+				Input: c.GetFloat64("input"), Output: c.GetFloat64("output"),
+				CacheRead: c.GetFloat64("cacheRead"), CacheWrite: c.GetFloat64("cacheWrite"),
+				Total: c.GetFloat64("total"),
+			}
+		}
+	}
+	return m, nil
+}
+
+func parseBlock(v *fastjson.Value) (Block, bool) {
+	switch string(v.GetStringBytes("type")) {
+	case "text":
+		return Block{Type: BlockText, Text: cloneBytes(v.GetStringBytes("text")),
+			Signature: cloneBytes(v.GetStringBytes("textSignature"))}, true
+	case "thinking":
+		return Block{Type: BlockThinking, Text: cloneBytes(v.GetStringBytes("thinking")),
+			Signature: cloneBytes(v.GetStringBytes("thinkingSignature")), Redacted: v.GetBool("redacted")}, true
+	case "toolCall", "toolUse", "functionCall":
+		b := Block{Type: BlockToolCall, ID: cloneBytes(v.GetStringBytes("id")), Name: cloneBytes(v.GetStringBytes("name")),
+			Signature: cloneBytes(v.GetStringBytes("thoughtSignature"))}
+		args := v.Get("arguments")
+		if args == nil {
+			args = v.Get("input")
+		}
+		if args != nil {
+			b.Arguments = args.MarshalTo(nil)
+		}
+		return b, true
+	case "image":
+		return Block{Type: BlockImage, Text: cloneBytes(v.GetStringBytes("data")), MimeType: cloneBytes(v.GetStringBytes("mimeType"))}, true
+	}
+	return Block{}, false
+}

@@ -1,0 +1,46 @@
+package llm
+
+// Model identifies the model a request is for and the few compatibility
+// facts the decorators need.
+type Model struct {
+	ID       string // e.g. "gpt-4.1", "claude-sonnet-4-5"
+	API      string // pi-ai api id: "openai-completions", "openai-responses", "anthropic-messages", ...
+	Provider string // "openai", "anthropic", "xai", "openai-compatible", ...
+	BaseURL  string // endpoint root; empty means the provider's default
+
+	// HTMLEntityArgs marks models whose tool-call arguments arrive encoded as
+	// HTML entities (OpenClaw's compat.toolCallArgumentsEncoding = "html-entities").
+	HTMLEntityArgs bool
+	// ContextWindow and MaxTokens are in tokens; zero means unknown.
+	ContextWindow int
+	MaxTokens     int
+}
+
+// Tool is a tool offered to the model: its name, description and JSON-schema
+// parameters (raw JSON text).
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  []byte
+}
+
+// Request is one model call: the system prompt, the conversation so far and
+// the tools, plus sampling options. CacheBoundary, when positive, is the
+// byte offset in System where the stable (cacheable) prefix ends.
+type Request struct {
+	Model         Model
+	System        string
+	CacheBoundary int
+	Messages      []Message
+	Tools         []Tool
+
+	MaxTokens   int
+	Temperature *float64
+	// Reasoning is a provider-neutral effort hint ("", "low", "medium", "high").
+	Reasoning string
+	// SessionID lets providers that support it key their prompt cache.
+	SessionID string
+	// APIKey overrides the key the transport would otherwise read from the
+	// environment.
+	APIKey string
+}
