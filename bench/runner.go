@@ -1,0 +1,216 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"runtime"
+	"slices"
+	"time"
+)
+
+// Scenario is one measured stage on one input by one implementation.
+//
+// Setup, when set, runs once before measuring and returns the operation; the
+// operation is called once per iteration and must do the same work each
+// time. Bytes and Events are the bytes and events one operation processes
+// (zero when the stage has no such unit), from which MB/s and events/s are
+// derived. Latency asks the runner to time every operation separately and
+// report percentiles; it costs two clock reads per operation, so it is for
+// scenarios whose operation takes microseconds or more.
+type Scenario struct {
+	Name    string // "decode/openai-chat", unique
+	Stage   string // "decode", "chain", "repair", ...: scenarios of one stage and input are compared
+	Input   string // what the stage ran on, shared by ours and the peers
+	Impl    string // "ocbench" or the peer's name
+	Bytes   int64
+	Events  int64
+	Latency bool
+	Setup   func() (op func() error, teardown func(), err error)
+}
+
+// Result is the measurement of one scenario.
+type Result struct {
+	Name         string  `json:"name"`
+	Stage        string  `json:"stage"`
+	Input        string  `json:"input"`
+	Impl         string  `json:"impl"`
+	Iterations   int64   `json:"iterations"`
+	NsPerOp      float64 `json:"ns_per_op"`
+	MBPerSec     float64 `json:"mb_per_s,omitempty"`
+	EventsPerSec float64 `json:"events_per_s,omitempty"`
+	NsPerEvent   float64 `json:"ns_per_event,omitempty"`
+	AllocsPerOp  float64 `json:"allocs_per_op"`
+	BytesPerOp   float64 `json:"bytes_per_op"`
+	P50Ns        float64 `json:"p50_ns,omitempty"`
+	P90Ns        float64 `json:"p90_ns,omitempty"`
+	P99Ns        float64 `json:"p99_ns,omitempty"`
+	MaxNs        float64 `json:"max_ns,omitempty"`
+	Err          string  `json:"error,omitempty"`
+	// Run is the 1-based repetition (--count) the result belongs to.
+	Run int `json:"run"`
+}
+
+// Options control a run.
+type Options struct {
+	// Duration is the measuring time per scenario, like -benchtime.
+	Duration time.Duration
+	// Count repeats each scenario, like -count.
+	Count int
+	// Progress, when set, is told when a scenario starts and ends.
+	Progress func(done, total int, name string)
+}
+
+func (o *Options) setDefaults() {
+	if o.Duration <= 0 {
+		o.Duration = 300 * time.Millisecond
+	}
+	if o.Count <= 0 {
+		o.Count = 1
+	}
+}
+
+// Run measures every scenario Count times, in order, and returns the
+// results in the same order (all repetitions of a scenario together). A
+// scenario whose setup or operation fails is reported with Err set; the run
+// goes on. Cancelling ctx stops before the next scenario.
+func Run(ctx context.Context, scs []Scenario, o Options) []Result {
+	o.setDefaults()
+	out := make([]Result, 0, len(scs)*o.Count)
+	total := len(scs) * o.Count
+	done := 0
+	for _, sc := range scs {
+		for run := 1; run <= o.Count; run++ {
+			if ctx.Err() != nil {
+				return out
+			}
+			if o.Progress != nil {
+				o.Progress(done, total, sc.Name)
+			}
+			r := measure(sc, o.Duration)
+			r.Run = run
+			out = append(out, r)
+			done++
+		}
+	}
+	if o.Progress != nil {
+		o.Progress(done, total, "")
+	}
+	return out
+}
+
+// measure runs one scenario: a warm-up operation, then batches sized so
+// that the whole measurement takes about d, as testing.B does.
+func measure(sc Scenario, d time.Duration) Result {
+	r := Result{Name: sc.Name, Stage: sc.Stage, Input: sc.Input, Impl: sc.Impl}
+	op, teardown, err := sc.Setup()
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	if teardown != nil {
+		defer teardown()
+	}
+	// Warm-up: pools, caches and lazily built tables are filled here, so
+	// that what is measured is the steady state.
+	start := time.Now()
+	if err := op(); err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	first := time.Since(start)
+
+	var lat []time.Duration
+	var ms0, ms1 runtime.MemStats
+	n := int64(1)
+	if first > 0 {
+		n = max(1, int64(d/10/first))
+	}
+	var elapsed time.Duration
+	var iters int64
+	var mallocs, bytes uint64
+	for elapsed < d {
+		runtime.ReadMemStats(&ms0)
+		t0 := time.Now()
+		for i := int64(0); i < n; i++ {
+			var ts time.Time
+			if sc.Latency {
+				ts = time.Now()
+			}
+			if err := op(); err != nil {
+				r.Err = err.Error()
+				return r
+			}
+			if sc.Latency {
+				lat = append(lat, time.Since(ts))
+			}
+		}
+		elapsed += time.Since(t0)
+		runtime.ReadMemStats(&ms1)
+		mallocs += ms1.Mallocs - ms0.Mallocs
+		bytes += ms1.TotalAlloc - ms0.TotalAlloc
+		iters += n
+		// Grow the batch towards the remaining time, at most 10x at once.
+		if elapsed < d {
+			per := float64(elapsed) / float64(iters)
+			want := int64(float64(d-elapsed) / math.Max(per, 1))
+			n = max(1, min(want, n*10))
+		}
+	}
+	r.Iterations = iters
+	r.NsPerOp = float64(elapsed.Nanoseconds()) / float64(iters)
+	r.AllocsPerOp = float64(mallocs) / float64(iters)
+	r.BytesPerOp = float64(bytes) / float64(iters)
+	if sc.Bytes > 0 {
+		r.MBPerSec = float64(sc.Bytes) * 1e3 / r.NsPerOp // bytes/ns * 1e9 / 1e6
+	}
+	if sc.Events > 0 {
+		r.EventsPerSec = float64(sc.Events) * 1e9 / r.NsPerOp
+		r.NsPerEvent = r.NsPerOp / float64(sc.Events)
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		r.P50Ns = float64(percentile(lat, 0.50))
+		r.P90Ns = float64(percentile(lat, 0.90))
+		r.P99Ns = float64(percentile(lat, 0.99))
+		r.MaxNs = float64(lat[len(lat)-1])
+	}
+	return r
+}
+
+// percentile returns the nearest-rank percentile q of sorted samples.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// Filter keeps the scenarios whose name matches re (all when re is nil).
+func Filter(scs []Scenario, re *regexp.Regexp) []Scenario {
+	if re == nil {
+		return scs
+	}
+	var out []Scenario
+	for _, sc := range scs {
+		if re.MatchString(sc.Name) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// checkUnique reports duplicated scenario names, which would make reports
+// ambiguous.
+func checkUnique(scs []Scenario) error {
+	seen := make(map[string]bool, len(scs))
+	for _, sc := range scs {
+		if seen[sc.Name] {
+			return fmt.Errorf("bench: scenario %q defined twice", sc.Name)
+		}
+		seen[sc.Name] = true
+	}
+	return nil
+}
