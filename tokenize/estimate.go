@@ -1,0 +1,150 @@
+package tokenize
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+)
+
+// CharsPerToken is the divisor of OpenClaw's (pi-coding-agent's) token
+// estimate: tokens = ceil(chars / 4).
+const CharsPerToken = 4
+
+// SafetyFactor is the margin OpenClaw's preemptive-compaction check applies
+// to the summed estimate: ceil(1.2 × Σ estimates).
+const SafetyFactor = 1.2
+
+// ImageChars is what pi's estimator counts for an image block in a tool
+// result (4800 characters, i.e. 1200 tokens).
+const ImageChars = 4800
+
+// ErrEstimateInput is returned by EstimateMessageJSON for input that is not
+// a JSON object. Typically this means a truncated or corrupted message line.
+var ErrEstimateInput = errors.New("tokenize: message is not a JSON object")
+
+// Estimate returns ceil(chars / 4), the estimate for a text of chars
+// characters. Characters are JavaScript string lengths (UTF-16 code units).
+func Estimate(chars int) int {
+	if chars <= 0 {
+		return 0
+	}
+	return (chars + CharsPerToken - 1) / CharsPerToken
+}
+
+// EstimateString returns Estimate(UTF16Len(s)).
+func EstimateString(s string) int { return Estimate(UTF16Len(s)) }
+
+// WithSafety applies SafetyFactor: ceil(1.2 × tokens).
+func WithSafety(tokens int) int {
+	if tokens <= 0 {
+		return 0
+	}
+	// 1.2 × n = 6n / 5, computed in integers to avoid float rounding.
+	return int((int64(tokens)*6 + 4) / 5)
+}
+
+// UTF16Len returns the length of s in UTF-16 code units, the unit of every
+// character count in OpenClaw. Invalid bytes count one unit each, as
+// replacement characters do.
+func UTF16Len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			// Fast path: ASCII.
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+		i += size
+	}
+	return n
+}
+
+var estimateParsers fastjson.ParserPool
+
+// EstimateMessageJSON estimates one pi/OpenClaw message given as JSON (a
+// transcript message object), following pi's estimateTokens rules:
+//
+//   - user: text content (a string, or text blocks; images count 0);
+//   - assistant: text and thinking blocks, and for toolCall blocks the name
+//     plus JSON.stringify(arguments);
+//   - toolResult and custom: text blocks, 4800 chars per image block;
+//   - bashExecution: command + output;
+//   - branchSummary and compactionSummary: the summary;
+//   - any other role (system included): 0.
+//
+// The result is ceil(chars / 4).
+func EstimateMessageJSON(msg []byte) (int, error) {
+	p := estimateParsers.Get()
+	defer estimateParsers.Put(p)
+	v, err := p.ParseBytes(msg)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrEstimateInput, err)
+	}
+	if v.Type() != fastjson.TypeObject {
+		return 0, ErrEstimateInput
+	}
+	chars := 0
+	switch string(v.GetStringBytes("role")) {
+	case "user":
+		chars = contentChars(v.Get("content"), false, false)
+	case "assistant":
+		chars = contentChars(v.Get("content"), true, false)
+	case "toolResult", "custom":
+		chars = contentChars(v.Get("content"), false, true)
+	case "bashExecution":
+		chars = UTF16Len(string(v.GetStringBytes("command"))) + UTF16Len(string(v.GetStringBytes("output")))
+	case "branchSummary", "compactionSummary":
+		chars = UTF16Len(string(v.GetStringBytes("summary")))
+	}
+	return Estimate(chars), nil
+}
+
+func contentChars(c *fastjson.Value, assistant, images bool) int {
+	if c == nil {
+		return 0
+	}
+	if c.Type() == fastjson.TypeString {
+		return UTF16Len(string(c.GetStringBytes()))
+	}
+	blocks, err := c.Array()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	var buf []byte
+	for _, b := range blocks {
+		switch string(b.GetStringBytes("type")) {
+		case "text":
+			n += UTF16Len(string(b.GetStringBytes("text")))
+		case "thinking":
+			if assistant {
+				n += UTF16Len(string(b.GetStringBytes("thinking")))
+			}
+		case "toolCall":
+			if assistant {
+				n += UTF16Len(string(b.GetStringBytes("name")))
+				if a := b.Get("arguments"); a != nil {
+					buf = a.MarshalTo(buf[:0])
+					n += UTF16Len(string(buf))
+				} else {
+					n += len("undefined")
+				}
+			}
+		case "image":
+			if images {
+				n += ImageChars
+			}
+		}
+	}
+	return n
+}

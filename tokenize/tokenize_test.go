@@ -1,0 +1,205 @@
+package tokenize
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func mixedCorpus(tb testing.TB, size int) string {
+	tb.Helper()
+	b, err := os.ReadFile("testdata/mixed.txt")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var sb strings.Builder
+	for i := 0; sb.Len() < size; i++ {
+		// Vary each copy a little so the text is not a pure repetition.
+		sb.WriteString("\n# block ")
+		sb.WriteString(strings.Repeat("x", i%7))
+		sb.WriteString("\n")
+		sb.Write(b)
+	}
+	s := sb.String()[:size]
+	return strings.ToValidUTF8(s, "")
+}
+
+func TestKnownCounts(t *testing.T) {
+	// Counts from tiktoken's own documentation and test suite.
+	cases := []struct {
+		enc  Encoding
+		text string
+		want int
+	}{
+		{Cl100kBase, "hello world", 2},
+		{O200kBase, "hello world", 2},
+		{Cl100kBase, "tiktoken is great!", 6},
+		{Cl100kBase, "", 0},
+		{Cl100kBase, "<|endoftext|>", 7},
+	}
+	for _, c := range cases {
+		n, err := MustGet(c.enc).Count(c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != c.want {
+			t.Errorf("%v %q: %d tokens, want %d", c.enc, c.text, n, c.want)
+		}
+	}
+}
+
+func TestParseEncoding(t *testing.T) {
+	for _, s := range []string{"cl100k_base", "o200k_base"} {
+		e, err := ParseEncoding(s)
+		if err != nil || e.String() != s {
+			t.Errorf("%s: %v %v", s, e, err)
+		}
+	}
+	if _, err := ParseEncoding("p99"); !errors.Is(err, ErrUnknownEncoding) {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := Get(Encoding(9)); !errors.Is(err, ErrUnknownEncoding) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestLongPieceIsNotQuadratic(t *testing.T) {
+	s := strings.Repeat("_", 20000)
+	n, err := MustGet(Cl100kBase).Count(s)
+	if err != nil || n != 313 {
+		t.Fatalf("got %d %v, want 313", n, err)
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	for _, c := range []struct{ chars, want int }{{0, 0}, {1, 1}, {4, 1}, {5, 2}, {8, 2}, {4803, 1201}} {
+		if got := Estimate(c.chars); got != c.want {
+			t.Errorf("Estimate(%d) = %d, want %d", c.chars, got, c.want)
+		}
+	}
+	for _, c := range []struct{ in, want int }{{0, 0}, {1, 2}, {5, 6}, {10, 12}, {100, 120}, {101, 122}} {
+		if got := WithSafety(c.in); got != c.want {
+			t.Errorf("WithSafety(%d) = %d, want %d", c.in, got, c.want)
+		}
+	}
+	if n := UTF16Len("a😀é"); n != 4 {
+		t.Errorf("UTF16Len = %d", n)
+	}
+}
+
+// TestEstimateTokensCases runs every estimateTokens case of the spec.
+func TestEstimateTokensCases(t *testing.T) {
+	raw, err := os.ReadFile("../testdata/spec/prompt-cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		EstimateTokens []struct {
+			Input    json.RawMessage `json:"input"`
+			Expected int             `json:"expected"`
+		} `json:"estimateTokens"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.EstimateTokens) == 0 {
+		t.Fatal("no cases")
+	}
+	for i, c := range doc.EstimateTokens {
+		got, err := EstimateMessageJSON(c.Input)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if got != c.Expected {
+			t.Errorf("case %d %s: %d, want %d", i, c.Input, got, c.Expected)
+		}
+	}
+	if _, err := EstimateMessageJSON([]byte(`[1]`)); !errors.Is(err, ErrEstimateInput) {
+		t.Errorf("array: %v", err)
+	}
+	if _, err := EstimateMessageJSON([]byte(`{"role":`)); !errors.Is(err, ErrEstimateInput) {
+		t.Errorf("truncated: %v", err)
+	}
+	if n, _ := EstimateMessageJSON([]byte(`{"role":"system","content":"a long system prompt"}`)); n != 0 {
+		t.Errorf("system counts %d, want 0 (pi quirk)", n)
+	}
+}
+
+func TestCache(t *testing.T) {
+	c := NewCache(MustGet(O200kBase), 32)
+	text := mixedCorpus(t, 4096)
+	want, _ := c.Counter().Count(text)
+	for i := 0; i < 3; i++ {
+		got, err := c.Count(text)
+		if err != nil || got != want {
+			t.Fatalf("got %d %v want %d", got, err, want)
+		}
+	}
+	st := c.Stats()
+	if st.Hits != 2 || st.Misses != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Bounded: many distinct texts never exceed the bound.
+	for i := 0; i < 500; i++ {
+		if _, err := c.Count(strings.Repeat("a ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := c.Stats(); st.Entries > 32 || st.Resets == 0 {
+		t.Fatalf("unbounded: %+v", st)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := c.Count(text); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("cached count allocates %v", allocs)
+	}
+}
+
+func TestCacheConcurrent(t *testing.T) {
+	c := NewCache(MustGet(Cl100kBase), 64)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				s := strings.Repeat(" word", (i+g)%40)
+				n, err := c.Count(s)
+				if err != nil || n != (i+g)%40 {
+					t.Errorf("%q: %d %v", s, n, err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+}
+
+func FuzzCount(f *testing.F) {
+	f.Add("hello world")
+	f.Add("\xff\xfe invalid utf8")
+	f.Add(strings.Repeat(" ", 100) + "x")
+	c := MustGet(O200kBase)
+	cache := NewCache(c, 64)
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := c.Count(s)
+		if err != nil {
+			t.Skip()
+		}
+		if m, _ := cache.Count(s); m != n {
+			t.Fatalf("cache %d != %d", m, n)
+		}
+		if len(s) > 0 && n == 0 {
+			t.Fatalf("non-empty text counted 0 tokens")
+		}
+		if n > len(s) {
+			t.Fatalf("%d tokens for %d bytes", n, len(s))
+		}
+	})
+}
