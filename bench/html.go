@@ -108,7 +108,7 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur": fmtDur, "num": fmtNum, "count": fmtCount, "allocs": fmtAllocs, "bytes": fmtBytes,
-	"add": func(a, b int) int { return a + b },
+	"add":  func(a, b int) int { return a + b },
 	"addf": func(a float64, b int) float64 { return a + float64(b) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"/><title>ocbench report</title>
