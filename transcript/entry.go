@@ -1,0 +1,200 @@
+package transcript
+
+import (
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// EntryType is the kind of a session entry (spec §4.2). Types the reader
+// does not know are TypeUnknown; their raw name is in Entry.RawType.
+type EntryType uint8
+
+const (
+	TypeUnknown EntryType = iota
+	TypeMessage
+	TypeModelChange
+	TypeThinkingLevelChange
+	TypeCompaction
+	TypeBranchSummary
+	TypeCustom
+	TypeCustomMessage
+	TypeLabel
+	TypeSessionInfo
+	numEntryTypes
+)
+
+// NumEntryTypes is the number of entry types, for arrays indexed by EntryType.
+const NumEntryTypes = int(numEntryTypes)
+
+var entryTypeNames = [numEntryTypes]string{
+	TypeUnknown:             "unknown",
+	TypeMessage:             "message",
+	TypeModelChange:         "model_change",
+	TypeThinkingLevelChange: "thinking_level_change",
+	TypeCompaction:          "compaction",
+	TypeBranchSummary:       "branch_summary",
+	TypeCustom:              "custom",
+	TypeCustomMessage:       "custom_message",
+	TypeLabel:               "label",
+	TypeSessionInfo:         "session_info",
+}
+
+// String returns the type's name as written in the file.
+func (t EntryType) String() string {
+	if t < numEntryTypes {
+		return entryTypeNames[t]
+	}
+	return "unknown"
+}
+
+// parseEntryType maps a raw type name to an EntryType without allocating.
+func parseEntryType(b []byte) EntryType {
+	switch string(b) {
+	case "message":
+		return TypeMessage
+	case "model_change":
+		return TypeModelChange
+	case "thinking_level_change":
+		return TypeThinkingLevelChange
+	case "compaction":
+		return TypeCompaction
+	case "branch_summary":
+		return TypeBranchSummary
+	case "custom":
+		return TypeCustom
+	case "custom_message":
+		return TypeCustomMessage
+	case "label":
+		return TypeLabel
+	case "session_info":
+		return TypeSessionInfo
+	}
+	return TypeUnknown
+}
+
+// Entry is one line of a session file after the header, migrated to
+// version 3. Which fields are set depends on Type:
+//
+//   - message: Message (user, assistant, toolResult), or, for the agent-only
+//     roles (custom, bashExecution, branchSummary, compactionSummary; v2's
+//     hookMessage is migrated to custom), Message is nil and MessageRole and
+//     MessageJSON hold the role and the raw message;
+//   - model_change: Provider, ModelID;
+//   - thinking_level_change: ThinkingLevel;
+//   - compaction: Summary, FirstKeptEntryID, TokensBefore, Details, FromHook;
+//   - branch_summary: FromID, Summary, Details, FromHook;
+//   - custom: CustomType, Data;
+//   - custom_message: CustomType, Content (raw JSON: a string or blocks),
+//     Display, Details;
+//   - label: TargetID, Label;
+//   - session_info: Name.
+//
+// Byte-slice fields are borrowed: they point into the Reader's buffers and
+// are valid only until the next call to Reader.Next. Raw JSON fields (Data,
+// Details, Content, MessageJSON) are compact JSON texts. Message, when set,
+// is freshly allocated for each entry and never reused by the Reader, so it
+// may be retained as is. Clone returns an Entry that owns all its memory.
+type Entry struct {
+	Type      EntryType
+	RawType   []byte // the type as written ("message", or an unknown name)
+	ID        []byte
+	ParentID  []byte // empty for the first entry (null in the file)
+	Timestamp int64  // Unix milliseconds; 0 when absent or unparsable
+
+	Message     *llm.Message
+	MessageRole []byte // the message's role as written
+	MessageJSON []byte // raw message, set only when Message is nil
+
+	Provider, ModelID []byte
+	ThinkingLevel     []byte
+
+	Summary          []byte
+	FirstKeptEntryID []byte
+	TokensBefore     int64
+	FromID           []byte
+	FromHook         bool
+	Details          []byte
+
+	CustomType []byte
+	Data       []byte
+	Content    []byte
+	Display    bool
+
+	TargetID []byte
+	Label    []byte
+	Name     []byte
+
+	// Line is the 1-based line number and Offset the byte offset of the
+	// line's start in the (decompressed) file.
+	Line   int64
+	Offset int64
+}
+
+// Time returns Timestamp as a time.Time (the zero Time when unknown).
+func (e *Entry) Time() time.Time {
+	if e.Timestamp == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(e.Timestamp).UTC()
+}
+
+func cloneB(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
+
+// Clone returns a copy of e that shares no borrowed memory with the Reader.
+// The Message pointer is shared: the Reader never reuses it.
+func (e *Entry) Clone() Entry {
+	c := *e
+	c.RawType = cloneB(e.RawType)
+	c.ID = cloneB(e.ID)
+	c.ParentID = cloneB(e.ParentID)
+	c.MessageRole = cloneB(e.MessageRole)
+	c.MessageJSON = cloneB(e.MessageJSON)
+	c.Provider = cloneB(e.Provider)
+	c.ModelID = cloneB(e.ModelID)
+	c.ThinkingLevel = cloneB(e.ThinkingLevel)
+	c.Summary = cloneB(e.Summary)
+	c.FirstKeptEntryID = cloneB(e.FirstKeptEntryID)
+	c.FromID = cloneB(e.FromID)
+	c.Details = cloneB(e.Details)
+	c.CustomType = cloneB(e.CustomType)
+	c.Data = cloneB(e.Data)
+	c.Content = cloneB(e.Content)
+	c.TargetID = cloneB(e.TargetID)
+	c.Label = cloneB(e.Label)
+	c.Name = cloneB(e.Name)
+	return c
+}
+
+// Header is a session file's first line.
+type Header struct {
+	// Version is the version as written: 1 when absent (pi v1), else 2 or 3.
+	// Entries are always returned migrated to version 3.
+	Version       int
+	ID            string
+	Cwd           string
+	Timestamp     int64 // Unix milliseconds
+	ParentSession string
+	// Provider, ModelID and ThinkingLevel are set by pi v1 headers only.
+	Provider, ModelID, ThinkingLevel string
+}
+
+// Stats counts what a Reader has seen so far.
+type Stats struct {
+	Lines      int64 // lines read, the header and blank lines included
+	Bytes      int64 // bytes consumed
+	Blank      int64 // empty or whitespace-only lines (skipped)
+	Entries    int64 // entries returned by Next
+	ByType     [NumEntryTypes]int64
+	Unknown    int64 // entries of an unknown type (skipped unless Options.KeepUnknown)
+	BadLines   int64 // malformed lines skipped (not the torn last line)
+	FirstBad   int64 // line number of the first malformed line, 0 if none
+	Torn       bool  // the last line was incomplete (no newline, not valid JSON)
+	TornOffset int64 // byte offset where the torn last line starts
+	TornBytes  int64 // its length
+}
