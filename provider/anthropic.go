@@ -1,0 +1,223 @@
+package provider
+
+import (
+	"github.com/ocbench/ocbench/llm"
+	"github.com/valyala/fastjson"
+)
+
+// anthropicEvent decodes one Anthropic Messages event.
+func (d *Decoder) anthropicEvent(data []byte) error {
+	v, err := d.p.ParseBytes(data)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		return d.badJSON()
+	}
+	typ := v.GetStringBytes("type")
+	if len(typ) == 0 {
+		typ = d.name
+	}
+	switch string(typ) {
+	case "content_block_delta":
+		return d.anthropicDelta(v)
+	case "ping":
+	case "content_block_start":
+		return d.anthropicStart(v)
+	case "content_block_stop":
+		si := d.findSlot(0, v.GetInt64("index"), anyKind)
+		if si < 0 {
+			return nil
+		}
+		s := &d.slots[si]
+		if s.kind == llm.BlockToolCall && !s.delta && s.inLen > 0 {
+			// A complete input in content_block_start and no deltas: the
+			// start input is the arguments (emitted as one delta).
+			in := d.side[s.inOff : s.inOff+s.inLen]
+			if err := d.appendArgs(si, in); err != nil {
+				return err
+			}
+		}
+		d.closeSlot(si)
+	case "message_start":
+		m := v.Get("message")
+		if m == nil {
+			return nil
+		}
+		d.setModel(m.GetStringBytes("model"))
+		d.setResponseID(m.GetStringBytes("id"))
+		if u := m.Get("usage"); u != nil {
+			d.anthropicUsage(u)
+		}
+	case "message_delta":
+		if dv := v.Get("delta"); dv != nil {
+			if sr := dv.GetStringBytes("stop_reason"); len(sr) > 0 {
+				d.anthropicStop(sr, dv.Get("stop_details"))
+			}
+		}
+		if u := v.Get("usage"); u != nil {
+			d.anthropicUsage(u)
+		}
+	case "message_stop":
+		d.stopped = true
+		d.finish()
+	case "error":
+		return providerError(v)
+	}
+	return nil
+}
+
+// anyKind matches a slot of any block type in findSlot.
+const anyKind llm.BlockType = 255
+
+func (d *Decoder) anthropicStart(v *fastjson.Value) error {
+	idx := v.GetInt64("index")
+	cb := v.Get("content_block")
+	if cb == nil {
+		return nil
+	}
+	if si := d.findSlot(0, idx, anyKind); si >= 0 {
+		// A second start for an open index: end the first block.
+		d.closeSlot(si)
+	}
+	switch string(cb.GetStringBytes("type")) {
+	case "text":
+		si := d.open(0, idx, llm.BlockText)
+		if t := cb.GetStringBytes("text"); len(t) > 0 {
+			return d.appendText(si, t)
+		}
+	case "thinking":
+		si := d.open(0, idx, llm.BlockThinking)
+		if sig := cb.GetStringBytes("signature"); len(sig) > 0 {
+			b := &d.msg.Content[d.slots[si].ci]
+			if err := d.setField(&b.Signature, sig); err != nil {
+				return err
+			}
+		}
+		if t := cb.GetStringBytes("thinking"); len(t) > 0 {
+			return d.appendText(si, t)
+		}
+	case "redacted_thinking":
+		si := d.open(0, idx, llm.BlockThinking)
+		b := &d.msg.Content[d.slots[si].ci]
+		b.Redacted = true
+		b.Text = append(b.Text[:0], "[Reasoning redacted]"...)
+		return d.setField(&b.Signature, cb.GetStringBytes("data"))
+	case "tool_use":
+		si := d.open(0, idx, llm.BlockToolCall)
+		b := &d.msg.Content[d.slots[si].ci]
+		if err := d.setField(&b.ID, cb.GetStringBytes("id")); err != nil {
+			return err
+		}
+		if err := d.setField(&b.Name, cb.GetStringBytes("name")); err != nil {
+			return err
+		}
+		if in := cb.Get("input"); in != nil && !emptyInput(in) {
+			// Keep a non-placeholder start input aside: deltas, if any
+			// follow, carry the whole input again (trpc-agent-go #1649).
+			off := len(d.side)
+			d.side = in.MarshalTo(d.side)
+			if len(d.side)-off > d.opts.MaxArgBytes {
+				return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
+			}
+			s := &d.slots[si]
+			s.inOff, s.inLen = int32(off), int32(len(d.side)-off)
+		}
+	}
+	// Other block types (server tools, search results) are not part of the
+	// message; their deltas are ignored.
+	return nil
+}
+
+func emptyInput(v *fastjson.Value) bool {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return true
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		return o.Len() == 0
+	case fastjson.TypeString:
+		b, _ := v.StringBytes()
+		return len(b) == 0
+	}
+	return false
+}
+
+func (d *Decoder) anthropicDelta(v *fastjson.Value) error {
+	si := d.findSlot(0, v.GetInt64("index"), anyKind)
+	if si < 0 {
+		return nil
+	}
+	dv := v.Get("delta")
+	if dv == nil {
+		return nil
+	}
+	s := &d.slots[si]
+	switch string(dv.GetStringBytes("type")) {
+	case "text_delta":
+		if s.kind == llm.BlockText {
+			return d.appendText(si, dv.GetStringBytes("text"))
+		}
+	case "input_json_delta":
+		if s.kind == llm.BlockToolCall {
+			pj := dv.GetStringBytes("partial_json")
+			if len(pj) > 0 {
+				s.delta = true
+			}
+			return d.appendArgs(si, pj)
+		}
+	case "thinking_delta":
+		if s.kind == llm.BlockThinking {
+			return d.appendText(si, dv.GetStringBytes("thinking"))
+		}
+	case "signature_delta":
+		if s.kind == llm.BlockThinking {
+			sig := dv.GetStringBytes("signature")
+			b := &d.msg.Content[s.ci]
+			if !validUTF8(sig) {
+				return d.badUTF8(sig)
+			}
+			b.Signature = append(b.Signature, sig...)
+		}
+	}
+	return nil
+}
+
+func (d *Decoder) anthropicUsage(u *fastjson.Value) {
+	// message_delta usage is cumulative: a present field replaces the
+	// earlier value (prefer the final one).
+	if x := u.Get("input_tokens"); x != nil && x.Type() == fastjson.TypeNumber {
+		d.uIn = x.GetInt64()
+	}
+	if x := u.Get("output_tokens"); x != nil && x.Type() == fastjson.TypeNumber {
+		d.uOut = x.GetInt64()
+	}
+	if x := u.Get("cache_read_input_tokens"); x != nil && x.Type() == fastjson.TypeNumber {
+		d.uCacheRead = x.GetInt64()
+	}
+	if x := u.Get("cache_creation_input_tokens"); x != nil && x.Type() == fastjson.TypeNumber {
+		d.uCacheWrite = x.GetInt64()
+	}
+}
+
+func (d *Decoder) anthropicStop(sr []byte, details *fastjson.Value) {
+	d.setRawStop(sr)
+	d.stopped = true
+	switch string(sr) {
+	case "end_turn", "stop_sequence", "pause_turn":
+		d.stop = llm.StopStop
+	case "max_tokens", "model_context_window_exceeded":
+		d.stop = llm.StopLength
+	case "tool_use":
+		d.stop = llm.StopToolUse
+	case "refusal":
+		d.stop = llm.StopError
+		msg := "The model refused to answer (stop_reason: refusal)."
+		if details != nil {
+			if ex := details.GetStringBytes("explanation"); len(ex) > 0 {
+				msg = string(ex)
+			}
+		}
+		d.stopErr = &StopReasonError{Raw: "refusal", Message: msg}
+	default:
+		d.stop = llm.StopError
+		d.stopErr = &StopReasonError{Raw: string(sr), Message: "Unhandled stop reason: " + string(sr)}
+	}
+}

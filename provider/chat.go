@@ -1,0 +1,245 @@
+package provider
+
+import (
+	"bytes"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/valyala/fastjson"
+)
+
+// Slot keys of the chat wire: tool calls use their index (or -1-position
+// when the server sends none); text and thinking use these.
+const (
+	keyText     int64 = 1 << 40
+	keyThinking int64 = 1<<40 + 1
+)
+
+var reasoningFields = [...]string{"reasoning_content", "reasoning", "reasoning_text"}
+
+// chatEvent decodes one Chat Completions chunk.
+func (d *Decoder) chatEvent(data []byte) error {
+	if isDone(data) {
+		d.finish()
+		return nil
+	}
+	v, err := d.p.ParseBytes(data)
+	if err != nil {
+		return d.badJSON()
+	}
+	if v.Type() != fastjson.TypeObject {
+		return d.badJSON()
+	}
+	if !d.gotModel {
+		d.setModel(v.GetStringBytes("model"))
+	}
+	if !d.gotID {
+		d.setResponseID(v.GetStringBytes("id"))
+	}
+	choices := v.Get("choices")
+	if choices != nil && choices.Type() == fastjson.TypeArray {
+		arr, _ := choices.Array()
+		for _, c := range arr {
+			if err := d.chatChoice(c); err != nil {
+				return err
+			}
+		}
+	} else if e := v.Get("error"); e != nil && e.Type() != fastjson.TypeNull {
+		return providerError(e)
+	}
+	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
+		prompt := u.GetInt64("prompt_tokens")
+		cached := u.GetInt64("prompt_tokens_details", "cached_tokens")
+		if cached == 0 {
+			// Some compatible servers (DeepSeek) report the hit at top level.
+			cached = u.GetInt64("prompt_cache_hit_tokens")
+		}
+		d.uCacheRead = cached
+		d.uCacheWrite = u.GetInt64("prompt_tokens_details", "cache_write_tokens")
+		d.uIn = max(prompt-cached-d.uCacheWrite, 0)
+		d.uOut = u.GetInt64("completion_tokens")
+		d.uReason = u.GetInt64("completion_tokens_details", "reasoning_tokens")
+	}
+	return nil
+}
+
+func isDone(data []byte) bool {
+	return len(data) >= 6 && string(bytes.TrimSpace(data)) == "[DONE]"
+}
+
+// providerError converts an in-band {"type":..., "message":...} or
+// {"error":{...}} value.
+func providerError(e *fastjson.Value) error {
+	if e.Type() == fastjson.TypeString {
+		b, _ := e.StringBytes()
+		return &ProviderError{Message: string(b)}
+	}
+	if inner := e.Get("error"); inner != nil && inner.Type() == fastjson.TypeObject {
+		e = inner
+	}
+	typ := e.GetStringBytes("type")
+	if len(typ) == 0 {
+		typ = e.GetStringBytes("code")
+	}
+	pe := &ProviderError{Type: string(typ), Message: string(e.GetStringBytes("message"))}
+	if pe.Message == "" {
+		pe.Message = excerpt(e.MarshalTo(nil))
+	}
+	return pe
+}
+
+func (d *Decoder) chatChoice(c *fastjson.Value) error {
+	choice := int32(c.GetInt("index"))
+	if delta := c.Get("delta"); delta != nil && delta.Type() == fastjson.TypeObject {
+		for i := range reasoningFields {
+			if s := delta.GetStringBytes(reasoningFields[i]); len(s) > 0 {
+				if err := d.chatThinking(choice, reasoningFields[i], s); err != nil {
+					return err
+				}
+				break
+			}
+		}
+		if s := delta.GetStringBytes("content"); len(s) > 0 {
+			if err := d.chatText(choice, s); err != nil {
+				return err
+			}
+		}
+		if s := delta.GetStringBytes("refusal"); len(s) > 0 {
+			if err := d.chatText(choice, s); err != nil {
+				return err
+			}
+		}
+		if tc := delta.Get("tool_calls"); tc != nil && tc.Type() == fastjson.TypeArray {
+			arr, _ := tc.Array()
+			for j, t := range arr {
+				if err := d.chatTool(choice, j, t); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if fr := c.GetStringBytes("finish_reason"); len(fr) > 0 {
+		d.chatFinish(choice, fr)
+	}
+	return nil
+}
+
+// closeProse ends the open text or thinking block of a choice, except one
+// of type keep.
+func (d *Decoder) closeProse(choice int32, keep int64) {
+	for i := 0; i < len(d.slots); i++ {
+		s := &d.slots[i]
+		if s.choice == choice && (s.key == keyText || s.key == keyThinking) && s.key != keep {
+			d.closeSlot(i)
+			i--
+		}
+	}
+}
+
+func (d *Decoder) chatText(choice int32, s []byte) error {
+	si := d.findSlot(choice, keyText, llm.BlockText)
+	if si < 0 {
+		d.closeProse(choice, keyText)
+		si = d.open(choice, keyText, llm.BlockText)
+	}
+	return d.appendText(si, s)
+}
+
+func (d *Decoder) chatThinking(choice int32, field string, s []byte) error {
+	si := d.findSlot(choice, keyThinking, llm.BlockThinking)
+	if si < 0 {
+		d.closeProse(choice, keyThinking)
+		si = d.open(choice, keyThinking, llm.BlockThinking)
+		// pi-ai records which field carried the reasoning, to replay it.
+		b := &d.msg.Content[d.slots[si].ci]
+		b.Signature = append(b.Signature[:0], field...)
+	}
+	return d.appendText(si, s)
+}
+
+func (d *Decoder) chatTool(choice int32, pos int, t *fastjson.Value) error {
+	id := t.GetStringBytes("id")
+	fn := t.Get("function")
+	var name, args []byte
+	if fn != nil {
+		name = fn.GetStringBytes("name")
+		args = fn.GetStringBytes("arguments")
+	}
+	var key int64
+	si := -1
+	if iv := t.Get("index"); iv != nil && iv.Type() == fastjson.TypeNumber {
+		key = iv.GetInt64()
+		si = d.findSlot(choice, key, llm.BlockToolCall)
+	} else {
+		// No index (Gemini's compatible endpoint, some proxies): key by id,
+		// else by position in the chunk.
+		key = -1 - int64(pos)
+		if len(id) > 0 {
+			for i := range d.slots {
+				s := &d.slots[i]
+				if s.choice == choice && s.kind == llm.BlockToolCall && bytes.Equal(d.msg.Content[s.ci].ID, id) {
+					si = i
+					key = s.key
+					break
+				}
+			}
+		}
+		if si < 0 {
+			si = d.findSlot(choice, key, llm.BlockToolCall)
+		}
+	}
+	if si >= 0 && len(id) > 0 {
+		if old := d.msg.Content[d.slots[si].ci].ID; len(old) > 0 && !bytes.Equal(old, id) {
+			// The same index reused for a new call (Qwen, DeepSeek,
+			// proxies that number every call 0): end the old one.
+			d.closeSlot(si)
+			si = -1
+		}
+	}
+	if si < 0 {
+		d.closeProse(choice, -1)
+		si = d.open(choice, key, llm.BlockToolCall)
+	}
+	b := &d.msg.Content[d.slots[si].ci]
+	if len(id) > 0 && len(b.ID) == 0 {
+		if err := d.setField(&b.ID, id); err != nil {
+			return err
+		}
+	}
+	if len(name) > 0 && len(b.Name) == 0 {
+		if err := d.setField(&b.Name, name); err != nil {
+			return err
+		}
+	}
+	if len(args) > 0 {
+		return d.appendArgs(si, args)
+	}
+	return nil
+}
+
+func (d *Decoder) chatFinish(choice int32, fr []byte) {
+	for i := 0; i < len(d.slots); i++ {
+		if d.slots[i].choice == choice {
+			d.closeSlot(i)
+			i--
+		}
+	}
+	d.stopped = true
+	if choice != 0 && d.stop != llm.StopNone {
+		return
+	}
+	d.setRawStop(fr)
+	switch string(fr) {
+	case "stop":
+		d.stop = llm.StopStop
+	case "length":
+		d.stop = llm.StopLength
+	case "tool_calls", "function_call":
+		d.stop = llm.StopToolUse
+	case "content_filter":
+		d.stop = llm.StopError
+		d.stopErr = &StopReasonError{Raw: "content_filter", Message: "The provider's content filter stopped the response (finish_reason: content_filter)."}
+	default:
+		d.stop = llm.StopError
+		d.stopErr = &StopReasonError{Raw: string(fr), Message: "Unhandled stop reason: " + string(fr)}
+	}
+}

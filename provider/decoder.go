@@ -1,0 +1,702 @@
+package provider
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/valyala/fastjson"
+)
+
+// Default limits.
+const (
+	DefaultMaxEventBytes = 4 << 20 // longest SSE line or event
+	DefaultMaxArgBytes   = 8 << 20 // argument text of one tool call
+	readBufferSize       = 64 << 10
+)
+
+// Options configure a Decoder. The zero value is usable.
+type Options struct {
+	// API, Provider and Model identify the message (llm.Message fields).
+	// API defaults to the wire's pi-ai api id; Model is replaced by the
+	// model the stream names, when it names one.
+	API, Provider, Model string
+	// MaxEventBytes bounds one SSE line and one event's data (default 4 MiB).
+	MaxEventBytes int
+	// MaxArgBytes bounds the argument text of one tool call (default 8 MiB).
+	MaxArgBytes int
+}
+
+func (o *Options) setDefault(w Wire) {
+	if o.API == "" {
+		o.API = w.API()
+	}
+	if o.MaxEventBytes <= 0 {
+		o.MaxEventBytes = DefaultMaxEventBytes
+	}
+	if o.MaxArgBytes <= 0 {
+		o.MaxArgBytes = DefaultMaxArgBytes
+	}
+}
+
+// RawStopReasoner is implemented by streams that can report the wire's own
+// stop or finish reason ("end_turn", "tool_calls", "refusal", ...), which
+// llm.Message has no field for. The returned bytes are borrowed from the
+// stream and valid until it is reset; nil when the wire sent none.
+type RawStopReasoner interface {
+	RawStopReason() []byte
+}
+
+// Decoder decodes one SSE response body of a given wire format into an
+// llm.Stream. It implements llm.Stream and RawStopReasoner.
+//
+// Event.Delta is borrowed from the decoder's parser and valid until the next
+// call to Next. The Message is owned by the decoder and valid until Reset,
+// PutDecoder or Close; decorators may mutate it in place. After a warm-up,
+// Reset followed by decoding a stream allocates nothing, except for a model
+// name or response id that differs from the previous stream's (one string
+// each). A Decoder is not safe for concurrent use.
+type Decoder struct {
+	wire Wire
+	opts Options
+	r    io.Reader
+	br   *bufio.Reader
+	done <-chan struct{}
+	ctx  context.Context
+
+	p     fastjson.Parser
+	msg   llm.Message
+	ev    llm.Event
+	q     []llm.Event
+	qi    int
+	state uint8
+
+	err     error
+	errMsg  string
+	stop    llm.StopReason
+	stopped bool // the wire's stop reason (or terminal event) was seen
+	rawStop []byte
+	stopErr error // why a wire stop reason maps to an error
+
+	data  []byte // current event's data
+	name  []byte // current event's name
+	long  []byte // a line longer than the read buffer
+	off   int64  // body offset of the current event
+	cut   bool   // the body ended inside a line
+	noff  int64  // body offset after the last line read
+	slots []slot
+	side  []byte // Anthropic content_block_start inputs
+
+	// usage as the wire reports it; converted at the end
+	uIn, uOut, uCacheRead, uCacheWrite, uReason int64
+
+	gotModel    bool
+	gotID       bool
+	modelIntern string
+	idIntern    string
+
+	// ArgMismatches counts Responses tool calls whose .done arguments were
+	// not an extension of the streamed deltas (the .done text won).
+	argMismatches int
+}
+
+const (
+	stateFresh uint8 = iota
+	stateStarted
+	stateFinished // terminal event queued
+	stateEnded    // terminal event delivered
+)
+
+// slot is an open block and its wire key.
+type slot struct {
+	key    int64
+	choice int32
+	ci     int32
+	kind   llm.BlockType
+	delta  bool  // a non-empty delta arrived (Anthropic start input)
+	inOff  int32 // Anthropic: start input in d.side
+	inLen  int32
+}
+
+var (
+	_ llm.Stream      = (*Decoder)(nil)
+	_ RawStopReasoner = (*Decoder)(nil)
+)
+
+// NewDecoder returns a decoder of wire w reading r.
+func NewDecoder(w Wire, r io.Reader, o Options) *Decoder {
+	d := &Decoder{}
+	d.Reset(w, r, o)
+	return d
+}
+
+// Reset makes d decode a new stream, keeping its buffers.
+func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
+	o.setDefault(w)
+	d.wire = w
+	d.opts = o
+	d.r = r
+	if d.br == nil {
+		d.br = bufio.NewReaderSize(r, readBufferSize)
+	} else {
+		d.br.Reset(r)
+	}
+	d.done, d.ctx = nil, nil
+	d.msg.Reset()
+	d.msg.Role = llm.RoleAssistant
+	d.msg.API = o.API
+	d.msg.Provider = o.Provider
+	d.msg.Model = o.Model
+	d.ev = llm.Event{}
+	d.q = d.q[:0]
+	d.qi = 0
+	d.state = stateFresh
+	d.err = nil
+	d.errMsg = ""
+	d.stop = llm.StopNone
+	d.stopped = false
+	d.stopErr = nil
+	d.rawStop = d.rawStop[:0]
+	d.data = d.data[:0]
+	d.name = d.name[:0]
+	d.long = d.long[:0]
+	d.off, d.noff = 0, 0
+	d.cut = false
+	d.slots = d.slots[:0]
+	d.side = d.side[:0]
+	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite, d.uReason = 0, 0, 0, 0, 0
+	d.gotModel, d.gotID = false, false
+	d.argMismatches = 0
+}
+
+// SetContext makes cancellation of ctx end the stream with an error event
+// of reason llm.StopAborted ("Request was aborted"); Err then returns the
+// context's error. The transport sets it; call it after Reset.
+func (d *Decoder) SetContext(ctx context.Context) {
+	d.ctx = ctx
+	if ctx != nil {
+		d.done = ctx.Done()
+	}
+}
+
+// Wire returns the wire format d decodes.
+func (d *Decoder) Wire() Wire { return d.wire }
+
+// Event returns the current event, valid until the next call to Next.
+func (d *Decoder) Event() *llm.Event { return &d.ev }
+
+// Message returns the partial (after the terminal event, the final) message.
+func (d *Decoder) Message() *llm.Message { return &d.msg }
+
+// Err returns the error that ended the stream, nil after a clean done.
+func (d *Decoder) Err() error { return d.err }
+
+// RawStopReason returns the wire's stop or finish reason, borrowed.
+func (d *Decoder) RawStopReason() []byte {
+	if len(d.rawStop) == 0 {
+		return nil
+	}
+	return d.rawStop
+}
+
+// ArgMismatches reports how many Responses tool calls had final
+// (".done") arguments that did not extend the streamed deltas; the final
+// text won. Non-zero means a dropped event or a server bug.
+func (d *Decoder) ArgMismatches() int { return d.argMismatches }
+
+// Close ends the stream and closes the body if it is an io.Closer. It does
+// not return d to the pool (PutDecoder does). Safe to call more than once.
+func (d *Decoder) Close() error {
+	var err error
+	if c, ok := d.r.(io.Closer); ok && c != nil {
+		err = c.Close()
+	}
+	d.r = nil
+	if d.state < stateFinished {
+		d.q = d.q[:0]
+		d.qi = 0
+		d.state = stateEnded
+	}
+	return err
+}
+
+var decoderPool sync.Pool
+
+// GetDecoder returns a pooled decoder reset to decode r.
+func GetDecoder(w Wire, r io.Reader, o Options) *Decoder {
+	if v := decoderPool.Get(); v != nil {
+		d := v.(*Decoder)
+		d.Reset(w, r, o)
+		return d
+	}
+	return NewDecoder(w, r, o)
+}
+
+// PutDecoder returns d to the pool. d, its events and its Message must not
+// be used afterwards. References to the body and context are dropped.
+func PutDecoder(d *Decoder) {
+	if d == nil {
+		return
+	}
+	d.r = nil
+	d.br.Reset(nil)
+	d.ctx, d.done = nil, nil
+	d.err = nil
+	d.ev = llm.Event{}
+	decoderPool.Put(d)
+}
+
+// Next advances to the next event.
+func (d *Decoder) Next() bool {
+	for d.qi >= len(d.q) {
+		if d.state >= stateFinished {
+			d.state = stateEnded
+			d.q = d.q[:0]
+			d.qi = 0
+			return false
+		}
+		d.q = d.q[:0]
+		d.qi = 0
+		d.step()
+	}
+	d.ev = d.q[d.qi]
+	d.qi++
+	d.apply(&d.ev)
+	return true
+}
+
+// apply does what an event means for the message at the moment the event
+// is delivered, so that decorators' changes to earlier events are seen.
+func (d *Decoder) apply(e *llm.Event) {
+	switch e.Type {
+	case llm.EventToolCallEnd:
+		if b := d.msg.Block(e.ContentIndex); b != nil {
+			finishArgs(b)
+		}
+	case llm.EventDone:
+		d.msg.StopReason = e.Reason
+	case llm.EventError:
+		d.msg.Fail(e.Reason, d.errMsg)
+	}
+}
+
+// finishArgs decides Arguments from RawArgs: the trimmed text if it is
+// valid JSON, {} if empty, otherwise left empty for the repair stage.
+func finishArgs(b *llm.Block) {
+	if len(b.Arguments) > 0 {
+		return
+	}
+	raw := bytes.TrimSpace(b.RawArgs)
+	if len(raw) == 0 {
+		b.Arguments = append(b.Arguments[:0], "{}"...)
+		return
+	}
+	if fastjson.ValidateBytes(raw) == nil {
+		b.Arguments = append(b.Arguments[:0], raw...)
+	}
+}
+
+func (d *Decoder) push(t llm.EventType, ci int, delta []byte) {
+	d.q = append(d.q, llm.Event{Type: t, ContentIndex: ci, Delta: delta})
+}
+
+// step produces at least one event or finishes the stream.
+func (d *Decoder) step() {
+	if d.state == stateFresh {
+		d.state = stateStarted
+		d.msg.Timestamp = time.Now().UnixMilli()
+		d.push(llm.EventStart, 0, nil)
+		return
+	}
+	for len(d.q) == 0 && d.state < stateFinished {
+		if d.done != nil {
+			select {
+			case <-d.done:
+				d.abort()
+				return
+			default:
+			}
+		}
+		data, err := d.readEvent()
+		if err != nil {
+			d.readFailed(err)
+			return
+		}
+		if data == nil {
+			continue
+		}
+		var derr error
+		switch d.wire {
+		case WireOpenAIChat:
+			derr = d.chatEvent(data)
+		case WireAnthropic:
+			derr = d.anthropicEvent(data)
+		case WireOpenAIResponses:
+			derr = d.responsesEvent(data)
+		}
+		if derr != nil {
+			if d.cut {
+				var se *SyntaxError
+				if errors.As(derr, &se) {
+					derr = ErrTruncated
+				}
+			}
+			d.fail(derr)
+		}
+	}
+}
+
+func (d *Decoder) abort() {
+	err := error(context.Canceled)
+	if d.ctx != nil {
+		if c := context.Cause(d.ctx); c != nil {
+			err = c
+		}
+	}
+	d.terminalError(llm.StopAborted, err, "Request was aborted")
+}
+
+func (d *Decoder) readFailed(err error) {
+	if err == io.EOF {
+		if d.stopped {
+			d.finish()
+			return
+		}
+		d.fail(ErrTruncated)
+		return
+	}
+	if d.done != nil {
+		select {
+		case <-d.done:
+			d.abort()
+			return
+		default:
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		d.terminalError(llm.StopAborted, err, "Request was aborted")
+		return
+	}
+	d.fail(err)
+}
+
+// fail ends the stream with an error event, leaving open blocks as they are.
+func (d *Decoder) fail(err error) {
+	var msg string
+	var sre *StopReasonError
+	switch {
+	case err == ErrTruncated:
+		msg = "The provider's stream ended before the message was complete."
+	case errors.As(err, &sre):
+		msg = sre.Message
+	default:
+		var pe *ProviderError
+		if errors.As(err, &pe) {
+			msg = pe.Message
+			if msg == "" {
+				msg = pe.Error()
+			}
+		} else {
+			msg = err.Error()
+		}
+	}
+	d.terminalError(llm.StopError, err, msg)
+}
+
+func (d *Decoder) terminalError(reason llm.StopReason, err error, msg string) {
+	if d.state >= stateFinished {
+		return
+	}
+	d.state = stateFinished
+	d.err = err
+	d.errMsg = msg
+	d.setUsage()
+	d.q = append(d.q, llm.Event{Type: llm.EventError, Reason: reason})
+}
+
+// finish ends every open block in opening order, then the stream with the
+// stop reason the wire gave.
+func (d *Decoder) finish() {
+	if d.state >= stateFinished {
+		return
+	}
+	for i := range d.slots {
+		d.endSlot(&d.slots[i])
+	}
+	d.slots = d.slots[:0]
+	reason := d.stop
+	if reason == llm.StopNone {
+		reason = llm.StopStop
+	}
+	if reason == llm.StopStop && d.wire != WireAnthropic && d.hasToolCalls() {
+		reason = llm.StopToolUse
+	}
+	if reason == llm.StopError {
+		d.fail(d.stopError())
+		return
+	}
+	d.state = stateFinished
+	d.setUsage()
+	d.q = append(d.q, llm.Event{Type: llm.EventDone, Reason: reason})
+}
+
+func (d *Decoder) hasToolCalls() bool {
+	for i := range d.msg.Content {
+		if d.msg.Content[i].Type == llm.BlockToolCall {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Decoder) stopError() error {
+	if d.stopErr != nil {
+		return d.stopErr
+	}
+	return &StopReasonError{Raw: string(d.rawStop), Message: "Unhandled stop reason: " + string(d.rawStop)}
+}
+
+func (d *Decoder) setUsage() {
+	u := &d.msg.Usage
+	u.Input = d.uIn
+	u.Output = d.uOut
+	u.CacheRead = d.uCacheRead
+	u.CacheWrite = d.uCacheWrite
+	u.Reasoning = d.uReason
+	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+}
+
+func (d *Decoder) endSlot(s *slot) {
+	switch s.kind {
+	case llm.BlockText:
+		d.push(llm.EventTextEnd, int(s.ci), nil)
+	case llm.BlockThinking:
+		d.push(llm.EventThinkingEnd, int(s.ci), nil)
+	case llm.BlockToolCall:
+		d.push(llm.EventToolCallEnd, int(s.ci), nil)
+	}
+}
+
+// closeSlot ends the open slot at i and removes it.
+func (d *Decoder) closeSlot(i int) {
+	d.endSlot(&d.slots[i])
+	d.slots = append(d.slots[:i], d.slots[i+1:]...)
+}
+
+func (d *Decoder) findSlot(choice int32, key int64, kind llm.BlockType) int {
+	for i := range d.slots {
+		s := &d.slots[i]
+		if s.key == key && s.choice == choice && (s.kind == kind || kind == anyKind) {
+			return i
+		}
+	}
+	return -1
+}
+
+// open adds a block of type t, an open slot for it, and queues its start
+// event. It returns the slot index.
+func (d *Decoder) open(choice int32, key int64, t llm.BlockType) int {
+	ci, _ := d.msg.AddBlock(t)
+	d.slots = append(d.slots, slot{key: key, choice: choice, ci: int32(ci), kind: t})
+	switch t {
+	case llm.BlockText:
+		d.push(llm.EventTextStart, ci, nil)
+	case llm.BlockThinking:
+		d.push(llm.EventThinkingStart, ci, nil)
+	case llm.BlockToolCall:
+		d.push(llm.EventToolCallStart, ci, nil)
+	}
+	return len(d.slots) - 1
+}
+
+// appendText appends a text or thinking fragment to the slot's block and
+// queues its delta.
+func (d *Decoder) appendText(si int, frag []byte) error {
+	if !utf8.Valid(frag) {
+		return d.badUTF8(frag)
+	}
+	s := &d.slots[si]
+	b := &d.msg.Content[s.ci]
+	b.Text = append(b.Text, frag...)
+	if s.kind == llm.BlockThinking {
+		d.push(llm.EventThinkingDelta, int(s.ci), frag)
+	} else {
+		d.push(llm.EventTextDelta, int(s.ci), frag)
+	}
+	return nil
+}
+
+// appendArgs appends an argument fragment to the slot's tool call and
+// queues its delta.
+func (d *Decoder) appendArgs(si int, frag []byte) error {
+	if !utf8.Valid(frag) {
+		return d.badUTF8(frag)
+	}
+	s := &d.slots[si]
+	b := &d.msg.Content[s.ci]
+	if len(b.RawArgs)+len(frag) > d.opts.MaxArgBytes {
+		return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
+	}
+	b.RawArgs = append(b.RawArgs, frag...)
+	d.push(llm.EventToolCallDelta, int(s.ci), frag)
+	return nil
+}
+
+func validUTF8(b []byte) bool { return utf8.Valid(b) }
+
+func (d *Decoder) badUTF8(frag []byte) error {
+	return &SyntaxError{Offset: d.off, Excerpt: excerpt(frag), Err: ErrInvalidUTF8}
+}
+
+func (d *Decoder) badJSON() error {
+	return &SyntaxError{Offset: d.off, Excerpt: excerpt(d.data), Err: ErrBadJSON}
+}
+
+// setField copies an identifier into dst after checking its UTF-8.
+func (d *Decoder) setField(dst *[]byte, v []byte) error {
+	if !utf8.Valid(v) {
+		return d.badUTF8(v)
+	}
+	*dst = append((*dst)[:0], v...)
+	return nil
+}
+
+func (d *Decoder) setModel(m []byte) {
+	if len(m) == 0 || d.gotModel {
+		return
+	}
+	d.gotModel = true
+	if string(m) != d.modelIntern {
+		d.modelIntern = string(m)
+	}
+	d.msg.Model = d.modelIntern
+}
+
+func (d *Decoder) setResponseID(id []byte) {
+	if len(id) == 0 || d.gotID {
+		return
+	}
+	d.gotID = true
+	if string(id) != d.idIntern {
+		d.idIntern = string(id)
+	}
+	d.msg.ResponseID = d.idIntern
+}
+
+func (d *Decoder) setRawStop(r []byte) {
+	d.rawStop = append(d.rawStop[:0], r...)
+}
+
+// readEvent reads lines up to the next blank line and returns the event's
+// data (nil for an event without data, e.g. a comment-only block). The name
+// of the event is left in d.name.
+func (d *Decoder) readEvent() ([]byte, error) {
+	d.data = d.data[:0]
+	d.name = d.name[:0]
+	hasData := false
+	d.off = d.noff
+	for {
+		line, err := d.readLine()
+		if err != nil {
+			if err == io.EOF && hasData {
+				// The body ended after a complete line but without the
+				// blank line: dispatch what we have.
+				return d.data, nil
+			}
+			return nil, err
+		}
+		if len(line) == 0 {
+			if hasData {
+				return d.data, nil
+			}
+			if len(d.name) > 0 {
+				return nil, nil
+			}
+			d.off = d.noff
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		var field, value []byte
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		} else {
+			field = line
+		}
+		switch string(field) {
+		case "data":
+			if hasData {
+				d.data = append(d.data, '\n')
+			}
+			if len(d.data)+len(value) > d.opts.MaxEventBytes {
+				return nil, &LimitError{What: "SSE event", Limit: d.opts.MaxEventBytes}
+			}
+			d.data = append(d.data, value...)
+			hasData = true
+		case "event":
+			d.name = append(d.name[:0], value...)
+		}
+	}
+}
+
+// readLine returns the next line without its line ending. A body that ends
+// inside a line gives ErrTruncated; a body that ends at a line boundary
+// gives io.EOF.
+func (d *Decoder) readLine() ([]byte, error) {
+	line, err := d.br.ReadSlice('\n')
+	if err == nil {
+		d.noff += int64(len(line))
+		return trimEOL(line), nil
+	}
+	if err == bufio.ErrBufferFull {
+		// Slow path: a line longer than the read buffer.
+		d.long = append(d.long[:0], line...)
+		for {
+			line, err = d.br.ReadSlice('\n')
+			if len(d.long)+len(line) > d.opts.MaxEventBytes+2 {
+				return nil, &LimitError{What: "SSE line", Limit: d.opts.MaxEventBytes}
+			}
+			d.long = append(d.long, line...)
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err == nil {
+			d.noff += int64(len(d.long))
+			return trimEOL(d.long), nil
+		}
+		line = d.long
+	}
+	if err == io.EOF {
+		if len(line) > 0 {
+			// The body ends inside a line: hand the line over, and let a
+			// parse failure of it count as truncation.
+			d.noff += int64(len(line))
+			d.cut = true
+			return trimEOL(line), nil
+		}
+		return nil, io.EOF
+	}
+	return nil, err
+}
+
+func trimEOL(b []byte) []byte {
+	n := len(b)
+	if n > 0 && b[n-1] == '\n' {
+		n--
+	}
+	if n > 0 && b[n-1] == '\r' {
+		n--
+	}
+	return b[:n]
+}

@@ -1,0 +1,31 @@
+// Package provider turns provider HTTP responses into llm streams.
+//
+// It owns the wire decoders for the three streaming APIs ocbench speaks
+// (OpenAI Chat Completions, OpenAI Responses and Anthropic Messages), the
+// encoders of their request bodies, and the HTTP transport that sends a
+// llm.Request and returns the decoded llm.Stream.
+//
+// A Decoder reads Server-Sent Events with a bufio.Reader (ReadSlice, growing
+// up to Options.MaxEventBytes), parses each event's JSON with one reused
+// fastjson.Parser, and builds the stream's llm.Message in place: text,
+// thinking and tool-call blocks, usage, stop reason and model identity. After
+// a warm-up, decoding a whole stream allocates nothing; decoders are
+// resettable (Reset) and pooled (GetDecoder / PutDecoder).
+//
+// Decoders never repair: a tool call whose argument text is not valid JSON
+// ends with empty Arguments and its RawArgs intact, and the streamwrap
+// package decides what to do with it. Guards (loop guard, idle timeout,
+// sensitive stop reasons) are streamwrap's too; the scripted provider used by
+// the harness lives in provider/scripted, and the wire encoder used to
+// produce synthetic bodies in provider/wireenc.
+//
+// # Failures
+//
+// A stream that ends early, exceeds a limit, or receives an in-band error
+// keeps everything decoded so far in its Message, then emits one EventError
+// with llm.StopError (llm.StopAborted for a cancelled context). Err returns a
+// typed error: ErrTruncated, *LimitError, *ProviderError, *SyntaxError
+// (wrapping ErrBadJSON or ErrInvalidUTF8), *StopReasonError or the context's
+// error. Errors before streaming starts (HTTP 4xx/5xx) are *HTTPError values
+// returned by the transport's StreamFunc.
+package provider

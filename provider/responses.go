@@ -1,0 +1,314 @@
+package provider
+
+import (
+	"bytes"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/valyala/fastjson"
+)
+
+// Responses slot keys: output_index<<20 | content_index for text, the
+// output_index for tool calls and reasoning.
+func textKey(outIdx, partIdx int64) int64 { return outIdx<<20 | partIdx&(1<<20-1) }
+
+// responsesEvent decodes one Responses API event.
+func (d *Decoder) responsesEvent(data []byte) error {
+	if isDone(data) {
+		if d.stopped {
+			d.finish()
+			return nil
+		}
+		return ErrTruncated
+	}
+	v, err := d.p.ParseBytes(data)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		return d.badJSON()
+	}
+	typ := v.GetStringBytes("type")
+	if len(typ) == 0 {
+		typ = d.name
+	}
+	switch string(typ) {
+	case "response.output_text.delta", "response.refusal.delta":
+		oi := v.GetInt64("output_index")
+		key := textKey(oi, v.GetInt64("content_index"))
+		si := d.findSlot(0, key, llm.BlockText)
+		if si < 0 {
+			si = d.open(0, key, llm.BlockText)
+		}
+		return d.appendText(si, v.GetStringBytes("delta"))
+	case "response.function_call_arguments.delta":
+		si := d.responsesToolSlot(v)
+		if si < 0 {
+			return nil
+		}
+		return d.appendArgs(si, v.GetStringBytes("delta"))
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		oi := v.GetInt64("output_index")
+		si := d.findSlot(0, oi, llm.BlockThinking)
+		if si < 0 {
+			si = d.open(0, oi, llm.BlockThinking)
+		}
+		return d.appendText(si, v.GetStringBytes("delta"))
+	case "response.output_item.added":
+		return d.responsesItemAdded(v)
+	case "response.output_item.done":
+		return d.responsesItemDone(v)
+	case "response.function_call_arguments.done":
+		si := d.responsesToolSlot(v)
+		if si < 0 {
+			return nil
+		}
+		if a := v.Get("arguments"); a != nil && a.Type() == fastjson.TypeString {
+			b, _ := a.StringBytes()
+			return d.reconcileArgs(si, b)
+		}
+	case "response.output_text.done", "response.refusal.done":
+		oi := v.GetInt64("output_index")
+		key := textKey(oi, v.GetInt64("content_index"))
+		field := "text"
+		if string(typ) == "response.refusal.done" {
+			field = "refusal"
+		}
+		full := v.GetStringBytes(field)
+		si := d.findSlot(0, key, llm.BlockText)
+		if si < 0 {
+			if len(full) == 0 {
+				return nil
+			}
+			si = d.open(0, key, llm.BlockText)
+		}
+		if err := d.reconcileText(si, full); err != nil {
+			return err
+		}
+		d.closeSlot(si)
+	case "response.reasoning_summary_part.added":
+		oi := v.GetInt64("output_index")
+		if si := d.findSlot(0, oi, llm.BlockThinking); si >= 0 && v.GetInt64("summary_index") > 0 {
+			if len(d.msg.Content[d.slots[si].ci].Text) > 0 {
+				return d.appendText(si, paraBreak)
+			}
+		}
+	case "response.created", "response.in_progress":
+		if r := v.Get("response"); r != nil {
+			d.setModel(r.GetStringBytes("model"))
+			d.setResponseID(r.GetStringBytes("id"))
+		}
+	case "response.completed", "response.incomplete", "response.failed", "response.cancelled", "response.done":
+		return d.responsesTerminal(v)
+	case "error":
+		return providerError(v)
+	}
+	return nil
+}
+
+var paraBreak = []byte("\n\n")
+
+// responsesToolSlot finds the open tool call of an arguments event, by
+// output_index, else by item_id (the part of Block.ID after '|').
+func (d *Decoder) responsesToolSlot(v *fastjson.Value) int {
+	if oi := v.Get("output_index"); oi != nil && oi.Type() == fastjson.TypeNumber {
+		if si := d.findSlot(0, oi.GetInt64(), llm.BlockToolCall); si >= 0 {
+			return si
+		}
+	}
+	if id := v.GetStringBytes("item_id"); len(id) > 0 {
+		for i := range d.slots {
+			s := &d.slots[i]
+			if s.kind == llm.BlockToolCall && itemIDOf(d.msg.Content[s.ci].ID, id) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func itemIDOf(blockID, itemID []byte) bool {
+	i := bytes.IndexByte(blockID, '|')
+	return i >= 0 && bytes.Equal(blockID[i+1:], itemID)
+}
+
+func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
+	item := v.Get("item")
+	if item == nil {
+		return nil
+	}
+	oi := v.GetInt64("output_index")
+	switch string(item.GetStringBytes("type")) {
+	case "function_call", "custom_tool_call":
+		if si := d.findSlot(0, oi, llm.BlockToolCall); si >= 0 {
+			d.closeSlot(si)
+		}
+		si := d.open(0, oi, llm.BlockToolCall)
+		if err := d.setToolIdentity(si, item); err != nil {
+			return err
+		}
+		if a := item.GetStringBytes("arguments"); len(a) > 0 {
+			return d.appendArgs(si, a)
+		}
+	case "reasoning":
+		if d.findSlot(0, oi, llm.BlockThinking) < 0 {
+			d.open(0, oi, llm.BlockThinking)
+		}
+	}
+	return nil
+}
+
+// setToolIdentity sets a Responses tool call's id in pi-ai's form
+// call_id|item_id, and its name.
+func (d *Decoder) setToolIdentity(si int, item *fastjson.Value) error {
+	b := &d.msg.Content[d.slots[si].ci]
+	callID := item.GetStringBytes("call_id")
+	itemID := item.GetStringBytes("id")
+	if len(b.ID) == 0 && (len(callID) > 0 || len(itemID) > 0) {
+		if !validUTF8(callID) || !validUTF8(itemID) {
+			return d.badUTF8(append(callID[:len(callID):len(callID)], itemID...))
+		}
+		b.ID = append(b.ID[:0], callID...)
+		b.ID = append(b.ID, '|')
+		b.ID = append(b.ID, itemID...)
+	}
+	if name := item.GetStringBytes("name"); len(name) > 0 && len(b.Name) == 0 {
+		return d.setField(&b.Name, name)
+	}
+	return nil
+}
+
+func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
+	item := v.Get("item")
+	if item == nil {
+		return nil
+	}
+	oi := v.GetInt64("output_index")
+	switch string(item.GetStringBytes("type")) {
+	case "function_call", "custom_tool_call":
+		si := d.findSlot(0, oi, llm.BlockToolCall)
+		if si < 0 {
+			if len(d.msg.Content) > 0 && d.hasToolCallItem(item.GetStringBytes("id")) {
+				return nil // already ended
+			}
+			si = d.open(0, oi, llm.BlockToolCall)
+		}
+		if err := d.setToolIdentity(si, item); err != nil {
+			return err
+		}
+		field := "arguments"
+		if item.Get("arguments") == nil {
+			field = "input"
+		}
+		if a := item.Get(field); a != nil && a.Type() == fastjson.TypeString {
+			b, _ := a.StringBytes()
+			if err := d.reconcileArgs(si, b); err != nil {
+				return err
+			}
+		}
+		d.closeSlot(si)
+	case "message":
+		for i := 0; i < len(d.slots); i++ {
+			if d.slots[i].kind == llm.BlockText && d.slots[i].key>>20 == oi {
+				d.closeSlot(i)
+				i--
+			}
+		}
+	case "reasoning":
+		si := d.findSlot(0, oi, llm.BlockThinking)
+		if si < 0 {
+			si = d.open(0, oi, llm.BlockThinking)
+		}
+		// pi-ai keeps the whole reasoning item (with its encrypted
+		// content) as the signature, to send it back.
+		b := &d.msg.Content[d.slots[si].ci]
+		b.Signature = item.MarshalTo(b.Signature[:0])
+		d.closeSlot(si)
+	}
+	return nil
+}
+
+func (d *Decoder) hasToolCallItem(itemID []byte) bool {
+	for i := range d.msg.Content {
+		b := &d.msg.Content[i]
+		if b.Type == llm.BlockToolCall && itemIDOf(b.ID, itemID) {
+			return true
+		}
+	}
+	return false
+}
+
+// reconcileArgs applies final arguments: when they extend the streamed
+// text, the rest is emitted as one more delta; when they differ, the final
+// text wins (counted in ArgMismatches).
+func (d *Decoder) reconcileArgs(si int, full []byte) error {
+	b := &d.msg.Content[d.slots[si].ci]
+	if bytes.HasPrefix(full, b.RawArgs) {
+		if rest := full[len(b.RawArgs):]; len(rest) > 0 {
+			return d.appendArgs(si, rest)
+		}
+		return nil
+	}
+	if !validUTF8(full) {
+		return d.badUTF8(full)
+	}
+	if len(full) > d.opts.MaxArgBytes {
+		return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
+	}
+	d.argMismatches++
+	b.RawArgs = append(b.RawArgs[:0], full...)
+	return nil
+}
+
+func (d *Decoder) reconcileText(si int, full []byte) error {
+	b := &d.msg.Content[d.slots[si].ci]
+	if len(full) > len(b.Text) && bytes.HasPrefix(full, b.Text) {
+		return d.appendText(si, full[len(b.Text):])
+	}
+	return nil
+}
+
+func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
+	r := v.Get("response")
+	if r == nil {
+		r = v
+	}
+	d.setModel(r.GetStringBytes("model"))
+	d.setResponseID(r.GetStringBytes("id"))
+	if u := r.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
+		in := u.GetInt64("input_tokens")
+		cached := u.GetInt64("input_tokens_details", "cached_tokens")
+		write := u.GetInt64("input_tokens_details", "cache_write_tokens")
+		d.uCacheRead = cached
+		d.uCacheWrite = write
+		d.uIn = max(in-cached-write, 0)
+		d.uOut = u.GetInt64("output_tokens")
+		d.uReason = u.GetInt64("output_tokens_details", "reasoning_tokens")
+	}
+	status := r.GetStringBytes("status")
+	if len(status) == 0 {
+		status = bytes.TrimPrefix(v.GetStringBytes("type"), []byte("response."))
+	}
+	d.setRawStop(status)
+	d.stopped = true
+	switch string(status) {
+	case "completed":
+		d.stop = llm.StopStop
+	case "incomplete":
+		reason := r.GetStringBytes("incomplete_details", "reason")
+		if string(reason) == "content_filter" {
+			d.stop = llm.StopError
+			d.stopErr = &StopReasonError{Raw: "content_filter", Message: "The provider's content filter stopped the response (incomplete: content_filter)."}
+		} else {
+			d.stop = llm.StopLength
+		}
+	case "failed", "cancelled":
+		msg := r.GetStringBytes("error", "message")
+		code := r.GetStringBytes("error", "code")
+		if len(msg) == 0 {
+			msg = []byte("The response " + string(status) + ".")
+		}
+		return &ProviderError{Type: string(code), Message: string(msg)}
+	default:
+		d.stop = llm.StopError
+		d.stopErr = &StopReasonError{Raw: string(status), Message: "Unhandled stop reason: " + string(status)}
+	}
+	d.finish()
+	return nil
+}
