@@ -1,0 +1,18 @@
+package wireenc_test
+
+import (
+	"errors"
+	"os"
+	"testing"
+)
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func errorsAs[T any](err error, target *T) bool { return err != nil && errors.As(err, target) }
