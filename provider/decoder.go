@@ -700,3 +700,5 @@ func trimEOL(b []byte) []byte {
 	}
 	return b[:n]
 }
+
+func jsonValid(b []byte) bool { return fastjson.ValidateBytes(b) == nil }

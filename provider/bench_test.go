@@ -1,0 +1,155 @@
+package provider
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider/synth"
+)
+
+var synthStreams = []struct {
+	name string
+	wire Wire
+	gen  func(int, uint64) *synth.Stream
+}{
+	{"OpenAIChat", WireOpenAIChat, synth.OpenAIChat},
+	{"Anthropic", WireAnthropic, synth.Anthropic},
+	{"Responses", WireOpenAIResponses, synth.Responses},
+}
+
+// decodeStream drains d and returns the number of events.
+func decodeStream(d *Decoder) int {
+	n := 0
+	for d.Next() {
+		n++
+	}
+	return n
+}
+
+func BenchmarkDecode(b *testing.B) {
+	for _, s := range synthStreams {
+		b.Run(s.name, func(b *testing.B) {
+			st := s.gen(2000, 1)
+			br := bytes.NewReader(st.Body)
+			d := NewDecoder(s.wire, br, Options{})
+			b.SetBytes(int64(len(st.Body)))
+			b.ReportAllocs()
+			events := 0
+			for b.Loop() {
+				br.Reset(st.Body)
+				d.Reset(s.wire, br, Options{})
+				events = decodeStream(d)
+			}
+			if d.Err() != nil {
+				b.Fatal(d.Err())
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(st.Events), "ns/event")
+			_ = events
+		})
+	}
+}
+
+// BenchmarkFraming is the floor: reading the same bodies line by line
+// with no JSON at all.
+func BenchmarkFraming(b *testing.B) {
+	for _, s := range synthStreams {
+		b.Run(s.name, func(b *testing.B) {
+			st := s.gen(2000, 1)
+			br := bytes.NewReader(st.Body)
+			d := NewDecoder(s.wire, br, Options{})
+			b.SetBytes(int64(len(st.Body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				br.Reset(st.Body)
+				d.Reset(s.wire, br, Options{})
+				for {
+					if _, err := d.readEvent(); err != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSynthStreamsDecode(t *testing.T) {
+	for _, s := range synthStreams {
+		t.Run(s.name, func(t *testing.T) {
+			st := s.gen(2000, 7)
+			r := decodeBytes(s.wire, st.Body, Options{})
+			if err := checkInvariants(r, 0); err != nil {
+				t.Fatal(err)
+			}
+			if r.err != nil || r.msg.StopReason != llm.StopToolUse {
+				t.Fatalf("err %v stop %v", r.err, r.msg.StopReason)
+			}
+			if got := r.msg.TextContent(); got != st.Text {
+				t.Errorf("text %q, want %q", got, st.Text)
+			}
+			var calls []int
+			calls = r.msg.ToolCalls(calls)
+			if len(calls) != len(st.Calls) {
+				t.Fatalf("%d calls", len(calls))
+			}
+			for i, ci := range calls {
+				b := &r.msg.Content[ci]
+				want := st.Calls[i]
+				if string(b.ID) != want.ID || string(b.Name) != want.Name || string(b.Arguments) != want.Args {
+					t.Errorf("call %d: %s %s %s", i, b.ID, b.Name, b.Arguments)
+				}
+			}
+			u := r.msg.Usage
+			if u.Input != st.Usage.Input || u.Output != st.Usage.Output || u.CacheRead != st.Usage.CacheRead ||
+				u.CacheWrite != st.Usage.CacheWrite || u.TotalTokens != st.Usage.TotalTokens {
+				t.Errorf("usage %+v, want %+v", u, st.Usage)
+			}
+		})
+	}
+}
+
+// TestDecoderZeroAllocs pins the hot path: after a warm-up, Reset plus
+// decoding a whole 2,000-event stream allocates nothing.
+func TestDecoderZeroAllocs(t *testing.T) {
+	for _, s := range synthStreams {
+		t.Run(s.name, func(t *testing.T) {
+			st := s.gen(2000, 1)
+			br := bytes.NewReader(st.Body)
+			d := NewDecoder(s.wire, br, Options{})
+			run := func() {
+				br.Reset(st.Body)
+				d.Reset(s.wire, br, Options{})
+				decodeStream(d)
+			}
+			run()
+			run()
+			if allocs := testing.AllocsPerRun(20, run); allocs != 0 {
+				t.Fatalf("%v allocations per stream, want 0", allocs)
+			}
+			if d.Err() != nil {
+				t.Fatal(d.Err())
+			}
+		})
+	}
+}
+
+// Recorded streams are zero-alloc too once warm (each reuses its decoder).
+func TestRecordedZeroAllocs(t *testing.T) {
+	for _, c := range recordedCases {
+		if c.stop == llm.StopError {
+			continue // error paths build error values
+		}
+		body := readStream(t, c.file)
+		br := bytes.NewReader(body)
+		d := NewDecoder(c.wire, br, Options{})
+		run := func() {
+			br.Reset(body)
+			d.Reset(c.wire, br, Options{})
+			decodeStream(d)
+		}
+		run()
+		if allocs := testing.AllocsPerRun(20, run); allocs != 0 {
+			t.Errorf("%s: %v allocations per stream", c.file, allocs)
+		}
+	}
+}
