@@ -1,0 +1,237 @@
+package streamwrap
+
+import (
+	"github.com/ocbench/ocbench/llm"
+)
+
+// RawStopReasoner is implemented by provider streams that expose the wire's
+// own stop or finish reason (for example "end_turn", "tool_calls",
+// "sensitive"). The returned slice is borrowed and valid until the next
+// call to Next. Every decorator stream of this package implements it by
+// delegating to the stream it wraps, so the capability survives the chain.
+type RawStopReasoner interface {
+	RawStopReason() []byte
+}
+
+// Unwrapper is implemented by every decorator stream: Unwrap returns the
+// stream it wraps, so that callers can reach optional capabilities of the
+// provider stream, as http.ResponseController does with Unwrap.
+type Unwrapper interface {
+	Unwrap() llm.Stream
+}
+
+// eventViews is implemented by streams whose events carry objects other than
+// the live partial message: OpenClaw's event.message (set on done and error by
+// real providers, on any event by hand-made recordings) and the toolCall of
+// toolcall_end when it is not the shared block. Production streams do not
+// implement it; the case harness of this package does, to run OpenClaw's
+// recorded cases with their distinct objects. Decorator streams forward it.
+type eventViews interface {
+	// viewMessage returns the event's message object, or nil when it has none.
+	viewMessage() *llm.Message
+	// viewToolCall returns toolcall_end's toolCall object, or nil when it
+	// is the block at ContentIndex of Message.
+	viewToolCall() *llm.Block
+}
+
+// base is embedded by every decorator stream: it holds the inner stream and
+// forwards what the decorator does not override.
+type base struct {
+	inner llm.Stream
+	views eventViews      // nil for production streams
+	raw   RawStopReasoner // nil when the inner stream has no raw stop reason
+}
+
+func (b *base) init(inner llm.Stream) {
+	b.inner = inner
+	b.views, _ = inner.(eventViews)
+	b.raw, _ = inner.(RawStopReasoner)
+}
+
+func (b *base) clear() { *b = base{} }
+
+func (b *base) Event() *llm.Event     { return b.inner.Event() }
+func (b *base) Message() *llm.Message { return b.inner.Message() }
+func (b *base) Err() error            { return b.inner.Err() }
+
+// Unwrap returns the wrapped stream.
+func (b *base) Unwrap() llm.Stream { return b.inner }
+
+// RawStopReason forwards the provider's raw stop reason, or nil.
+func (b *base) RawStopReason() []byte {
+	if b.raw != nil {
+		return b.raw.RawStopReason()
+	}
+	return nil
+}
+
+func (b *base) viewMessage() *llm.Message {
+	if b.views != nil {
+		return b.views.viewMessage()
+	}
+	return nil
+}
+
+func (b *base) viewToolCall() *llm.Block {
+	if b.views != nil {
+		return b.views.viewToolCall()
+	}
+	return nil
+}
+
+// eventMessages returns OpenClaw's event.partial and event.message for the
+// current event e of s: partial is the live message during a non-terminal
+// event; on done and error the live message is event.message and partial is
+// nil (they are the same object). Streams with views may report both.
+func (b *base) eventMessages(e *llm.Event) (partial, message *llm.Message) {
+	live := b.inner.Message()
+	if b.views != nil {
+		message = b.views.viewMessage()
+		if message == live {
+			return nil, message
+		}
+		if e.Type.IsTerminal() && message == nil {
+			return nil, live
+		}
+		return live, message
+	}
+	if e.Type.IsTerminal() {
+		return nil, live
+	}
+	return live, nil
+}
+
+// eventToolCall returns toolcall_end's toolCall for e: the view's object
+// when it has one, else the block at ContentIndex of the live message.
+func (b *base) eventToolCall(e *llm.Event) *llm.Block {
+	if b.views != nil {
+		if tc := b.views.viewToolCall(); tc != nil {
+			return tc
+		}
+	}
+	return b.inner.Message().Block(e.ContentIndex)
+}
+
+// closeInner closes the inner stream once and reports its error.
+func (b *base) closeInner() error {
+	if b.inner == nil {
+		return nil
+	}
+	err := b.inner.Close()
+	b.inner = nil
+	return err
+}
+
+var (
+	_ RawStopReasoner = (*base)(nil)
+	_ Unwrapper       = (*base)(nil)
+	_ eventViews      = (*base)(nil)
+)
+
+// isToolCall reports whether b is a tool-call block (OpenClaw's toolCall,
+// toolUse and functionCall blocks are all BlockToolCall here).
+func isToolCall(b *llm.Block) bool { return b != nil && b.Type == llm.BlockToolCall }
+
+// trimSpace trims JavaScript's String.prototype.trim whitespace from both
+// ends of s (ASCII whitespace, NBSP, the Unicode spaces, line and paragraph
+// separators and the BOM). It never allocates.
+func trimSpace[T string | []byte](s T) T {
+	for len(s) > 0 {
+		n := leadingSpace(s)
+		if n == 0 {
+			break
+		}
+		s = s[n:]
+	}
+	for len(s) > 0 {
+		n := trailingSpace(s)
+		if n == 0 {
+			break
+		}
+		s = s[:len(s)-n]
+	}
+	return s
+}
+
+// leadingSpace returns the byte length of the JS whitespace rune s starts
+// with, or 0.
+func leadingSpace[T string | []byte](s T) int {
+	c := s[0]
+	switch c {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return 1
+	}
+	if c < 0x80 {
+		return 0
+	}
+	if c == 0xc2 && len(s) >= 2 && s[1] == 0xa0 {
+		return 2
+	}
+	if len(s) >= 3 && isWideSpace(s[0], s[1], s[2]) {
+		return 3
+	}
+	return 0
+}
+
+func trailingSpace[T string | []byte](s T) int {
+	n := len(s)
+	c := s[n-1]
+	switch c {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return 1
+	}
+	if c < 0x80 {
+		return 0
+	}
+	if n >= 2 && s[n-2] == 0xc2 && c == 0xa0 {
+		return 2
+	}
+	if n >= 3 && isWideSpace(s[n-3], s[n-2], c) {
+		return 3
+	}
+	return 0
+}
+
+// isWideSpace reports whether the 3-byte UTF-8 sequence is one of the JS
+// whitespace runes U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F,
+// U+3000 or U+FEFF.
+func isWideSpace(a, b, c byte) bool {
+	switch {
+	case a == 0xe1 && b == 0x9a && c == 0x80: // U+1680
+		return true
+	case a == 0xe2 && b == 0x80 && (c >= 0x80 && c <= 0x8a || c == 0xa8 || c == 0xa9 || c == 0xaf):
+		return true
+	case a == 0xe2 && b == 0x81 && c == 0x9f: // U+205F
+		return true
+	case a == 0xe3 && b == 0x80 && c == 0x80: // U+3000
+		return true
+	case a == 0xef && b == 0xbb && c == 0xbf: // U+FEFF
+		return true
+	}
+	return false
+}
+
+// setBytes replaces dst's content with src, reusing dst's capacity. src may
+// alias dst.
+func setBytes(dst, src []byte) []byte {
+	if len(src) == 0 {
+		return dst[:0]
+	}
+	n := copy(dst[:cap(dst)], src)
+	if n == len(src) {
+		return dst[:n]
+	}
+	return append(dst[:0], src...)
+}
+
+// setString replaces dst's content with s, reusing dst's capacity. s may
+// alias dst.
+func setString(dst []byte, s string) []byte {
+	if len(s) == 0 {
+		return dst[:0]
+	}
+	if len(s) <= cap(dst) {
+		return dst[:copy(dst[:cap(dst)], s)]
+	}
+	return append(dst[:0], s...)
+}

@@ -1,0 +1,344 @@
+package streamwrap
+
+import (
+	"context"
+	"encoding/hex"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// DefaultUnknownToolThreshold is the unknown-tool loop guard threshold of
+// OpenClaw 2026.9.6: ten identical unknown-tool turns pass, the eleventh is
+// rewritten.
+const DefaultUnknownToolThreshold = 10
+
+// blankToolName is the name the guard reports for a final blank tool name.
+const blankToolName = "blank tool name"
+
+// TrimConfig configures TrimToolCallNames.
+type TrimConfig struct {
+	// Allowed is the live allowlist; nil or empty means none (names are
+	// then only trimmed).
+	Allowed *Allowlist
+	// UnknownToolThreshold: with N > 0, N consecutive turns calling the
+	// same unknown tool pass and turn N+1 is rewritten to plain text.
+	// Zero or less turns the loop guard off (the blank-name rewrite stays).
+	UnknownToolThreshold int
+}
+
+// UnknownToolGuard is the state OpenClaw keeps per wrapper instance (one
+// agent run): the name of the last unknown tool and how many consecutive
+// turns called it. It is safe for concurrent use.
+type UnknownToolGuard struct {
+	mu    sync.Mutex
+	last  []byte
+	count int
+}
+
+// Count returns the current streak and the unknown tool it is about.
+func (g *UnknownToolGuard) Count() (name string, n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return string(g.last), g.count
+}
+
+func (g *UnknownToolGuard) reset() {
+	g.mu.Lock()
+	g.last = g.last[:0]
+	g.count = 0
+	g.mu.Unlock()
+}
+
+// bump counts one turn that called the unknown tool name and returns the
+// new streak.
+func (g *UnknownToolGuard) bump(name string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if string(g.last) == name && g.count > 0 {
+		g.count++
+	} else {
+		g.last = append(g.last[:0], name...)
+		g.count = 1
+	}
+	return g.count
+}
+
+func (g *UnknownToolGuard) exceeds(name string, threshold int) bool {
+	if threshold <= 0 {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.count > threshold && string(g.last) == name
+}
+
+// TrimToolCallNames is OpenClaw's wrapStreamFnTrimToolCallNames
+// (streamwrap.md §4.2): on every event's live message and on the final
+// message it resolves tool names against the allowlist (§4.1), trims ids
+// and gives missing, blank or duplicate ids a fallback (call_ + 24 hex,
+// stable per content index within one stream), and runs the unknown-tool
+// loop guard, which rewrites a turn to one text block once the same unknown
+// tool has been called more than the threshold times in a row, and always
+// rewrites a final blank tool name.
+//
+// The guard's streak lives in the returned function: build one per agent
+// run. The live partial is never rewritten mid-stream (decoders still
+// index its blocks); the rewrite lands on the final message.
+func TrimToolCallNames(next llm.StreamFunc, cfg TrimConfig) llm.StreamFunc {
+	g := &UnknownToolGuard{}
+	return trimWithGuard(next, cfg, g)
+}
+
+func trimWithGuard(next llm.StreamFunc, cfg TrimConfig, g *UnknownToolGuard) llm.StreamFunc {
+	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		inner, err := next(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		s := trimPool.Get().(*trimStream)
+		s.init(inner)
+		s.cfg = cfg
+		s.guard = g
+		return s, nil
+	}
+}
+
+var trimPool = sync.Pool{New: func() any { return new(trimStream) }}
+
+type trimStream struct {
+	base
+	cfg      TrimConfig
+	guard    *UnknownToolGuard
+	fallback [][]byte // fallback id per content index, for this stream
+	counted  bool     // streamAttemptAlreadyCounted
+	finished bool
+}
+
+func (s *trimStream) Next() bool {
+	if !s.inner.Next() {
+		s.finish()
+		return false
+	}
+	e := s.inner.Event()
+	partial, message := s.eventMessages(e)
+	if partial != nil {
+		s.normalize(partial)
+	}
+	if message != nil {
+		s.normalize(message)
+		s.guardMessage(message, false)
+	}
+	if e.Type.IsTerminal() {
+		s.finish()
+	}
+	return true
+}
+
+func (s *trimStream) finish() {
+	if s.finished {
+		return
+	}
+	s.finished = true
+	m := s.inner.Message()
+	s.normalize(m)
+	s.guardMessage(m, true)
+}
+
+func (s *trimStream) Close() error {
+	err := s.closeInner()
+	for i := range s.fallback {
+		s.fallback[i] = s.fallback[i][:0]
+	}
+	*s = trimStream{fallback: s.fallback[:0]}
+	trimPool.Put(s)
+	return err
+}
+
+// normalize is normalizeToolCallsInMessage: names, then ids.
+func (s *trimStream) normalize(m *llm.Message) {
+	has := false
+	for i := range m.Content {
+		b := &m.Content[i]
+		if !isToolCall(b) {
+			continue
+		}
+		has = true
+		n, _ := ResolveToolName(b2s(b.Name), b2s(b.ID), s.cfg.Allowed, false)
+		if n != b2s(b.Name) {
+			b.Name = setString(b.Name, n)
+		}
+	}
+	if !has {
+		return
+	}
+	for i := range m.Content {
+		b := &m.Content[i]
+		if !isToolCall(b) {
+			continue
+		}
+		t := trimSpace(b.ID)
+		if len(t) > 0 && !idAssignedBefore(m, i, t) {
+			if len(t) != len(b.ID) {
+				b.ID = setBytes(b.ID, t)
+			}
+			continue
+		}
+		b.ID = setBytes(b.ID, s.fallbackID(m, i))
+	}
+}
+
+// idAssignedBefore reports whether a tool call before index i already holds
+// id.
+func idAssignedBefore(m *llm.Message, i int, id []byte) bool {
+	for j := 0; j < i; j++ {
+		b := &m.Content[j]
+		if isToolCall(b) && string(b.ID) == string(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// idUsedElsewhere reports whether a tool call other than index i holds id
+// (trimmed).
+func idUsedElsewhere(m *llm.Message, i int, id []byte) bool {
+	for j := range m.Content {
+		b := &m.Content[j]
+		if j != i && isToolCall(b) && string(trimSpace(b.ID)) == string(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// fallbackID returns the fallback id of content index i, generating one
+// (call_ + 24 lowercase hex) the first time or when it collides.
+func (s *trimStream) fallbackID(m *llm.Message, i int) []byte {
+	for len(s.fallback) <= i {
+		if len(s.fallback) < cap(s.fallback) {
+			s.fallback = s.fallback[:len(s.fallback)+1]
+			s.fallback[len(s.fallback)-1] = s.fallback[len(s.fallback)-1][:0]
+		} else {
+			s.fallback = append(s.fallback, nil)
+		}
+	}
+	fb := s.fallback[i]
+	for len(fb) == 0 || idUsedElsewhere(m, i, fb) {
+		fb = appendFallbackID(fb[:0])
+	}
+	s.fallback[i] = fb
+	return fb
+}
+
+// appendFallbackID appends call_ and 24 random lowercase hex digits.
+func appendFallbackID(dst []byte) []byte {
+	var raw [12]byte
+	a, b := rand.Uint64(), rand.Uint32()
+	for i := 0; i < 8; i++ {
+		raw[i] = byte(a >> (8 * i))
+	}
+	for i := 0; i < 4; i++ {
+		raw[8+i] = byte(b >> (8 * i))
+	}
+	dst = append(dst, "call_"...)
+	return hex.AppendEncode(dst, raw[:])
+}
+
+type guardKind uint8
+
+const (
+	guardNone guardKind = iota // no tool call
+	guardAllowed
+	guardMalformed
+	guardIncomplete
+	guardUnknown
+)
+
+// classify is the guard's view of m's tool calls (streamwrap.md §4.2).
+// For guardUnknown, name is the policy-normalized name of the first unknown
+// tool.
+func classify(m *llm.Message, allowed *Allowlist) (kind guardKind, name string) {
+	hasList := allowed.Len() > 0
+	calls, blank, different := 0, false, false
+	first := ""
+	for i := range m.Content {
+		b := &m.Content[i]
+		if !isToolCall(b) {
+			continue
+		}
+		calls++
+		n := b2s(b.Name)
+		if hasList && allowed.Has(n) {
+			return guardAllowed, ""
+		}
+		if trimSpace(n) == "" {
+			blank = true
+			continue
+		}
+		if !hasList {
+			continue
+		}
+		if first == "" {
+			first = n
+		} else if NormalizeToolPolicyName(n) != NormalizeToolPolicyName(first) {
+			different = true
+		}
+	}
+	switch {
+	case calls == 0:
+		return guardNone, ""
+	case !hasList && blank:
+		return guardMalformed, ""
+	case blank && first == "":
+		return guardMalformed, ""
+	case different || !hasList:
+		return guardIncomplete, ""
+	case first == "":
+		return guardIncomplete, ""
+	}
+	return guardUnknown, NormalizeToolPolicyName(first)
+}
+
+// guardMessage is guardUnknownToolLoopInMessage for an event message
+// (final=false) or the result message (final=true).
+func (s *trimStream) guardMessage(m *llm.Message, final bool) {
+	kind, name := classify(m, s.cfg.Allowed)
+	countAttempt := !s.counted
+	switch kind {
+	case guardAllowed:
+		s.guard.reset()
+		s.counted = true
+	case guardUnknown:
+		if countAttempt {
+			s.guard.bump(name)
+			s.counted = true
+		}
+		if s.guard.exceeds(name, s.cfg.UnknownToolThreshold) {
+			rewriteUnavailableTool(m, name)
+		}
+	case guardMalformed:
+		if final {
+			rewriteUnavailableTool(m, blankToolName)
+			if countAttempt {
+				s.guard.reset()
+			}
+		}
+	default:
+		if final && countAttempt {
+			s.guard.reset()
+		}
+	}
+}
+
+// rewriteUnavailableTool replaces m's content with the one text block of
+// OpenClaw's loop guard. It is a cold path: the new content gets its own
+// slice, so block objects handed out earlier keep their state.
+func rewriteUnavailableTool(m *llm.Message, name string) {
+	text := make([]byte, 0, 128+len(name))
+	text = append(text, `I can't use the tool "`...)
+	text = append(text, name...)
+	text = append(text, `" here because it isn't available. I need to stop retrying it and answer without that tool.`...)
+	m.Content = []llm.Block{{Type: llm.BlockText, Text: text}}
+}
