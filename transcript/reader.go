@@ -63,10 +63,16 @@ type Reader struct {
 	offset int64
 	line   []byte // long lines that do not fit the bufio buffer
 
-	idBuf, prevBuf, fkBuf                  []byte
+	idBuf, prevBuf, fkBuf                   []byte
 	dataBuf, detailsBuf, contentBuf, msgBuf []byte
 
 	closers []io.Closer
+
+	// raw is the current line (header or entry) as read, borrowed; the
+	// Writer uses it to copy or migrate lines verbatim.
+	raw []byte
+	// cur is the parsed current line, valid until the next Next.
+	cur *fastjson.Value
 }
 
 // NewReader returns a Reader of the session JSONL in rd (plain text; use
@@ -276,6 +282,7 @@ func (r *Reader) Next() bool {
 			r.bad(line, start)
 			continue
 		}
+		r.raw, r.cur = line, v
 		if !r.hdrDone {
 			if !r.header(v) {
 				r.err = &FormatError{Line: r.st.Lines, Offset: start, Excerpt: excerpt(line), Err: ErrNotSession}

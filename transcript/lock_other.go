@@ -1,0 +1,9 @@
+//go:build !unix
+
+package transcript
+
+import "os"
+
+// lockFile is a no-op where flock is not available: writers are then not
+// protected from each other, which the package documentation states.
+func lockFile(f *os.File) error { return nil }
