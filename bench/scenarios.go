@@ -6,6 +6,7 @@ package bench
 func Scenarios() ([]Scenario, error) {
 	var scs []Scenario
 	for _, add := range []func() ([]Scenario, error){
+		decodeScenarios,
 		tokenizeScenarios,
 	} {
 		s, err := add()

@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
+	"github.com/ocbench/ocbench/provider/synth"
+)
+
+// StreamEvents and StreamSeed fix the synthetic streams every decode and
+// chain scenario reads, here and in the peers module: 2,000 events shaped as
+// spec/peers.md measured them.
+const (
+	StreamEvents = 2000
+	StreamSeed   = 1
+)
+
+// WireStream is one synthetic input: its wire and generated stream.
+type WireStream struct {
+	Name   string // scenario input name, e.g. "openai-chat"
+	Wire   provider.Wire
+	Stream *synth.Stream
+}
+
+// WireStreams returns the synthetic stream of each wire format.
+func WireStreams() []WireStream {
+	return []WireStream{
+		{"openai-chat", provider.WireOpenAIChat, synth.OpenAIChat(StreamEvents, StreamSeed)},
+		{"anthropic", provider.WireAnthropic, synth.Anthropic(StreamEvents, StreamSeed)},
+		{"openai-responses", provider.WireOpenAIResponses, synth.Responses(StreamEvents, StreamSeed)},
+	}
+}
+
+// checkDecoded fails when m is not what the generator put in the stream:
+// a scenario that decodes wrongly must not report a speed.
+func checkDecoded(ws WireStream, m *llm.Message) error {
+	if m.StopReason == llm.StopError || m.StopReason == llm.StopAborted {
+		return fmt.Errorf("%s: stream failed: %s", ws.Name, m.ErrorMessage)
+	}
+	if got := m.TextContent(); got != ws.Stream.Text {
+		return fmt.Errorf("%s: decoded text differs (%d vs %d bytes)", ws.Name, len(got), len(ws.Stream.Text))
+	}
+	calls := m.ToolCalls(nil)
+	if len(calls) != len(ws.Stream.Calls) {
+		return fmt.Errorf("%s: %d tool calls, want %d", ws.Name, len(calls), len(ws.Stream.Calls))
+	}
+	return nil
+}
+
+func decodeScenarios() ([]Scenario, error) {
+	var scs []Scenario
+	for _, ws := range WireStreams() {
+		scs = append(scs, Scenario{
+			Name: "decode/" + ws.Name, Stage: "decode", Input: ws.Name, Impl: Ours,
+			Bytes: int64(len(ws.Stream.Body)), Events: int64(ws.Stream.Events),
+			Setup: func() (func() error, func(), error) {
+				r := bytes.NewReader(ws.Stream.Body)
+				d := provider.NewDecoder(ws.Wire, r, provider.Options{})
+				first := true
+				return func() error {
+					r.Reset(ws.Stream.Body)
+					d.Reset(ws.Wire, r, provider.Options{})
+					m, err := llm.Drain(d)
+					if err != nil {
+						return err
+					}
+					if first {
+						first = false
+						return checkDecoded(ws, m)
+					}
+					return nil
+				}, nil, nil
+			},
+		})
+	}
+	return scs, nil
+}
