@@ -1,0 +1,28 @@
+// Package repair owns the argument decisions of a streamed tool call: given
+// the bytes a provider sent as a tool call's arguments, it decides the final
+// JSON object the tool receives, under one of three profiles (ProfileOpenClaw,
+// ProfileExtended, ProfileOff).
+//
+// It is pure byte-slice code: every function appends its result to a caller
+// supplied dst and allocates nothing on valid input when dst has room. It
+// holds no state and is safe for concurrent use.
+//
+// What it owns:
+//   - Valid: a JSON validity check equal to encoding/json's.
+//   - OpenClawShouldTry / OpenClawExtract: OpenClaw 2026.9.6's trigger rule and
+//     its three repair strategies (whole buffer, balanced-prefix extraction,
+//     smart-quote parser), including everything they do not repair.
+//   - PiParse: pi-ai's parseStreamingJson (valid JSON, escape repair,
+//     lossy partial-JSON parse, else {}), which decides OpenClaw's outcome
+//     wherever OpenClaw's own repair does not run.
+//   - Extended: the default profile. Valid objects pass byte for byte; the
+//     real-world quirks (code fences, trailing commas, Python literals, single
+//     quotes, double-encoded strings, concatenated objects, leading metadata,
+//     smart quotes) are repaired without inventing content; truncated input is
+//     refused with ErrTruncated, never closed.
+//   - DecodeHTMLEntities / DecodeEntitiesInJSON: OpenClaw's xAI entity decoding.
+//
+// What it does not own: the stream plumbing (which delta triggers what, the
+// per-index buffers, writing results into the live message, gating by
+// provider). That is package streamwrap, which calls these functions.
+package repair
