@@ -1,0 +1,548 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrPathEscape means a tool was asked for a path outside the workspace:
+// an absolute path elsewhere, a ".." that climbs out, or a symlink that
+// points out. Nothing was read or written.
+var ErrPathEscape = errors.New("engine: path escapes the workspace")
+
+// ErrExecDisabled is the error of an exec call in a run that did not
+// enable exec. (exec is then not offered to the model at all; the error
+// only shows when a model calls it anyway, through the unknown-tool path.)
+var ErrExecDisabled = errors.New("engine: exec is not enabled")
+
+// PathError reports a refused path. It wraps ErrPathEscape.
+type PathError struct {
+	Path string
+	Why  string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("path %q is outside the workspace (%s)", e.Path, e.Why)
+}
+
+// Unwrap makes errors.Is(err, ErrPathEscape) true.
+func (e *PathError) Unwrap() error { return ErrPathEscape }
+
+// Workspace is the directory the built-in tools are confined to. Every path
+// is resolved inside it: absolute paths elsewhere, ".." past its root and
+// symlinks that lead out are refused with a *PathError, and the file
+// operations themselves go through an os.Root, so a symlink swapped in
+// after the check cannot lead out either.
+type Workspace struct {
+	dir  string // absolute, symlinks resolved
+	root *os.Root
+}
+
+// OpenWorkspace opens dir (which must exist) as a workspace.
+func OpenWorkspace(dir string) (*Workspace, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
+	}
+	return &Workspace{dir: real, root: root}, nil
+}
+
+// Dir returns the workspace's absolute path with symlinks resolved.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Close releases the workspace's directory handle.
+func (w *Workspace) Close() error { return w.root.Close() }
+
+// Resolve maps a path given by the model to a path relative to the
+// workspace, or refuses it. Relative paths are taken from the workspace
+// root; absolute paths are accepted only when they lie inside it. The
+// deepest existing ancestor of the result is resolved with
+// filepath.EvalSymlinks and must stay inside the workspace.
+func (w *Workspace) Resolve(p string) (string, error) {
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", &PathError{Path: p, Why: "contains a NUL byte"}
+	}
+	rel := p
+	if strings.TrimSpace(p) == "" {
+		rel = "."
+	}
+	if strings.HasPrefix(rel, "~") {
+		return "", &PathError{Path: p, Why: "home-relative paths are not allowed"}
+	}
+	if filepath.IsAbs(rel) {
+		clean := filepath.Clean(rel)
+		r, err := filepath.Rel(w.dir, clean)
+		if err != nil || !filepath.IsLocal(r) && r != "." {
+			// The caller may name the workspace through a symlinked alias.
+			if real, ok := evalDeepest(clean); ok {
+				r, err = filepath.Rel(w.dir, real)
+			}
+			if err != nil || !filepath.IsLocal(r) && r != "." {
+				return "", &PathError{Path: p, Why: "absolute path outside the workspace"}
+			}
+		}
+		rel = r
+	}
+	rel = filepath.Clean(rel)
+	if rel != "." && !filepath.IsLocal(rel) {
+		return "", &PathError{Path: p, Why: "climbs out with .."}
+	}
+	real, ok := evalDeepest(filepath.Join(w.dir, rel))
+	if !ok {
+		return "", &PathError{Path: p, Why: "cannot be resolved"}
+	}
+	if r, err := filepath.Rel(w.dir, real); err != nil || (r != "." && !filepath.IsLocal(r)) {
+		return "", &PathError{Path: p, Why: "a symlink leads out of the workspace"}
+	}
+	return rel, nil
+}
+
+// evalDeepest resolves the symlinks of the deepest existing ancestor of
+// abs and re-appends the components that do not exist yet.
+func evalDeepest(abs string) (string, bool) {
+	cur := abs
+	var rest []string
+	for {
+		if _, err := os.Lstat(cur); err == nil {
+			real, err := filepath.EvalSymlinks(cur)
+			if err != nil {
+				// A dangling symlink: refuse rather than guess its target.
+				return "", false
+			}
+			for i := len(rest) - 1; i >= 0; i-- {
+				real = filepath.Join(real, rest[i])
+			}
+			return real, true
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return "", false
+		}
+		rest = append(rest, filepath.Base(cur))
+		cur = parent
+	}
+}
+
+// rootErr maps os.Root's refusals to *PathError so the model sees one
+// consistent message, and keeps other errors as they are.
+func rootErr(p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {
+		return &PathError{Path: p, Why: "a symlink leads out of the workspace"}
+	}
+	return err
+}
+
+// BuiltinOptions configures the built-in tools.
+type BuiltinOptions struct {
+	// Exec offers the exec tool; it is off unless set.
+	Exec bool
+	// ExecTimeout bounds one command (default 60s; a call may ask for less).
+	ExecTimeout time.Duration
+	// ExecOutputCap bounds the output kept from one command, in bytes
+	// (default 50 KiB); the tail is kept, as pi's bash tool keeps it.
+	ExecOutputCap int
+	// ReadMaxBytes bounds the text one read returns (default 50 KiB), and
+	// ReadMaxLines the lines (default 2000), pi's read-tool limits.
+	ReadMaxBytes int
+	ReadMaxLines int
+	// MaxFileBytes bounds the size of a file read or edited (default 8 MiB).
+	MaxFileBytes int64
+}
+
+func (o *BuiltinOptions) setDefaults() {
+	if o.ExecTimeout <= 0 {
+		o.ExecTimeout = 60 * time.Second
+	}
+	if o.ExecOutputCap <= 0 {
+		o.ExecOutputCap = 50 << 10
+	}
+	if o.ReadMaxBytes <= 0 {
+		o.ReadMaxBytes = 50 << 10
+	}
+	if o.ReadMaxLines <= 0 {
+		o.ReadMaxLines = 2000
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = 8 << 20
+	}
+}
+
+// Built-in tool schemas, compiled once per process.
+const (
+	readSchema = `{"type":"object","properties":{` +
+		`"path":{"type":"string","minLength":1,"description":"Path of the file, relative to the workspace"},` +
+		`"offset":{"type":"integer","minimum":1,"description":"Line number to start reading from (1-indexed)"},` +
+		`"limit":{"type":"integer","minimum":1,"description":"Maximum number of lines to read"}},` +
+		`"required":["path"],"additionalProperties":false}`
+	writeSchema = `{"type":"object","properties":{` +
+		`"path":{"type":"string","minLength":1,"description":"Path of the file to write, relative to the workspace"},` +
+		`"content":{"type":"string","description":"Content to write"}},` +
+		`"required":["path","content"],"additionalProperties":false}`
+	editSchema = `{"type":"object","properties":{` +
+		`"path":{"type":"string","minLength":1,"description":"Path of the file to edit"},` +
+		`"oldText":{"type":"string","minLength":1,"description":"Exact text to replace; must occur exactly once"},` +
+		`"newText":{"type":"string","description":"Replacement text"}},` +
+		`"required":["path","oldText","newText"],"additionalProperties":false}`
+	lsSchema = `{"type":"object","properties":{` +
+		`"path":{"type":"string","description":"Directory to list (default: the workspace root)"},` +
+		`"limit":{"type":"integer","minimum":1,"description":"Maximum number of entries (default 500)"}},` +
+		`"additionalProperties":false}`
+	execSchema = `{"type":"object","properties":{` +
+		`"command":{"type":"string","minLength":1,"description":"Shell command to run in the workspace"},` +
+		`"timeout":{"type":"number","exclusiveMinimum":0,"description":"Timeout in seconds"}},` +
+		`"required":["command"],"additionalProperties":false}`
+)
+
+type builtinSpec struct {
+	name, desc, params string
+}
+
+var builtinSpecs = [...]builtinSpec{
+	{"read", "Read the contents of a file in the workspace. Output is truncated to 2000 lines or 50KB; use offset/limit for large files.", readSchema},
+	{"write", "Write content to a file in the workspace, creating it and its parent directories if needed, overwriting it if it exists.", writeSchema},
+	{"edit", "Edit a file by replacing exact text. oldText must match exactly once, including whitespace.", editSchema},
+	{"ls", "List the entries of a directory in the workspace, sorted, with a trailing / on directories.", lsSchema},
+	{"exec", "Run a shell command with the workspace as working directory. Returns the combined stdout and stderr (the tail when long) and the exit code.", execSchema},
+}
+
+var compiledBuiltins = sync.OnceValue(func() []*Tool {
+	out := make([]*Tool, len(builtinSpecs))
+	for i, s := range builtinSpecs {
+		out[i] = MustNewTool(s.name, s.desc, []byte(s.params), func(context.Context, []byte) (ToolOutput, error) {
+			return ToolOutput{}, errors.New("BUG: unbound built-in tool")
+		})
+	}
+	return out
+})
+
+// Builtins returns the built-in tools bound to ws: read, write, edit, ls,
+// and exec when opt.Exec is set. The schemas are compiled once per process;
+// binding them is cheap.
+func Builtins(ws *Workspace, opt BuiltinOptions) []*Tool {
+	opt.setDefaults()
+	b := &builtins{ws: ws, opt: opt}
+	handlers := [...]ToolHandler{b.read, b.write, b.edit, b.ls, b.exec}
+	tools := make([]*Tool, 0, len(handlers))
+	for i, proto := range compiledBuiltins() {
+		if proto.name == "exec" && !opt.Exec {
+			continue
+		}
+		t := *proto
+		t.handler = handlers[i]
+		tools = append(tools, &t)
+	}
+	return tools
+}
+
+type builtins struct {
+	ws  *Workspace
+	opt BuiltinOptions
+}
+
+func decodeArgs(args []byte, v any) error {
+	if err := json.Unmarshal(args, v); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	return nil
+}
+
+func (b *builtins) readFile(p string) (string, []byte, error) {
+	rel, err := b.ws.Resolve(p)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := b.ws.root.Open(rel)
+	if err != nil {
+		return rel, nil, rootErr(p, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return rel, nil, err
+	}
+	if st.IsDir() {
+		return rel, nil, fmt.Errorf("%s is a directory; use ls to list it", p)
+	}
+	if st.Size() > b.opt.MaxFileBytes {
+		return rel, nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit of this tool", p, st.Size(), b.opt.MaxFileBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, b.opt.MaxFileBytes+1))
+	if err != nil {
+		return rel, nil, err
+	}
+	if int64(len(data)) > b.opt.MaxFileBytes {
+		return rel, nil, fmt.Errorf("%s is over the %d-byte limit of this tool", p, b.opt.MaxFileBytes)
+	}
+	return rel, data, nil
+}
+
+func (b *builtins) read(_ context.Context, args []byte) (ToolOutput, error) {
+	var a struct {
+		Path   string `json:"path"`
+		Offset int    `json:"offset"`
+		Limit  int    `json:"limit"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return ToolOutput{}, err
+	}
+	_, data, err := b.readFile(a.Path)
+	if err != nil {
+		return ToolOutput{}, err
+	}
+	text := string(data)
+	lines := strings.SplitAfter(text, "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	total := len(lines)
+	start := 0
+	if a.Offset > 0 {
+		start = a.Offset - 1
+	}
+	if start >= total && total > 0 {
+		return ToolOutput{}, fmt.Errorf("offset %d is beyond the end of %s (%d lines)", a.Offset, a.Path, total)
+	}
+	maxLines := b.opt.ReadMaxLines
+	if a.Limit > 0 && a.Limit < maxLines {
+		maxLines = a.Limit
+	}
+	var out strings.Builder
+	end := start
+	for end < total && end-start < maxLines {
+		if out.Len()+len(lines[end]) > b.opt.ReadMaxBytes {
+			break
+		}
+		out.WriteString(lines[end])
+		end++
+	}
+	if end == start && start < total {
+		// One line longer than the byte limit: show its head.
+		out.WriteString(lines[start][:b.opt.ReadMaxBytes])
+		fmt.Fprintf(&out, "\n\n[Line %d is longer than %d bytes and was cut.]", start+1, b.opt.ReadMaxBytes)
+		return ToolOutput{Text: out.String()}, nil
+	}
+	if end < total {
+		fmt.Fprintf(&out, "\n\n[Showing lines %d-%d of %d. Use offset=%d to continue.]", start+1, end, total, end+1)
+	}
+	return ToolOutput{Text: out.String()}, nil
+}
+
+func (b *builtins) write(_ context.Context, args []byte) (ToolOutput, error) {
+	var a struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return ToolOutput{}, err
+	}
+	rel, err := b.ws.Resolve(a.Path)
+	if err != nil {
+		return ToolOutput{}, err
+	}
+	if rel == "." {
+		return ToolOutput{}, fmt.Errorf("%s is the workspace directory, not a file", a.Path)
+	}
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := b.ws.root.MkdirAll(dir, 0o755); err != nil {
+			return ToolOutput{}, rootErr(a.Path, err)
+		}
+	}
+	if err := b.ws.root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
+		return ToolOutput{}, rootErr(a.Path, err)
+	}
+	return ToolOutput{Text: fmt.Sprintf("Successfully wrote %d bytes to %s", len(a.Content), a.Path)}, nil
+}
+
+func (b *builtins) edit(_ context.Context, args []byte) (ToolOutput, error) {
+	var a struct {
+		Path    string `json:"path"`
+		OldText string `json:"oldText"`
+		NewText string `json:"newText"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return ToolOutput{}, err
+	}
+	rel, data, err := b.readFile(a.Path)
+	if err != nil {
+		return ToolOutput{}, err
+	}
+	switch n := bytes.Count(data, []byte(a.OldText)); n {
+	case 0:
+		return ToolOutput{}, fmt.Errorf("could not find the exact text in %s; oldText must match exactly, including whitespace and newlines", a.Path)
+	case 1:
+	default:
+		return ToolOutput{}, fmt.Errorf("found %d occurrences of the text in %s; oldText must be unique, add more context", n, a.Path)
+	}
+	st, err := b.ws.root.Stat(rel)
+	if err != nil {
+		return ToolOutput{}, rootErr(a.Path, err)
+	}
+	out := bytes.Replace(data, []byte(a.OldText), []byte(a.NewText), 1)
+	if err := b.ws.root.WriteFile(rel, out, st.Mode().Perm()); err != nil {
+		return ToolOutput{}, rootErr(a.Path, err)
+	}
+	return ToolOutput{Text: "Successfully replaced text in " + a.Path + "."}, nil
+}
+
+func (b *builtins) ls(_ context.Context, args []byte) (ToolOutput, error) {
+	var a struct {
+		Path  string `json:"path"`
+		Limit int    `json:"limit"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return ToolOutput{}, err
+	}
+	rel, err := b.ws.Resolve(a.Path)
+	if err != nil {
+		return ToolOutput{}, err
+	}
+	f, err := b.ws.root.Open(rel)
+	if err != nil {
+		return ToolOutput{}, rootErr(a.Path, err)
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return ToolOutput{}, fmt.Errorf("cannot list %s: %w", a.Path, err)
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+		if e.IsDir() {
+			names[i] += "/"
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return strings.ToLower(names[i]) < strings.ToLower(names[j]) })
+	limit := 500
+	if a.Limit > 0 {
+		limit = a.Limit
+	}
+	if len(names) == 0 {
+		return ToolOutput{Text: "(empty directory)"}, nil
+	}
+	var out strings.Builder
+	for i, n := range names {
+		if i == limit {
+			fmt.Fprintf(&out, "\n[%d entries limit reached; %d more not shown]", limit, len(names)-limit)
+			break
+		}
+		if i > 0 {
+			out.WriteByte('\n')
+		}
+		out.WriteString(n)
+	}
+	return ToolOutput{Text: out.String()}, nil
+}
+
+// tailBuffer keeps the last max bytes written to it and counts the rest.
+type tailBuffer struct {
+	max     int
+	buf     []byte
+	dropped int64
+	mu      sync.Mutex
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - 2*t.max; over > 0 {
+		over += t.max
+		t.dropped += int64(over)
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) result() (string, int64) {
+	if over := len(t.buf) - t.max; over > 0 {
+		t.dropped += int64(over)
+		t.buf = t.buf[over:]
+	}
+	return string(t.buf), t.dropped
+}
+
+func (b *builtins) exec(ctx context.Context, args []byte) (ToolOutput, error) {
+	if !b.opt.Exec {
+		return ToolOutput{}, ErrExecDisabled
+	}
+	var a struct {
+		Command string  `json:"command"`
+		Timeout float64 `json:"timeout"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return ToolOutput{}, err
+	}
+	timeout := b.opt.ExecTimeout
+	if a.Timeout > 0 {
+		if d := time.Duration(a.Timeout * float64(time.Second)); d < timeout {
+			timeout = d
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", a.Command)
+	cmd.Dir = b.ws.dir
+	cmd.Stdin = nil
+	out := &tailBuffer{max: b.opt.ExecOutputCap}
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// Kill the whole process group: the shell's children too.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	runErr := cmd.Run()
+	text, dropped := out.result()
+	var sb strings.Builder
+	if dropped > 0 {
+		fmt.Fprintf(&sb, "[Output truncated: the first %d bytes were dropped, showing the last %d.]\n", dropped, len(text))
+	}
+	sb.WriteString(text)
+	if text == "" {
+		sb.WriteString("(no output)")
+	}
+	switch {
+	case runErr == nil:
+		return ToolOutput{Text: sb.String()}, nil
+	case ctx.Err() != nil:
+		sb.WriteString("\n\nCommand aborted.")
+		return ToolOutput{Text: sb.String(), IsError: true}, nil
+	case cctx.Err() != nil:
+		fmt.Fprintf(&sb, "\n\nCommand timed out after %s.", timeout)
+		return ToolOutput{Text: sb.String(), IsError: true}, nil
+	}
+	var ee *exec.ExitError
+	if errors.As(runErr, &ee) {
+		sb.WriteString("\n\nCommand exited with code " + strconv.Itoa(ee.ExitCode()))
+		return ToolOutput{Text: sb.String(), IsError: true}, nil
+	}
+	return ToolOutput{}, fmt.Errorf("exec: %w", runErr)
+}

@@ -1,0 +1,26 @@
+// Package engine runs agent turns: it is ocbench's counterpart of
+// OpenClaw's embedded run attempt. Run resolves the model and provider,
+// opens the session transcript (holding its lock), builds the system prompt,
+// registers the tools, wraps the provider's StreamFunc in the decorator
+// chain, prepares the history, and then loops: call the model, run the
+// final message's tool calls one after another in order, append each
+// result to the transcript, and repeat until the stop reason is not toolUse
+// or a turn limit is reached. Messages queued while a run is active are
+// delivered between turns (steering), and the whole run can be aborted
+// through its context with the transcript left consistent.
+//
+// The package also owns the tool registry (JSON-schema parameters
+// validated before execution; built-in read, write, edit and ls confined
+// to a workspace, and exec when enabled), the preemptive compaction
+// decision and compaction through the model, and harness selection
+// (embedded or plugin harnesses registered by embedding code).
+//
+// It does not decode wire formats (package provider), repair or guard
+// streams (package streamwrap), assemble prompt text (package prompt),
+// count tokens (package tokenize), or read and write session files and
+// prepare history (package transcript): it calls them.
+//
+// Events of a run reach embedding code through Params.OnEvent, in order,
+// on the run's goroutine. They carry borrowed views (the stream event and
+// the live message) valid only during the callback.
+package engine

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
+)
+
+// callModel makes one model call with the current history and returns
+// the final assistant message (owned by the caller), whether an Interrupt
+// cut it short, and the error that ended it (nil for stop, length and
+// toolUse). A request the provider refuses is retried when the provider
+// says it is temporary, then reported as an assistant message with
+// stopReason error, so that it lands in the transcript like any failure.
+func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
+	p := r.p
+	r.req.Messages = r.hist
+	r.emit(EventTurnStart, nil)
+	for attempt := 0; ; attempt++ {
+		pctx, cancel := context.WithCancelCause(ctx)
+		tctx, tcancel := context.WithTimeout(pctx, p.TurnTimeout)
+		if p.Queue.setPhase(cancel) {
+			p.Queue.setPhase(nil)
+			tcancel()
+			cancel(nil)
+			m := r.failedMessage(llm.StopAborted, "Request was aborted")
+			return m, true, ErrInterrupted
+		}
+		s, err := r.fn(tctx, &r.req)
+		if err != nil {
+			p.Queue.setPhase(nil)
+			cause := context.Cause(pctx)
+			tcancel()
+			cancel(nil)
+			if errors.Is(cause, ErrInterrupted) && ctx.Err() == nil {
+				return r.failedMessage(llm.StopAborted, "Request was aborted"), true, ErrInterrupted
+			}
+			if ctx.Err() != nil {
+				return r.failedMessage(llm.StopAborted, "Request was aborted"), false, ctx.Err()
+			}
+			if wait, ok := r.retryWait(err, attempt); ok {
+				r.res.Retries++
+				r.emit(EventRetry, func(e *Event) { e.Err = err; e.Wait = wait })
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+					continue
+				case <-ctx.Done():
+					t.Stop()
+					return r.failedMessage(llm.StopAborted, "Request was aborted"), false, ctx.Err()
+				}
+			}
+			return r.failedMessage(llm.StopError, err.Error()), false, fmt.Errorf("%w: %w", ErrProvider, err)
+		}
+		m, interrupted, err := r.drain(ctx, pctx, tctx, s)
+		p.Queue.setPhase(nil)
+		tcancel()
+		cancel(nil)
+		return m, interrupted, err
+	}
+}
+
+// retryWait decides whether a refused request is retried and after how
+// long: only errors the provider marks temporary (429, 408, 409, 5xx),
+// at most RateLimitRetries times, honouring Retry-After up to MaxRetryWait.
+func (r *runner) retryWait(err error, attempt int) (time.Duration, bool) {
+	p := r.p
+	if p.RateLimitRetries < 0 || attempt >= p.RateLimitRetries {
+		return 0, false
+	}
+	var he *provider.HTTPError
+	if !errors.As(err, &he) || !he.Temporary() {
+		return 0, false
+	}
+	wait := he.RetryAfter
+	if wait <= 0 {
+		wait = 500 * time.Millisecond << attempt
+	}
+	if wait > p.MaxRetryWait {
+		return 0, false
+	}
+	return wait, true
+}
+
+func (r *runner) failedMessage(reason llm.StopReason, text string) *llm.Message {
+	m := &llm.Message{Role: llm.RoleAssistant, API: r.p.Model.API, Provider: r.p.Model.Provider, Model: r.p.Model.ID,
+		Timestamp: r.p.Now().UnixMilli()}
+	m.Fail(reason, text)
+	return m
+}
+
+// drain reads the stream to its end, forwarding events, and returns a
+// clone of the final message.
+func (r *runner) drain(ctx, pctx, tctx context.Context, s llm.Stream) (*llm.Message, bool, error) {
+	p := r.p
+	size := 0
+	tooLarge := false
+	emit := p.OnEvent != nil
+	for s.Next() {
+		e := s.Event()
+		size += len(e.Delta)
+		if emit {
+			r.ev = Event{Kind: EventStream, Turn: r.turn, Stream: e, Message: s.Message()}
+			p.OnEvent(&r.ev)
+		}
+		if size > p.MaxMessageBytes {
+			tooLarge = true
+			break
+		}
+	}
+	serr := s.Err()
+	m := s.Message().Clone()
+	_ = s.Close()
+	if m.Timestamp == 0 {
+		m.Timestamp = p.Now().UnixMilli()
+	}
+	if m.API == "" {
+		m.API = p.Model.API
+	}
+	if m.Provider == "" {
+		m.Provider = p.Model.Provider
+	}
+	if m.Model == "" {
+		m.Model = p.Model.ID
+	}
+	cause := context.Cause(pctx)
+	switch {
+	case tooLarge:
+		m.Fail(llm.StopError, fmt.Sprintf("assistant message exceeded %d bytes; the stream was cut (endless stream?)", p.MaxMessageBytes))
+		return m, false, fmt.Errorf("%w: over %d bytes", ErrMessageTooLarge, p.MaxMessageBytes)
+	case ctx.Err() != nil:
+		m.Fail(llm.StopAborted, "Request was aborted")
+		return m, false, ctx.Err()
+	case errors.Is(cause, ErrInterrupted):
+		m.Fail(llm.StopAborted, "Request was aborted")
+		return m, true, ErrInterrupted
+	case tctx.Err() != nil:
+		m.Fail(llm.StopError, fmt.Sprintf("model call timed out after %s", p.TurnTimeout))
+		return m, false, fmt.Errorf("%w: %s", ErrProvider, m.ErrorMessage)
+	}
+	switch m.StopReason {
+	case llm.StopError, llm.StopAborted:
+		if m.ErrorMessage == "" {
+			m.ErrorMessage = "model call failed"
+		}
+		if serr == nil {
+			serr = errors.New(m.ErrorMessage)
+		}
+		return m, false, fmt.Errorf("%w: %w", ErrProvider, serr)
+	case llm.StopNone:
+		// A stream that ended without a terminal event (contract breach
+		// of a custom StreamFunc): treat as truncated.
+		m.Fail(llm.StopError, "stream ended before the message was complete")
+		return m, false, fmt.Errorf("%w: %s", ErrProvider, m.ErrorMessage)
+	}
+	return m, false, nil
+}

@@ -1,0 +1,602 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// Errors of a run. Setup failures are returned before anything is written;
+// failures during the loop are also recorded in the transcript (an
+// assistant message with stopReason error or aborted) and in Result.Err.
+var (
+	// ErrNoPrompt means Params.Prompt was empty.
+	ErrNoPrompt = errors.New("engine: empty prompt")
+	// ErrNoProvider means neither Params.StreamFunc nor a usable
+	// Params.Model.BaseURL/API was given.
+	ErrNoProvider = errors.New("engine: no provider")
+	// ErrTurnLimit means the run stopped after Params.MaxTurns model calls
+	// while the model still asked for tools.
+	ErrTurnLimit = errors.New("engine: turn limit reached")
+	// ErrProvider wraps a model call that failed: refused before streaming
+	// (HTTP error, rate limit after the allowed retries) or ended with an
+	// error stop reason.
+	ErrProvider = errors.New("engine: model call failed")
+	// ErrMessageTooLarge means one assistant message streamed more than
+	// Params.MaxMessageBytes (an endless stream); the call was cut there.
+	ErrMessageTooLarge = errors.New("engine: assistant message too large")
+	// ErrContextOverflow means the prompt did not fit the model's context
+	// even after the allowed compactions.
+	ErrContextOverflow = errors.New("engine: context overflow")
+)
+
+// Defaults of Params.
+const (
+	DefaultMaxTurns          = 50
+	DefaultMaxMessageBytes   = 8 << 20
+	DefaultRateLimitRetries  = 2
+	DefaultMaxRetryWait      = 30 * time.Second
+	DefaultTurnTimeout       = 10 * time.Minute
+	MaxOverflowCompactions   = 3 // OpenClaw's MAX_OVERFLOW_COMPACTION_ATTEMPTS
+	abortedToolResultText    = "Tool call was not completed: the run was aborted."
+	interruptedToolText      = "Tool call was not completed: interrupted by a queued user message."
+	skippedForSteerText      = "Skipped due to queued user message."
+	assistantFailedPlacehold = "[assistant turn failed before producing content]"
+)
+
+// Params configure one run.
+type Params struct {
+	// Prompt is the user message that starts the run.
+	Prompt string
+
+	// Model is the model to call; its ContextWindow drives compaction.
+	Model llm.Model
+	// StreamFunc is the provider. When nil, Run uses the HTTP transport of
+	// package provider for Model.API at Model.BaseURL with APIKey.
+	StreamFunc llm.StreamFunc
+	APIKey     string
+
+	// Workspace is the directory the built-in tools are confined to and
+	// whose bootstrap files the system prompt injects. Empty means no
+	// built-in tools and no workspace section.
+	Workspace string
+	// Builtins configures the built-in tools (exec is off unless enabled);
+	// NoBuiltins leaves them out.
+	Builtins   BuiltinOptions
+	NoBuiltins bool
+	// Tools are extra tools offered besides the built-ins.
+	Tools []*Tool
+
+	// SessionFile is the session transcript. Empty means an ephemeral
+	// in-memory session (nothing is written).
+	SessionFile string
+	// SessionID names the session in the header of a new file and in
+	// requests (prompt-cache key); empty derives one.
+	SessionID string
+	// Session options for file sessions (durability etc.).
+	Session SessionOptions
+
+	// SystemPrompt, when set, replaces the generated system prompt (and
+	// CacheBoundary its cache boundary). Otherwise package prompt builds it.
+	SystemPrompt  string
+	CacheBoundary int
+	// Prompt options passed to package prompt.
+	PromptOptions PromptOptions
+
+	// MaxTurns bounds the model calls of the run (default 50).
+	MaxTurns int
+	// MaxMessageBytes bounds one streamed assistant message (default 8 MiB).
+	MaxMessageBytes int
+	// TurnTimeout bounds one model call, stream included (default 10 min).
+	TurnTimeout time.Duration
+	// RateLimitRetries is how often a refused request that the provider
+	// says is temporary (429, 5xx) is retried (default 2; negative: never);
+	// MaxRetryWait caps the wait between tries (default 30s); a provider's
+	// Retry-After longer than that is not waited for.
+	RateLimitRetries int
+	MaxRetryWait     time.Duration
+
+	// Stream configures the decorator chain (idle timeout, repair profile,
+	// unknown-tool threshold).
+	Stream StreamOptions
+
+	// Compaction configures the preemptive check and compaction.
+	Compaction CompactionOptions
+
+	// Harness policy and plugin harnesses registered by embedding code.
+	Harness   HarnessPolicy
+	Harnesses []Harness
+
+	// Queue receives messages sent while the run is active (steering).
+	Queue *Queue
+
+	// OnEvent, when set, receives the run's events (see Event).
+	OnEvent func(*Event)
+
+	// Now returns the current time (default time.Now); tests pin it.
+	Now func() time.Time
+}
+
+func (p *Params) setDefaults() {
+	if p.MaxTurns <= 0 {
+		p.MaxTurns = DefaultMaxTurns
+	}
+	if p.MaxMessageBytes <= 0 {
+		p.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if p.TurnTimeout <= 0 {
+		p.TurnTimeout = DefaultTurnTimeout
+	}
+	if p.RateLimitRetries == 0 {
+		p.RateLimitRetries = DefaultRateLimitRetries
+	}
+	if p.MaxRetryWait <= 0 {
+		p.MaxRetryWait = DefaultMaxRetryWait
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	p.Compaction.setDefaults()
+}
+
+// ToolCallRecord is one tool call the run executed (or refused).
+type ToolCallRecord struct {
+	Turn     int
+	ID       string
+	Name     string
+	IsError  bool
+	Err      error
+	Duration time.Duration
+}
+
+// Result is what a run did.
+type Result struct {
+	// Final is the last assistant message (nil if no model call finished).
+	Final      *llm.Message
+	StopReason llm.StopReason
+	// Turns is the number of model calls; Usage their summed usage.
+	Turns int
+	Usage llm.Usage
+	// ToolCalls lists every tool call, in order.
+	ToolCalls []ToolCallRecord
+	// Steered counts queued messages delivered during the run.
+	Steered int
+	// Retries counts refused requests retried (rate limits, 5xx).
+	Retries int
+	// Compaction is the outcome of the last compaction attempt, if any.
+	Compaction CompactionOutcome
+	// Preemptive is the pre-prompt budget decision.
+	Preemptive PreemptiveDecision
+	// Harness is the harness that ran.
+	Harness HarnessSelection
+	// Aborted is set when the context ended the run; TurnLimit when
+	// MaxTurns did.
+	Aborted   bool
+	TurnLimit bool
+	// Err is the error that ended the run, nil for a clean end.
+	Err error
+	// Notes are human-readable remarks (compaction timeouts, torn session
+	// lines set aside, repaired history).
+	Notes    []string
+	Duration time.Duration
+}
+
+// Text returns the final message's text.
+func (r *Result) Text() string {
+	if r.Final == nil {
+		return ""
+	}
+	return r.Final.TextContent()
+}
+
+// Run runs one agent turn loop for p.Prompt and returns what happened.
+// The error is nil when the run ended cleanly (the model stopped); it is
+// the reason otherwise (setup failure, provider failure, abort, turn
+// limit), and the Result still holds everything done up to then.
+func Run(ctx context.Context, p Params) (Result, error) {
+	p.setDefaults()
+	start := p.Now()
+	var res Result
+	if p.Prompt == "" {
+		res.Err = ErrNoPrompt
+		return res, res.Err
+	}
+	sel, err := SelectHarness(p.Harness, HarnessQuery{Provider: p.Model.Provider, ModelID: p.Model.ID}, p.Harnesses)
+	if err != nil {
+		res.Err = err
+		return res, err
+	}
+	res.Harness = sel
+	if sel.Plugin != nil {
+		// A plugin harness runs the whole attempt; its failure is not
+		// retried on the embedded harness.
+		r, err := sel.Plugin.Run(ctx, &p)
+		if r != nil {
+			res = *r
+		}
+		res.Harness = sel
+		if err != nil && res.Err == nil {
+			res.Err = err
+		}
+		res.Duration = p.Now().Sub(start)
+		return res, err
+	}
+	r := runner{p: &p, res: &res}
+	err = r.run(ctx)
+	res.Err = err
+	res.Duration = p.Now().Sub(start)
+	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
+	return res, err
+}
+
+// runner is the state of one embedded run.
+type runner struct {
+	p    *Params
+	res  *Result
+	ev   Event
+	sess *session
+	ws   *Workspace
+	reg  *Registry
+	fn   llm.StreamFunc
+	base llm.StreamFunc
+	req  llm.Request
+	hist []llm.Message // prepared history sent to the model
+	turn int
+	idx  []int
+	take []queued
+}
+
+func (r *runner) emit(k EventKind, fill func(*Event)) {
+	if r.p.OnEvent == nil {
+		return
+	}
+	r.ev = Event{Kind: k, Turn: r.turn}
+	if fill != nil {
+		fill(&r.ev)
+	}
+	r.p.OnEvent(&r.ev)
+}
+
+func (r *runner) note(format string, args ...any) {
+	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+}
+
+func (r *runner) run(ctx context.Context) (err error) {
+	defer func() {
+		if cerr := r.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := r.setup(); err != nil {
+		return err
+	}
+	r.emit(EventRunStart, func(e *Event) { e.Text = HarnessEmbedded })
+
+	// Preemptive budget check before the prompt (§3.5).
+	prompt := llm.TextMessage(llm.RoleUser, r.p.Prompt)
+	prompt.Timestamp = r.p.Now().UnixMilli()
+	if err := r.preemptive(ctx, &prompt); err != nil {
+		return err
+	}
+	if err := r.appendMsg(&prompt); err != nil {
+		return err
+	}
+	return r.loop(ctx)
+}
+
+// close releases the session (and its lock) and the workspace.
+func (r *runner) close() error {
+	var err error
+	if r.sess != nil {
+		err = r.sess.close()
+		r.sess = nil
+	}
+	if r.ws != nil {
+		r.ws.Close()
+		r.ws = nil
+	}
+	return err
+}
+
+// setup runs the phases before the first model call: model and provider,
+// session (under its lock), tools, system prompt, stream chain, history.
+func (r *runner) setup() (err error) {
+	p := r.p
+	// Phase 1: model and provider.
+	r.fn = p.StreamFunc
+	if r.fn == nil {
+		fn, err := resolveProvider(p)
+		if err != nil {
+			return err
+		}
+		r.fn = fn
+	}
+	r.base = r.fn
+	// Phase 2: the session, under its lock.
+	r.sess, err = openSession(p)
+	if err != nil {
+		return err
+	}
+	r.res.Notes = append(r.res.Notes, r.sess.takeNotes()...)
+	// Phase 3: tools (the prompt lists them).
+	if p.Workspace != "" {
+		r.ws, err = OpenWorkspace(p.Workspace)
+		if err != nil {
+			return err
+		}
+	}
+	var tools []*Tool
+	if r.ws != nil && !p.NoBuiltins {
+		tools = Builtins(r.ws, p.Builtins)
+	}
+	tools = append(tools, p.Tools...)
+	r.reg, err = NewRegistry(tools...)
+	if err != nil {
+		return err
+	}
+	// Phase 4: the system prompt.
+	system, boundary, err := buildSystemPrompt(p, r.ws, r.reg.Names())
+	if err != nil {
+		return err
+	}
+	// Phase 5: the decorator chain.
+	r.fn = wrapStream(r.fn, p, r.reg.Names())
+	// Phase 6: history.
+	r.hist = prepareHistory(p, r.sess.messages())
+	if n := len(r.hist); n > 0 && r.hist[n-1].Role == llm.RoleUser {
+		// An orphaned user leaf (a run that died before the model
+		// answered): the new prompt replaces it in the context, so the
+		// model never sees two consecutive user turns.
+		r.hist = r.hist[:n-1]
+		r.note("dropped an orphaned trailing user message from the context")
+	}
+	r.req = llm.Request{
+		Model:         p.Model,
+		System:        system,
+		CacheBoundary: boundary,
+		Tools:         r.reg.Definitions(nil),
+		SessionID:     r.sess.id(),
+		APIKey:        p.APIKey,
+	}
+	return nil
+}
+
+// appendMsg writes m to the transcript, then adds it to the history.
+func (r *runner) appendMsg(m *llm.Message) error {
+	if err := r.sess.append(m); err != nil {
+		return err
+	}
+	r.hist = append(r.hist, *m)
+	return nil
+}
+
+var overflowRe = regexp.MustCompile(`(?i)context[ _-]?(length|window|overflow)|prompt is too long|too many tokens|maximum context|request[ _]too[ _]large|exceeds? the (model's )?(context|maximum)`)
+
+// isOverflow reports whether an assistant error message says the context
+// was too large (OpenClaw's isContextOverflowError family).
+func isOverflow(msg string) bool { return msg != "" && overflowRe.MatchString(msg) }
+
+func (r *runner) loop(ctx context.Context) error {
+	p := r.p
+	overflowTries := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			r.res.Aborted = true
+			return err
+		}
+		if r.turn >= p.MaxTurns {
+			r.res.TurnLimit = true
+			return fmt.Errorf("%w: %d model calls", ErrTurnLimit, p.MaxTurns)
+		}
+		r.turn++
+		r.res.Turns = r.turn
+		msg, interrupted, err := r.callModel(ctx)
+		if msg == nil {
+			// Refused before streaming: recorded as an error message.
+			return err
+		}
+		r.res.Final = msg
+		r.res.StopReason = msg.StopReason
+		addUsage(&r.res.Usage, &msg.Usage)
+		if err := r.sess.append(msg); err != nil {
+			return err
+		}
+		switch msg.StopReason {
+		case llm.StopAborted:
+			r.closeDanglingCalls(msg, abortedToolResultText)
+			if interrupted && ctx.Err() == nil {
+				r.addToHistory(msg)
+				if err := r.deliver(Steer, Interrupt, FollowUp); err != nil {
+					return err
+				}
+				continue
+			}
+			r.res.Aborted = true
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w: %s", ErrProvider, msg.ErrorMessage)
+		case llm.StopError:
+			r.closeDanglingCalls(msg, "Tool call was not run: the model call failed.")
+			if isOverflow(msg.ErrorMessage) && overflowTries < MaxOverflowCompactions {
+				overflowTries++
+				out := r.compact(ctx, TriggerOverflow, RouteCompactOnly)
+				if out.Compacted {
+					continue
+				}
+			}
+			if err == nil {
+				err = fmt.Errorf("%w: %s", ErrProvider, msg.ErrorMessage)
+			}
+			if isOverflow(msg.ErrorMessage) {
+				err = fmt.Errorf("%w: %w", ErrContextOverflow, err)
+			}
+			return err
+		}
+		r.addToHistory(msg)
+		if msg.StopReason == llm.StopToolUse {
+			if err := r.runTools(ctx, msg); err != nil {
+				return err
+			}
+			if err := r.sess.endTurn(); err != nil {
+				return err
+			}
+			if err := r.deliver(Steer, Interrupt); err != nil {
+				return err
+			}
+			continue
+		}
+		// The model stopped: queued steering continues the run, then
+		// follow-ups; otherwise the run is over.
+		if r.p.Queue != nil && r.p.Queue.Len() > 0 {
+			n := r.res.Steered
+			if err := r.deliver(Steer, Interrupt); err != nil {
+				return err
+			}
+			if r.res.Steered == n {
+				if err := r.deliver(FollowUp); err != nil {
+					return err
+				}
+			}
+			if r.res.Steered > n {
+				continue
+			}
+		}
+		return nil
+	}
+}
+
+// addToHistory adds an assistant message to the context of the next
+// call. Failed turns without content get OpenClaw's placeholder text, and
+// an interrupted message's tool calls are dropped (their synthetic results
+// are in the transcript only), as pairing repair would drop them on replay.
+func (r *runner) addToHistory(m *llm.Message) {
+	if m.StopReason == llm.StopAborted || m.StopReason == llm.StopError {
+		c := m.Clone()
+		c.Content = c.Content[:0]
+		for _, b := range m.Content {
+			if b.Type != llm.BlockToolCall {
+				c.Content = append(c.Content, b)
+			}
+		}
+		if len(c.Content) == 0 {
+			c.Content = append(c.Content, llm.Block{Type: llm.BlockText, Text: []byte(assistantFailedPlacehold)})
+		}
+		r.hist = append(r.hist, *c)
+		return
+	}
+	r.hist = append(r.hist, *m)
+}
+
+// deliver moves queued messages of the given modes into the conversation.
+func (r *runner) deliver(modes ...SteerMode) error {
+	r.take = r.p.Queue.take(r.take[:0], modes...)
+	for _, q := range r.take {
+		m := llm.TextMessage(llm.RoleUser, q.text)
+		m.Timestamp = r.p.Now().UnixMilli()
+		if err := r.appendMsg(&m); err != nil {
+			return err
+		}
+		r.res.Steered++
+		r.emit(EventSteer, func(e *Event) { e.Text = q.text; e.Mode = q.mode })
+	}
+	return nil
+}
+
+// closeDanglingCalls writes an error result for every tool call of a
+// failed or aborted assistant message, so that no call in the transcript
+// is left without a result.
+func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
+	r.idx = m.ToolCalls(r.idx[:0])
+	for _, i := range r.idx {
+		b := &m.Content[i]
+		res := toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now())
+		_ = r.sess.append(&res)
+	}
+}
+
+func toolResultMessage(id, name, text string, isErr bool, now time.Time) llm.Message {
+	m := llm.TextMessage(llm.RoleToolResult, text)
+	m.ToolCallID = id
+	m.ToolName = name
+	m.IsError = isErr
+	m.Timestamp = now.UnixMilli()
+	return m
+}
+
+// runTools runs the message's tool calls one after another, in order, and
+// appends each result. An interrupt or abort stops the remaining calls,
+// which still get (error) results so the transcript stays paired.
+func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
+	r.idx = msg.ToolCalls(r.idx[:0])
+	calls := append([]int(nil), r.idx...)
+	stopText := ""
+	for _, i := range calls {
+		b := &msg.Content[i]
+		id, name := string(b.ID), string(b.Name)
+		if stopText != "" {
+			res := toolResultMessage(id, name, stopText, true, r.p.Now())
+			if err := r.appendMsg(&res); err != nil {
+				return err
+			}
+			r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: true, Err: ErrInterrupted})
+			continue
+		}
+		r.emit(EventToolStart, func(e *Event) { e.ToolCallID = id; e.ToolName = name; e.Args = b.Arguments })
+		tctx, cancel := context.WithCancelCause(ctx)
+		waiting := r.p.Queue.setPhase(cancel)
+		var cr CallResult
+		if waiting {
+			cr = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
+		} else {
+			cr = r.reg.Call(tctx, name, b.Arguments)
+		}
+		r.p.Queue.setPhase(nil)
+		cause := context.Cause(tctx)
+		cancel(nil)
+		if cause != nil && cr.Err == nil {
+			cr.Err = cause
+		}
+		switch {
+		case ctx.Err() != nil:
+			stopText = abortedToolResultText
+		case errors.Is(cause, ErrInterrupted):
+			stopText = interruptedToolText
+		}
+		if stopText != "" && !cr.IsError {
+			// The tool finished anyway; keep its output but say so.
+			cr.Text += "\n\n[" + stopText + "]"
+		}
+		res := toolResultMessage(id, name, cr.Text, cr.IsError, r.p.Now())
+		if err := r.appendMsg(&res); err != nil {
+			return err
+		}
+		r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})
+		r.emit(EventToolEnd, func(e *Event) {
+			e.ToolCallID, e.ToolName, e.Result, e.Duration = id, name, &r.hist[len(r.hist)-1], cr.Duration
+		})
+	}
+	if ctx.Err() != nil {
+		r.res.Aborted = true
+		return ctx.Err()
+	}
+	return nil
+}
+
+func addUsage(dst, u *llm.Usage) {
+	dst.Input += u.Input
+	dst.Output += u.Output
+	dst.CacheRead += u.CacheRead
+	dst.CacheWrite += u.CacheWrite
+	dst.TotalTokens += u.TotalTokens
+	dst.Reasoning += u.Reasoning
+	dst.Cost.Input += u.Cost.Input
+	dst.Cost.Output += u.Cost.Output
+	dst.Cost.CacheRead += u.Cost.CacheRead
+	dst.Cost.CacheWrite += u.Cost.CacheWrite
+	dst.Cost.Total += u.Cost.Total
+}

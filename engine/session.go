@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/tokenize"
+	"github.com/ocbench/ocbench/transcript"
+)
+
+// SessionOptions configure a file session.
+type SessionOptions struct {
+	// Durability is the transcript's flush policy (default: fsync per
+	// entry). Under transcript.SyncTurn the run flushes after each turn's
+	// tool results.
+	Durability transcript.Durability
+	// RotateAfterCompaction moves the pre-compaction transcript into a
+	// zstd archive after a successful compaction (transcript.Writer.Rotate).
+	RotateAfterCompaction bool
+}
+
+// session is the run's view of its transcript: the entries of the file
+// (or of memory, for an ephemeral session), appended through the
+// transcript writer that holds the file's lock.
+type session struct {
+	w       *transcript.Writer // nil for an ephemeral session
+	sid     string
+	entries []transcript.Entry
+	leaf    string
+	ctx     []llm.Message
+	dirty   bool // ctx must be rebuilt from entries
+	notesL  []string
+	rotate  bool
+	scratch []byte
+}
+
+// openSession opens (or creates) the session of p, taking its lock.
+func openSession(p *Params) (*session, error) {
+	s := &session{sid: p.SessionID, rotate: p.Session.RotateAfterCompaction}
+	if p.SessionFile == "" {
+		if s.sid == "" {
+			s.sid = newSessionID()
+		}
+		return s, nil
+	}
+	if dir := filepath.Dir(p.SessionFile); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("engine: session directory: %w", err)
+		}
+	}
+	cwd := p.Workspace
+	if abs, err := filepath.Abs(cwd); err == nil && cwd != "" {
+		cwd = abs
+	}
+	w, err := transcript.OpenWriter(p.SessionFile, transcript.WriterOptions{
+		Durability: p.Session.Durability, SessionID: p.SessionID, Cwd: cwd, Now: p.Now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: session %s: %w", p.SessionFile, err)
+	}
+	s.w = w
+	s.sid = w.Header().ID
+	rec := w.Recovery()
+	if rec.Torn {
+		s.notesL = append(s.notesL, fmt.Sprintf("session file: a torn last line (%d bytes at offset %d) was set aside in %s", rec.TornBytes, rec.TornOffset, rec.SideFile))
+	}
+	if rec.BadLines > 0 {
+		s.notesL = append(s.notesL, fmt.Sprintf("session file: %d malformed lines were skipped", rec.BadLines))
+	}
+	if rec.MigratedFrom > 0 {
+		s.notesL = append(s.notesL, fmt.Sprintf("session file: migrated from version %d to 3", rec.MigratedFrom))
+	}
+	if err := s.load(p.SessionFile); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("engine: session %s: %w", p.SessionFile, err)
+	}
+	return s, nil
+}
+
+func (s *session) load(path string) error {
+	rd, err := transcript.OpenFile(path, transcript.Options{KeepUnknown: true})
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	for rd.Next() {
+		s.entries = append(s.entries, rd.Entry().Clone())
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	s.leaf = s.w.Leaf()
+	s.dirty = true
+	return nil
+}
+
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *session) id() string { return s.sid }
+
+// takeNotes returns the remarks gathered since the last call.
+func (s *session) takeNotes() []string {
+	n := s.notesL
+	s.notesL = nil
+	return n
+}
+
+// messages returns the context of the active branch (pi's
+// buildSessionContext + convertToLlm), rebuilt after compaction.
+func (s *session) messages() []llm.Message {
+	if s.dirty {
+		s.ctx = transcript.BuildContext(s.entries)
+		s.dirty = false
+	}
+	return s.ctx
+}
+
+// append writes m as a message entry. m must not be changed afterwards:
+// the session keeps the pointer.
+func (s *session) append(m *llm.Message) error {
+	e := transcript.Entry{Type: transcript.TypeMessage, Message: m, Timestamp: m.Timestamp}
+	return s.appendEntry(&e)
+}
+
+func (s *session) appendEntry(e *transcript.Entry) error {
+	var id string
+	if s.w != nil {
+		var err error
+		id, err = s.w.Append(e)
+		if err != nil {
+			return fmt.Errorf("engine: appending to the session: %w", err)
+		}
+	} else {
+		id = fmt.Sprintf("%08x", len(s.entries)+1)
+	}
+	c := *e
+	c.ID = []byte(id)
+	c.ParentID = []byte(s.leaf)
+	s.leaf = id
+	s.entries = append(s.entries, c)
+	if e.Type == transcript.TypeMessage && !s.dirty {
+		s.ctx = append(s.ctx, *e.Message)
+	} else {
+		s.dirty = true
+	}
+	return nil
+}
+
+// endTurn flushes under the per-turn durability policy.
+func (s *session) endTurn() error {
+	if s.w == nil {
+		return nil
+	}
+	return s.w.EndTurn()
+}
+
+func (s *session) close() error {
+	if s.w == nil {
+		return nil
+	}
+	return s.w.Close()
+}
+
+// activePath returns the indexes of the entries on the active branch,
+// root first.
+func (s *session) activePath() []int {
+	if len(s.entries) == 0 {
+		return nil
+	}
+	byID := make(map[string]int, len(s.entries))
+	for i := range s.entries {
+		byID[string(s.entries[i].ID)] = i
+	}
+	cur, ok := byID[s.leaf]
+	if !ok {
+		cur = len(s.entries) - 1
+	}
+	var path []int
+	for steps := 0; steps <= len(s.entries); steps++ {
+		path = append(path, cur)
+		next, ok := byID[string(s.entries[cur].ParentID)]
+		if len(s.entries[cur].ParentID) == 0 || !ok {
+			break
+		}
+		cur = next
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}
+
+func (s *session) entryTokens(e *transcript.Entry) int {
+	switch {
+	case e.Message != nil:
+		n, buf := EstimateTokens(e.Message, s.scratch)
+		s.scratch = buf
+		return n
+	case len(e.MessageJSON) > 0:
+		n, _ := tokenize.EstimateMessageJSON(e.MessageJSON)
+		return n
+	case e.Type == transcript.TypeCustomMessage || e.Type == transcript.TypeBranchSummary:
+		return tokenize.Estimate(len(e.Content) + len(e.Summary))
+	}
+	return 0
+}
+
+// isCutPoint reports whether a compaction may keep the branch from e on:
+// a user or assistant message (never a tool result, which must stay with
+// its call).
+func isCutPoint(e *transcript.Entry) bool {
+	if e.Type != transcript.TypeMessage {
+		return false
+	}
+	if e.Message != nil {
+		return e.Message.Role == llm.RoleUser || e.Message.Role == llm.RoleAssistant
+	}
+	r := string(e.MessageRole)
+	return r == "user" || r == "custom" || r == "bashExecution"
+}
+
+// planCompaction picks where a compaction cuts the active branch: the
+// latest cut point that keeps at least keepTokens of recent conversation
+// (estimated), else the earliest one after the previous compaction. It
+// returns the context messages that the summary replaces and the id of the
+// first kept entry.
+func (s *session) planCompaction(keepTokens int) ([]llm.Message, string, bool) {
+	path := s.activePath()
+	start := 0
+	for i := len(path) - 1; i >= 0; i-- {
+		if s.entries[path[i]].Type == transcript.TypeCompaction {
+			start = i + 1
+			break
+		}
+	}
+	cut := -1
+	acc := 0
+	for i := len(path) - 1; i > start; i-- {
+		e := &s.entries[path[i]]
+		acc += s.entryTokens(e)
+		if acc >= keepTokens && isCutPoint(e) {
+			cut = i
+			break
+		}
+	}
+	if cut < 0 {
+		// Not enough to keep keepTokens: keep the least possible, the
+		// latest cut point after the start.
+		for i := len(path) - 1; i > start; i-- {
+			if isCutPoint(&s.entries[path[i]]) {
+				cut = i
+				break
+			}
+		}
+	}
+	if cut < 0 {
+		return nil, "", false
+	}
+	firstKept := string(s.entries[path[cut]].ID)
+	kept := len(s.previewCompaction(firstKept)) - 1
+	all := s.messages()
+	if kept < 0 || kept >= len(all) {
+		return nil, "", false
+	}
+	return all[:len(all)-kept], firstKept, true
+}
+
+func (s *session) compactionEntry(summary, firstKept string, tokensBefore int) transcript.Entry {
+	return transcript.Entry{Type: transcript.TypeCompaction, Summary: []byte(summary),
+		FirstKeptEntryID: []byte(firstKept), TokensBefore: int64(tokensBefore)}
+}
+
+// previewCompaction returns the context a compaction at firstKept would
+// give, without writing anything.
+func (s *session) previewCompaction(firstKept string) []llm.Message {
+	e := s.compactionEntry("-", firstKept, 0)
+	e.ID = []byte("preview!")
+	e.ParentID = []byte(s.leaf)
+	tmp := append(s.entries[:len(s.entries):len(s.entries)], e)
+	return transcript.BuildContext(tmp)
+}
+
+// commitCompaction writes the compaction entry and returns the new context.
+func (s *session) commitCompaction(summary, firstKept string, tokensBefore int) ([]llm.Message, error) {
+	e := s.compactionEntry(summary, firstKept, tokensBefore)
+	if err := s.appendEntry(&e); err != nil {
+		return nil, err
+	}
+	if s.w != nil && s.rotate {
+		if archive, err := s.w.Rotate(); err != nil {
+			s.notesL = append(s.notesL, "session rotation after compaction failed: "+err.Error())
+		} else {
+			s.notesL = append(s.notesL, "pre-compaction transcript archived in "+archive)
+		}
+	}
+	return s.messages(), nil
+}

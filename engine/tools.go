@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// Errors of the tool registry. A failed call never reaches the caller as a
+// Go error from Run: it becomes a tool result with IsError set whose text
+// says what went wrong, so the model can correct itself.
+var (
+	// ErrUnknownTool means the model called a tool that is not registered
+	// for this run. Typically a hallucinated or trimmed-away name.
+	ErrUnknownTool = errors.New("engine: unknown tool")
+	// ErrInvalidArguments means the call's arguments failed the tool's JSON
+	// schema, or were not JSON at all. The tool did not run.
+	ErrInvalidArguments = errors.New("engine: invalid tool arguments")
+	// ErrDuplicateTool is returned by Registry.Add for a name already taken.
+	ErrDuplicateTool = errors.New("engine: duplicate tool name")
+	// ErrBadSchema is returned by NewTool when the parameters are not a
+	// usable JSON schema.
+	ErrBadSchema = errors.New("engine: bad tool schema")
+	// ErrToolPanic means a tool handler panicked; the panic is recovered and
+	// reported as an error result.
+	ErrToolPanic = errors.New("engine: tool panicked")
+)
+
+// ArgumentError is the error of a call whose arguments failed validation.
+// It wraps ErrInvalidArguments; Detail is the validator's explanation.
+type ArgumentError struct {
+	Tool   string
+	Detail string
+}
+
+func (e *ArgumentError) Error() string {
+	return fmt.Sprintf("invalid arguments for tool %q: %s", e.Tool, e.Detail)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidArguments) true.
+func (e *ArgumentError) Unwrap() error { return ErrInvalidArguments }
+
+// ToolOutput is what a handler returns: the text the model sees, and
+// whether it reports a failure.
+type ToolOutput struct {
+	Text    string
+	IsError bool
+}
+
+// ToolHandler runs one call. args is the call's JSON object, already
+// validated against the tool's schema. A returned error becomes an error
+// tool result carrying err.Error(); ctx is cancelled when the run is
+// aborted or interrupted.
+type ToolHandler func(ctx context.Context, args []byte) (ToolOutput, error)
+
+// Tool is a tool with a compiled parameter schema. Build it with NewTool;
+// a Tool is immutable and may be shared by any number of concurrent runs.
+type Tool struct {
+	name        string
+	description string
+	params      []byte
+	schema      *jsonschema.Schema
+	handler     ToolHandler
+}
+
+// NewTool compiles params (a JSON schema, draft 2020-12 unless it says
+// otherwise) and returns the tool. Schemas may not reference other
+// documents: nothing is loaded from files or the network.
+func NewTool(name, description string, params []byte, h ToolHandler) (*Tool, error) {
+	if strings.TrimSpace(name) == "" || name != strings.TrimSpace(name) {
+		return nil, fmt.Errorf("%w: tool name %q", ErrBadSchema, name)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("%w: tool %q has no handler", ErrBadSchema, name)
+	}
+	if len(bytes.TrimSpace(params)) == 0 {
+		params = []byte(`{"type":"object"}`)
+	}
+	sch, err := compileSchema(name, params)
+	if err != nil {
+		return nil, err
+	}
+	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, handler: h}, nil
+}
+
+// MustNewTool is NewTool for schemas known to be valid; it panics otherwise.
+func MustNewTool(name, description string, params []byte, h ToolHandler) *Tool {
+	t, err := NewTool(name, description, params, h)
+	if err != nil {
+		panic("BUG: " + err.Error())
+	}
+	return t
+}
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%w: external schema reference %q is not allowed", ErrBadSchema, url)
+}
+
+func compileSchema(name string, params []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return nil, fmt.Errorf("%w: tool %q: %v", ErrBadSchema, name, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	url := "mem:///tools/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("%w: tool %q: %v", ErrBadSchema, name, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tool %q: %v", ErrBadSchema, name, err)
+	}
+	return sch, nil
+}
+
+// Name returns the tool's name.
+func (t *Tool) Name() string { return t.name }
+
+// Definition returns the tool as offered to the model.
+func (t *Tool) Definition() llm.Tool {
+	return llm.Tool{Name: t.name, Description: t.description, Parameters: t.params}
+}
+
+// Validate checks args against the tool's schema without running it.
+func (t *Tool) Validate(args []byte) error {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 {
+		return &ArgumentError{Tool: t.name, Detail: "the arguments are missing or were not valid JSON"}
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
+	if err != nil {
+		return &ArgumentError{Tool: t.name, Detail: "the arguments are not valid JSON: " + err.Error()}
+	}
+	if err := t.schema.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		detail := err.Error()
+		if errors.As(err, &ve) {
+			detail = flattenValidation(ve)
+		}
+		return &ArgumentError{Tool: t.name, Detail: detail}
+	}
+	return nil
+}
+
+// flattenValidation turns the validator's tree into one line per leaf
+// cause, without the schema URL noise.
+func flattenValidation(ve *jsonschema.ValidationError) string {
+	var parts []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(englishPrinter)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	if len(parts) == 0 {
+		return ve.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+// Registry is the set of tools offered in one run, by name. It is built
+// before the run and read-only afterwards, so concurrent lookups are safe.
+type Registry struct {
+	byName map[string]*Tool
+	order  []*Tool
+}
+
+// NewRegistry returns a registry holding tools, in that order.
+func NewRegistry(tools ...*Tool) (*Registry, error) {
+	r := &Registry{byName: make(map[string]*Tool, len(tools))}
+	for _, t := range tools {
+		if err := r.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Add registers t; a name already present is refused with ErrDuplicateTool.
+func (r *Registry) Add(t *Tool) error {
+	if t == nil {
+		return fmt.Errorf("%w: nil tool", ErrBadSchema)
+	}
+	if r.byName == nil {
+		r.byName = map[string]*Tool{}
+	}
+	if _, dup := r.byName[t.name]; dup {
+		return fmt.Errorf("%w: %q", ErrDuplicateTool, t.name)
+	}
+	r.byName[t.name] = t
+	r.order = append(r.order, t)
+	return nil
+}
+
+// Lookup returns the tool called name.
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// Len returns the number of tools.
+func (r *Registry) Len() int { return len(r.order) }
+
+// Names returns the tool names in registration order.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.order))
+	for i, t := range r.order {
+		out[i] = t.name
+	}
+	return out
+}
+
+// Definitions returns the tools as offered to the model, in registration
+// order (appended to dst).
+func (r *Registry) Definitions(dst []llm.Tool) []llm.Tool {
+	for _, t := range r.order {
+		dst = append(dst, t.Definition())
+	}
+	return dst
+}
+
+// CallResult is the outcome of one tool call.
+type CallResult struct {
+	Text     string
+	IsError  bool
+	Err      error // why it failed, when IsError; nil for handler-reported errors without one
+	Duration time.Duration
+}
+
+// Call validates args against the named tool's schema and runs it. It
+// never panics and never returns a Go error: unknown tools, invalid
+// arguments, handler errors and handler panics all come back as a result
+// with IsError set, as OpenClaw reports them to the model.
+func (r *Registry) Call(ctx context.Context, name string, args []byte) (res CallResult) {
+	start := time.Now()
+	defer func() { res.Duration = time.Since(start) }()
+	t, ok := r.byName[name]
+	if !ok {
+		err := fmt.Errorf("%w: %q", ErrUnknownTool, name)
+		return CallResult{Text: unknownToolText(name, r), IsError: true, Err: err}
+	}
+	if err := t.Validate(args); err != nil {
+		return CallResult{Text: err.Error(), IsError: true, Err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return CallResult{Text: "Tool " + name + " was not run: the run was aborted.", IsError: true, Err: err}
+	}
+	out, err := runHandler(ctx, t, bytes.TrimSpace(args))
+	if err != nil {
+		return CallResult{Text: err.Error(), IsError: true, Err: err}
+	}
+	return CallResult{Text: out.Text, IsError: out.IsError}
+}
+
+func runHandler(ctx context.Context, t *Tool, args []byte) (out ToolOutput, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: tool %q: %v", ErrToolPanic, t.name, p)
+		}
+	}()
+	return t.handler(ctx, args)
+}
+
+func unknownToolText(name string, r *Registry) string {
+	names := r.Names()
+	sort.Strings(names)
+	if len(names) == 0 {
+		return fmt.Sprintf("Tool %q not found: no tools are available in this run.", name)
+	}
+	return fmt.Sprintf("Tool %q not found. Available tools: %s.", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newTestWorkspace(t *testing.T) (*Workspace, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws, ws.Dir()
+}
+
+func builtinRegistry(t *testing.T, ws *Workspace, opt BuiltinOptions) *Registry {
+	t.Helper()
+	r, err := NewRegistry(Builtins(ws, opt)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRegistryUnknownAndInvalid(t *testing.T) {
+	ws, _ := newTestWorkspace(t)
+	r := builtinRegistry(t, ws, BuiltinOptions{})
+	ctx := context.Background()
+
+	res := r.Call(ctx, "teleport", []byte(`{}`))
+	if !res.IsError || !errors.Is(res.Err, ErrUnknownTool) || !strings.Contains(res.Text, "read") {
+		t.Fatalf("unknown tool: %+v", res)
+	}
+	// exec is not offered unless enabled.
+	res = r.Call(ctx, "exec", []byte(`{"command":"true"}`))
+	if !res.IsError || !errors.Is(res.Err, ErrUnknownTool) {
+		t.Fatalf("exec without enabling: %+v", res)
+	}
+	for _, args := range []string{
+		``,                               // undecided arguments
+		`{"path":`,                       // not JSON
+		`"notes.txt"`,                    // not an object
+		`{}`,                             // missing required
+		`{"path":42}`,                    // wrong type
+		`{"path":"notes.txt","x":1}`,     // additionalProperties
+		`{"path":"notes.txt","limit":0}`, // minimum
+	} {
+		res := r.Call(ctx, "read", []byte(args))
+		var ae *ArgumentError
+		if !res.IsError || !errors.As(res.Err, &ae) || !errors.Is(res.Err, ErrInvalidArguments) {
+			t.Errorf("args %q: want ArgumentError, got %+v", args, res)
+		}
+	}
+}
+
+func TestValidationBeforeExecution(t *testing.T) {
+	ran := false
+	tool := MustNewTool("count", "counts", []byte(`{"type":"object","properties":{"n":{"type":"integer","maximum":3}},"required":["n"]}`),
+		func(ctx context.Context, args []byte) (ToolOutput, error) {
+			ran = true
+			return ToolOutput{Text: string(args)}, nil
+		})
+	r, err := NewRegistry(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Call(context.Background(), "count", []byte(`{"n":7}`))
+	if !res.IsError || ran {
+		t.Fatalf("schema failure ran the tool: %+v ran=%v", res, ran)
+	}
+	if !strings.Contains(res.Text, "/n") {
+		t.Errorf("error does not point at the field: %q", res.Text)
+	}
+	res = r.Call(context.Background(), "count", []byte(` {"n":2} `))
+	if res.IsError || !ran || res.Text != `{"n":2}` {
+		t.Fatalf("valid call: %+v", res)
+	}
+	if _, err := NewRegistry(tool, tool); !errors.Is(err, ErrDuplicateTool) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	if _, err := NewTool("bad", "", []byte(`{"type":"nope"}`), tool.handler); !errors.Is(err, ErrBadSchema) {
+		t.Fatalf("bad schema: %v", err)
+	}
+	if _, err := NewTool("ext", "", []byte(`{"$ref":"file:///etc/passwd"}`), tool.handler); !errors.Is(err, ErrBadSchema) {
+		t.Fatalf("external ref: %v", err)
+	}
+}
+
+func TestToolPanicIsAnErrorResult(t *testing.T) {
+	tool := MustNewTool("boom", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+		panic("kaboom")
+	})
+	r, _ := NewRegistry(tool)
+	res := r.Call(context.Background(), "boom", []byte(`{}`))
+	if !res.IsError || !errors.Is(res.Err, ErrToolPanic) {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestBuiltinsReadWriteEditLs(t *testing.T) {
+	ws, _ := newTestWorkspace(t)
+	r := builtinRegistry(t, ws, BuiltinOptions{ReadMaxLines: 2})
+	ctx := context.Background()
+	call := func(name, args string) CallResult {
+		t.Helper()
+		return r.Call(ctx, name, []byte(args))
+	}
+	if res := call("read", `{"path":"notes.txt"}`); res.IsError || !strings.HasPrefix(res.Text, "alpha\nbeta\n") || !strings.Contains(res.Text, "Use offset=3") {
+		t.Fatalf("read: %+v", res)
+	}
+	if res := call("read", `{"path":"notes.txt","offset":3}`); res.IsError || res.Text != "gamma\n" {
+		t.Fatalf("read offset: %+v", res)
+	}
+	if res := call("write", `{"path":"deep/new/file.md","content":"hello"}`); res.IsError {
+		t.Fatalf("write: %+v", res)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws.Dir(), "deep/new/file.md")); string(b) != "hello" {
+		t.Fatalf("written %q", b)
+	}
+	if res := call("edit", `{"path":"notes.txt","oldText":"beta","newText":"BETA"}`); res.IsError {
+		t.Fatalf("edit: %+v", res)
+	}
+	if res := call("edit", `{"path":"notes.txt","oldText":"zeta","newText":"x"}`); !res.IsError {
+		t.Fatalf("edit of missing text succeeded")
+	}
+	os.WriteFile(filepath.Join(ws.Dir(), "dup.txt"), []byte("x x"), 0o644)
+	if res := call("edit", `{"path":"dup.txt","oldText":"x","newText":"y"}`); !res.IsError || !strings.Contains(res.Text, "2 occurrences") {
+		t.Fatalf("ambiguous edit: %+v", res)
+	}
+	res := call("ls", `{}`)
+	if res.IsError || !strings.Contains(res.Text, "sub/") || !strings.Contains(res.Text, "notes.txt") {
+		t.Fatalf("ls: %+v", res)
+	}
+	abs := filepath.Join(ws.Dir(), "notes.txt")
+	if res := call("read", `{"path":"`+abs+`"}`); res.IsError {
+		t.Fatalf("absolute path inside the workspace refused: %+v", res)
+	}
+}
+
+func TestPathEscapes(t *testing.T) {
+	ws, dir := newTestWorkspace(t)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "filelink")); err != nil {
+		t.Fatal(err)
+	}
+	r := builtinRegistry(t, ws, BuiltinOptions{})
+	ctx := context.Background()
+	cases := []struct{ tool, args string }{
+		{"read", `{"path":"../` + filepath.Base(outside) + `/secret"}`},
+		{"read", `{"path":"` + filepath.Join(outside, "secret") + `"}`},
+		{"read", `{"path":"/etc/passwd"}`},
+		{"read", `{"path":"link/secret"}`},
+		{"read", `{"path":"filelink"}`},
+		{"read", `{"path":"sub/../../x"}`},
+		{"read", `{"path":"~/x"}`},
+		{"write", `{"path":"link/planted","content":"x"}`},
+		{"write", `{"path":"../planted","content":"x"}`},
+		{"edit", `{"path":"filelink","oldText":"s3cret","newText":"pwned"}`},
+		{"ls", `{"path":"link"}`},
+		{"ls", `{"path":".."}`},
+	}
+	for _, c := range cases {
+		res := r.Call(ctx, c.tool, []byte(c.args))
+		if !res.IsError || !errors.Is(res.Err, ErrPathEscape) {
+			t.Errorf("%s %s: want ErrPathEscape, got %+v", c.tool, c.args, res)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
+		t.Fatal("a file was planted outside the workspace")
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != "s3cret" {
+		t.Fatal("the outside file was modified")
+	}
+}
+
+func TestExec(t *testing.T) {
+	ws, dir := newTestWorkspace(t)
+	r := builtinRegistry(t, ws, BuiltinOptions{Exec: true, ExecTimeout: 300 * time.Millisecond, ExecOutputCap: 64})
+	ctx := context.Background()
+	res := r.Call(ctx, "exec", []byte(`{"command":"pwd; cat notes.txt"}`))
+	if res.IsError || !strings.HasPrefix(res.Text, dir+"\n") {
+		t.Fatalf("exec: %+v", res)
+	}
+	res = r.Call(ctx, "exec", []byte(`{"command":"echo bad >&2; exit 3"}`))
+	if !res.IsError || !strings.Contains(res.Text, "bad") || !strings.Contains(res.Text, "code 3") {
+		t.Fatalf("exit code: %+v", res)
+	}
+	start := time.Now()
+	res = r.Call(ctx, "exec", []byte(`{"command":"sleep 5 & sleep 5; echo never"}`))
+	if !res.IsError || !strings.Contains(res.Text, "timed out") || time.Since(start) > 4*time.Second {
+		t.Fatalf("timeout: %+v after %v", res, time.Since(start))
+	}
+	res = r.Call(ctx, "exec", []byte(`{"command":"seq 1 10000"}`))
+	if res.IsError || !strings.Contains(res.Text, "Output truncated") || !strings.HasSuffix(strings.TrimSpace(res.Text), "10000") || len(res.Text) > 200 {
+		t.Fatalf("cap: %q", res.Text)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	res = r.Call(cctx, "exec", []byte(`{"command":"sleep 5"}`))
+	if !res.IsError || !strings.Contains(res.Text, "aborted") {
+		t.Fatalf("abort: %+v", res)
+	}
+}
