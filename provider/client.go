@@ -1,0 +1,363 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/valyala/fastjson"
+)
+
+// ErrUnknownAPI is returned for a request whose Model.API names no wire
+// format this package speaks.
+var ErrUnknownAPI = errors.New("provider: unknown api")
+
+// Default endpoints, used when Model.BaseURL is empty.
+const (
+	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+	AnthropicVersion        = "2023-06-01"
+	maxErrorBody            = 64 << 10
+	maxDrain                = 256 << 10
+)
+
+// sharedTransport is the keep-alive connection pool every Client uses
+// unless given its own http.Client.
+var sharedTransport = &http.Transport{
+	Proxy: http.ProxyFromEnvironment,
+	DialContext: (&net.Dialer{
+		Timeout:   30 * time.Second,
+		KeepAlive: 30 * time.Second,
+	}).DialContext,
+	ForceAttemptHTTP2:     true,
+	MaxIdleConns:          1024,
+	MaxIdleConnsPerHost:   256,
+	IdleConnTimeout:       90 * time.Second,
+	TLSHandshakeTimeout:   10 * time.Second,
+	ExpectContinueTimeout: time.Second,
+}
+
+// Client sends llm.Requests to OpenAI-compatible and Anthropic endpoints and
+// returns the decoded streams. It is safe for concurrent use.
+type Client struct {
+	hc      *http.Client
+	header  http.Header
+	opts    Options
+	getenv  func(string) string
+	bufPool sync.Pool
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*Client) error
+
+// WithHTTPClient makes the client send with hc instead of the shared
+// keep-alive transport.
+func WithHTTPClient(hc *http.Client) ClientOption {
+	return func(c *Client) error {
+		if hc == nil {
+			return errors.New("provider: WithHTTPClient(nil)")
+		}
+		c.hc = hc
+		return nil
+	}
+}
+
+// WithHeader adds a header to every request (e.g. an OpenRouter referer or
+// an Anthropic beta flag).
+func WithHeader(key, value string) ClientOption {
+	return func(c *Client) error {
+		if key == "" {
+			return errors.New("provider: WithHeader with an empty key")
+		}
+		c.header.Add(key, value)
+		return nil
+	}
+}
+
+// WithLimits sets the decoders' MaxEventBytes and MaxArgBytes (zero keeps
+// the default).
+func WithLimits(maxEventBytes, maxArgBytes int) ClientOption {
+	return func(c *Client) error {
+		if maxEventBytes < 0 || maxArgBytes < 0 {
+			return errors.New("provider: negative limit")
+		}
+		c.opts.MaxEventBytes = maxEventBytes
+		c.opts.MaxArgBytes = maxArgBytes
+		return nil
+	}
+}
+
+// WithGetenv replaces os.Getenv for finding API keys.
+func WithGetenv(getenv func(string) string) ClientOption {
+	return func(c *Client) error {
+		if getenv == nil {
+			return errors.New("provider: WithGetenv(nil)")
+		}
+		c.getenv = getenv
+		return nil
+	}
+}
+
+// NewClient returns a client. Without options it uses a shared keep-alive
+// transport with no overall timeout (streams may be long; cancel them with
+// the request context).
+func NewClient(opts ...ClientOption) (*Client, error) {
+	c := &Client{hc: &http.Client{Transport: sharedTransport}, header: http.Header{}, getenv: os.Getenv}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// StreamFunc returns c.Stream as an llm.StreamFunc.
+func (c *Client) StreamFunc() llm.StreamFunc { return c.Stream }
+
+// Endpoint returns the URL a request for model m is sent to.
+func Endpoint(w Wire, m *llm.Model) string {
+	base := strings.TrimRight(m.BaseURL, "/")
+	switch w {
+	case WireAnthropic:
+		if base == "" {
+			base = DefaultAnthropicBaseURL
+		}
+		if strings.HasSuffix(base, "/v1") {
+			return base + "/messages"
+		}
+		return base + "/v1/messages"
+	case WireOpenAIResponses:
+		if base == "" {
+			base = DefaultOpenAIBaseURL
+		}
+		return base + "/responses"
+	default:
+		if base == "" {
+			base = DefaultOpenAIBaseURL
+		}
+		return base + "/chat/completions"
+	}
+}
+
+// apiKey finds the key: req.APIKey, else <PROVIDER>_API_KEY, else the
+// wire's usual variable (OPENAI_API_KEY / ANTHROPIC_API_KEY). An empty key
+// sends no credentials (local servers).
+func (c *Client) apiKey(w Wire, req *llm.Request) string {
+	if req.APIKey != "" {
+		return req.APIKey
+	}
+	if p := req.Model.Provider; p != "" {
+		name := strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z':
+				return r - 'a' + 'A'
+			case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+				return r
+			}
+			return '_'
+		}, p) + "_API_KEY"
+		if k := c.getenv(name); k != "" {
+			return k
+		}
+	}
+	if w == WireAnthropic {
+		return c.getenv("ANTHROPIC_API_KEY")
+	}
+	return c.getenv("OPENAI_API_KEY")
+}
+
+// Stream encodes req for req.Model.API, sends it and returns the decoded
+// stream. A non-2xx answer is returned as *HTTPError with no stream.
+// Cancelling ctx closes the body and ends the stream with StopAborted.
+func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	w, ok := ParseWire(req.Model.API)
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownAPI, req.Model.API)
+	}
+	bp, _ := c.bufPool.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	*bp = AppendRequestJSON((*bp)[:0], w, req)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, Endpoint(w, &req.Model), bytes.NewReader(*bp))
+	if err != nil {
+		c.bufPool.Put(bp)
+		return nil, err
+	}
+	h := hreq.Header
+	for k, v := range c.header {
+		h[k] = v
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	key := c.apiKey(w, req)
+	if w == WireAnthropic {
+		if h.Get("anthropic-version") == "" {
+			h.Set("anthropic-version", AnthropicVersion)
+		}
+		if key != "" {
+			h.Set("x-api-key", key)
+		}
+	} else if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		c.bufPool.Put(bp)
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		herr := readHTTPError(resp)
+		c.bufPool.Put(bp)
+		return nil, herr
+	}
+	d := GetDecoder(w, resp.Body, Options{
+		API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
+		MaxEventBytes: c.opts.MaxEventBytes, MaxArgBytes: c.opts.MaxArgBytes,
+	})
+	d.SetContext(ctx)
+	return &httpStream{d: d, body: resp.Body, c: c, buf: bp}, nil
+}
+
+// readHTTPError turns a refused request into an *HTTPError, reading a
+// bounded part of the body.
+func readHTTPError(resp *http.Response) *HTTPError {
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &HTTPError{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header, time.Now())}
+	if v, err := fastjson.ParseBytes(body); err == nil {
+		ev := v.Get("error")
+		if ev == nil {
+			ev = v
+		}
+		if ev.Type() == fastjson.TypeString {
+			b, _ := ev.StringBytes()
+			e.Message = string(b)
+		} else {
+			e.Message = string(ev.GetStringBytes("message"))
+			e.Type = string(ev.GetStringBytes("type"))
+			if e.Type == "" {
+				e.Type = string(ev.GetStringBytes("code"))
+			}
+		}
+	}
+	if e.Message == "" {
+		e.Message = excerpt(bytes.TrimSpace(body))
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	return e
+}
+
+// retryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or an
+// HTTP date).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// httpStream is a pooled decoder over a response body.
+type httpStream struct {
+	d      *Decoder
+	body   io.ReadCloser
+	c      *Client
+	buf    *[]byte
+	closed bool
+	err    error // Err at Close
+}
+
+var (
+	_ llm.Stream      = (*httpStream)(nil)
+	_ RawStopReasoner = (*httpStream)(nil)
+)
+
+var closedMessage llm.Message
+
+func (s *httpStream) Next() bool {
+	if s.closed {
+		return false
+	}
+	return s.d.Next()
+}
+
+func (s *httpStream) Event() *llm.Event {
+	if s.closed {
+		return &llm.Event{}
+	}
+	return s.d.Event()
+}
+
+// Message returns the stream's message; after Close it returns an empty
+// message (the decoder went back to the pool), so keep a Clone if needed.
+func (s *httpStream) Message() *llm.Message {
+	if s.closed {
+		return &closedMessage
+	}
+	return s.d.Message()
+}
+
+func (s *httpStream) Err() error {
+	if s.closed {
+		return s.err
+	}
+	return s.d.Err()
+}
+
+func (s *httpStream) RawStopReason() []byte {
+	if s.closed {
+		return nil
+	}
+	return s.d.RawStopReason()
+}
+
+// Close drains a little of what is left of the body, so the connection
+// can be reused, closes it and returns the decoder to the pool.
+func (s *httpStream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.err = s.d.Err()
+	if s.d.state >= stateFinished && s.d.ctx.Err() == nil {
+		// Read the rest of a finished body (the chunked terminator, a
+		// trailing [DONE]) so the connection goes back to the pool.
+		_, _ = io.Copy(io.Discard, io.LimitReader(s.d.br, maxDrain))
+	}
+	err := s.body.Close()
+	s.d.r = nil
+	PutDecoder(s.d)
+	s.d = nil
+	s.c.bufPool.Put(s.buf)
+	s.buf = nil
+	return err
+}
