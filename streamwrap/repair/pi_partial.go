@@ -1,6 +1,9 @@
 package repair
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // This file reproduces pi-ai 0.73.1's parseStreamingJson stages after the
 // plain parse: repairJson (escape raw control characters inside strings,
@@ -276,7 +279,12 @@ func (p *partialParser) obj(dst []byte, depth int) ([]byte, bool) {
 		}
 		proto := isProtoKey(dst[ks:])
 		p.skipBlank()
-		p.idx++ // the colon, whatever it is
+		// index++ skips the colon, whatever it is: one UTF-16 unit. A
+		// character outside the BMP leaves half a surrogate pair behind,
+		// which no value can start with.
+		if !p.skipUnit() {
+			return append(dst[:mark], '}'), true
+		}
 		dst = append(dst, ':')
 		if dst, ok = p.any(dst, depth); !ok {
 			return append(dst[:mark], '}'), true
@@ -346,6 +354,18 @@ func (p *partialParser) num(dst []byte) ([]byte, bool) {
 	}
 	a, b := p.substring(start, bytes.LastIndexByte(doc, 'e'))
 	return appendParsed(dst, doc[a:b])
+}
+
+// skipUnit advances past one UTF-16 code unit; false when that splits a
+// surrogate pair.
+func (p *partialParser) skipUnit() bool {
+	if p.idx >= len(p.doc) || p.doc[p.idx] < utf8.RuneSelf {
+		p.idx++
+		return true
+	}
+	r, n := utf8.DecodeRune(p.doc[p.idx:])
+	p.idx += n
+	return r < 0x10000
 }
 
 // isProtoKey reports whether the JSON string text k decodes to "__proto__".
