@@ -1,0 +1,53 @@
+package prompt
+
+import "strings"
+
+// SplitBoundary splits a prompt at the first cache boundary marker: the
+// stable prefix (trailing whitespace trimmed) and the dynamic suffix
+// (leading whitespace trimmed). ok is false when there is no marker; then
+// stable is the whole prompt.
+func SplitBoundary(prompt string) (stable, dynamic string, ok bool) {
+	i := strings.Index(prompt, CacheBoundary)
+	if i < 0 {
+		return prompt, "", false
+	}
+	return strings.TrimRightFunc(prompt[:i], isJSSpace), strings.TrimLeftFunc(prompt[i+len(CacheBoundary):], isJSSpace), true
+}
+
+// StripBoundary replaces every marker with a single "\n", as OpenClaw does
+// for providers that do not consume it.
+func StripBoundary(prompt string) string {
+	return strings.ReplaceAll(prompt, CacheBoundary, "\n")
+}
+
+// PrependAfterBoundary inserts a context-engine addition right after the
+// boundary (prependSystemPromptAdditionAfterCacheBoundary): stable prefix,
+// marker, the normalised addition, a blank line, the old dynamic suffix.
+// Without a marker the addition goes after the prompt, separated by a blank
+// line.
+func PrependAfterBoundary(prompt, addition string) string {
+	add := normalizeBlock(addition)
+	if add == "" {
+		return prompt
+	}
+	stable, dynamic, ok := SplitBoundary(prompt)
+	if !ok {
+		if strings.TrimSpace(prompt) == "" {
+			return add
+		}
+		return strings.TrimRightFunc(prompt, isJSSpace) + "\n\n" + add
+	}
+	if dynamic == "" {
+		return stable + CacheBoundary + add
+	}
+	return stable + CacheBoundary + add + "\n\n" + dynamic
+}
+
+// isJSSpace is JavaScript's trim set (White_Space plus U+FEFF).
+func isJSSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
