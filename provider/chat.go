@@ -77,8 +77,11 @@ func providerError(e *fastjson.Value) error {
 		e = inner
 	}
 	typ := e.GetStringBytes("type")
-	if len(typ) == 0 {
-		typ = e.GetStringBytes("code")
+	if len(typ) == 0 || string(typ) == "error" {
+		// The Responses "error" event carries its kind in "code".
+		if c := e.Get("code"); c != nil && c.Type() == fastjson.TypeString {
+			typ, _ = c.StringBytes()
+		}
 	}
 	pe := &ProviderError{Type: string(typ), Message: string(e.GetStringBytes("message"))}
 	if pe.Message == "" {
