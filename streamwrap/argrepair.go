@@ -1,0 +1,248 @@
+package streamwrap
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/streamwrap/repair"
+)
+
+// ShouldRepairMalformedToolCallArguments is OpenClaw's gate for the
+// argument-repair decorator (streamwrap.md §4.4): provider id kimi on
+// anthropic-messages, any openai-completions model, and the Azure and
+// ChatGPT Responses transports. Plain openai-responses and kimi-coding are
+// not repaired.
+func ShouldRepairMalformedToolCallArguments(provider, api string) bool {
+	switch api {
+	case "openai-completions", "azure-openai-responses", "openai-chatgpt-responses":
+		return true
+	case "anthropic-messages":
+		return strings.ToLower(trimSpace(provider)) == "kimi"
+	}
+	return false
+}
+
+// RepairConfig configures RepairMalformedToolCallArguments.
+type RepairConfig struct {
+	// Logf, when set, receives OpenClaw's one-time warning per repaired
+	// block ("repairing malformed tool call arguments with N leading chars
+	// and M trailing chars").
+	Logf func(format string, args ...any)
+}
+
+// RepairMalformedToolCallArguments is OpenClaw's
+// wrapStreamFnRepairMalformedToolCallArguments (streamwrap.md §4.4). It
+// joins each tool call's toolcall_delta fragments, re-evaluates OpenClaw's
+// repair (repair.OpenClawShouldTry, repair.OpenClawExtract) when a delta
+// may have closed an object, writes a repair into the live block, and on
+// toolcall_end and on the final message writes the stored repair again.
+//
+// It does not gate itself: Chain applies it only when
+// ShouldRepairMalformedToolCallArguments holds. Where OpenClaw resets a
+// failed block's arguments to {}, this resets them to undecided (empty),
+// which is what a Go decoder's block holds before toolcall_end and which
+// llm.Block.AppendJSON writes as {}; the provider stage then decides them
+// at toolcall_end as pi-ai's parse would.
+func RepairMalformedToolCallArguments(next llm.StreamFunc, cfg RepairConfig) llm.StreamFunc {
+	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		inner, err := next(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		s := repairPool.Get().(*repairStream)
+		s.init(inner)
+		s.cfg = cfg
+		return s, nil
+	}
+}
+
+var repairPool = sync.Pool{New: func() any { return new(repairStream) }}
+
+// argState is the per-content-index state of the repair decorator.
+type argState struct {
+	buf       []byte // joined deltas (partialJsonByIndex)
+	units     int    // len(buf) in UTF-16 code units
+	repaired  []byte // stored repair (repairedArgsByIndex)
+	hasRepair bool
+	preSeen   bool // hadPreexistingArgsByIndex has an entry
+	pre       bool
+	disabled  bool
+	logged    bool
+}
+
+func (a *argState) clearIndex() {
+	a.buf = a.buf[:0]
+	a.units = 0
+	a.preSeen, a.pre, a.disabled, a.logged = false, false, false, false
+}
+
+type repairStream struct {
+	base
+	cfg      RepairConfig
+	args     []argState
+	name     []byte // scratch: the tool name given to the smart-quote parser
+	scratch  []byte
+	finished bool
+}
+
+func (s *repairStream) state(i int) *argState {
+	for len(s.args) <= i {
+		if len(s.args) < cap(s.args) {
+			s.args = s.args[:len(s.args)+1]
+		} else {
+			s.args = append(s.args, argState{})
+		}
+	}
+	return &s.args[i]
+}
+
+func (s *repairStream) Next() bool {
+	if !s.inner.Next() {
+		s.finish()
+		return false
+	}
+	e := s.inner.Event()
+	switch e.Type {
+	case llm.EventToolCallDelta:
+		if e.ContentIndex >= 0 {
+			s.onDelta(e)
+		}
+	case llm.EventToolCallEnd:
+		if e.ContentIndex >= 0 {
+			s.onEnd(e)
+		}
+	case llm.EventDone, llm.EventError:
+		s.finish()
+	}
+	return true
+}
+
+// hasNonEmptyObjectArgs reports whether args is a JSON object with at least
+// one member.
+func hasNonEmptyObjectArgs(args []byte) bool {
+	a := trimSpace(args)
+	if len(a) < 2 || a[0] != '{' {
+		return false
+	}
+	return len(trimSpace(a[1:len(a)-1])) > 0
+}
+
+func (s *repairStream) onDelta(e *llm.Event) {
+	st := s.state(e.ContentIndex)
+	if st.disabled {
+		return
+	}
+	st.buf = append(st.buf, e.Delta...)
+	st.units += utf16Len(e.Delta)
+	if st.units > repair.OpenClawMaxBuffer {
+		st.buf = st.buf[:0]
+		st.units = 0
+		st.hasRepair = false
+		st.repaired = st.repaired[:0]
+		st.disabled = true
+		return
+	}
+	if !repair.OpenClawShouldTry(e.Delta, st.buf, st.hasRepair) {
+		return
+	}
+	partial, message := s.eventMessages(e)
+	pb, mb := toolBlock(partial, e.ContentIndex), toolBlock(message, e.ContentIndex)
+	if !st.preSeen {
+		st.preSeen = true
+		st.pre = pb != nil && hasNonEmptyObjectArgs(pb.Arguments) || mb != nil && hasNonEmptyObjectArgs(mb.Arguments)
+	}
+	s.name = s.name[:0]
+	if pb != nil {
+		s.name = append(s.name, pb.Name...)
+	} else if mb != nil {
+		s.name = append(s.name, mb.Name...)
+	}
+	out, _, leading, trailing, ok := repair.OpenClawExtract(st.repaired[:0], st.buf, s.name)
+	if !ok {
+		st.hasRepair = false
+		st.repaired = st.repaired[:0]
+		if !st.pre {
+			if pb != nil {
+				pb.Arguments = pb.Arguments[:0]
+			}
+			if mb != nil {
+				mb.Arguments = mb.Arguments[:0]
+			}
+		}
+		return
+	}
+	st.repaired = out
+	st.hasRepair = true
+	if pb != nil {
+		pb.Arguments = setBytes(pb.Arguments, out)
+	}
+	if mb != nil {
+		mb.Arguments = setBytes(mb.Arguments, out)
+	}
+	if !st.logged {
+		st.logged = true
+		if s.cfg.Logf != nil {
+			s.cfg.Logf("repairing malformed tool call arguments with %d leading chars and %d trailing chars", leading, trailing)
+		}
+	}
+}
+
+func (s *repairStream) onEnd(e *llm.Event) {
+	st := s.state(e.ContentIndex)
+	if st.hasRepair {
+		if tc := s.eventToolCall(e); isToolCall(tc) {
+			tc.Arguments = setBytes(tc.Arguments, st.repaired)
+		}
+		partial, message := s.eventMessages(e)
+		if b := toolBlock(partial, e.ContentIndex); b != nil {
+			b.Arguments = setBytes(b.Arguments, st.repaired)
+		}
+		if b := toolBlock(message, e.ContentIndex); b != nil {
+			b.Arguments = setBytes(b.Arguments, st.repaired)
+		}
+	}
+	st.clearIndex()
+}
+
+// finish patches the result: every stored repair is written onto the
+// tool-call block at its index; then all state is cleared.
+func (s *repairStream) finish() {
+	if s.finished {
+		return
+	}
+	s.finished = true
+	m := s.inner.Message()
+	for i := range s.args {
+		st := &s.args[i]
+		if st.hasRepair {
+			if b := toolBlock(m, i); b != nil {
+				b.Arguments = setBytes(b.Arguments, st.repaired)
+			}
+		}
+		st.clearIndex()
+		st.hasRepair = false
+		st.repaired = st.repaired[:0]
+	}
+	s.args = s.args[:0]
+}
+
+func (s *repairStream) Close() error {
+	err := s.closeInner()
+	s.finish()
+	*s = repairStream{args: s.args[:0], name: s.name[:0], scratch: s.scratch[:0]}
+	repairPool.Put(s)
+	return err
+}
+
+// toolBlock returns m's block i when it is a tool call.
+func toolBlock(m *llm.Message, i int) *llm.Block {
+	if m == nil {
+		return nil
+	}
+	if b := m.Block(i); isToolCall(b) {
+		return b
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package streamwrap
+
+import (
+	"context"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/streamwrap/repair"
+)
+
+// DecodeHTMLEntityArguments is OpenClaw's wrapStreamFnDecodeXaiToolCallArguments
+// (streamwrap.md §4.5): for every tool call whose arguments are a JSON
+// object, every string value is decoded once with repair.DecodeHTMLEntities.
+// It runs on every event's live message and on the final message; text
+// blocks are left alone.
+//
+// OpenClaw never decodes the same arguments object twice (a WeakSet of the
+// objects it produced). Here a block's arguments are "the same object"
+// while their bytes are the ones this stream last produced for that
+// content index (compared by length and xxhash), so decoded arguments are
+// not decoded again (&amp;amp; becomes &amp; and stays), while arguments
+// that another stage rewrote are decoded afresh.
+//
+// Chain applies it only when the request's model has HTMLEntityArgs set.
+func DecodeHTMLEntityArguments(next llm.StreamFunc) llm.StreamFunc {
+	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		inner, err := next(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		s := entityPool.Get().(*entityStream)
+		s.init(inner)
+		return s, nil
+	}
+}
+
+var entityPool = sync.Pool{New: func() any { return new(entityStream) }}
+
+// producedArgs identifies the arguments this stream produced for an index.
+type producedArgs struct {
+	n    int
+	hash uint64
+	ok   bool
+}
+
+type entityStream struct {
+	base
+	done     []producedArgs // per content index, for the live message
+	scratch  []byte
+	finished bool
+}
+
+func (s *entityStream) Next() bool {
+	if !s.inner.Next() {
+		s.finish()
+		return false
+	}
+	e := s.inner.Event()
+	partial, message := s.eventMessages(e)
+	if partial != nil {
+		s.decodeMessage(partial, true)
+	}
+	if message != nil && message != partial {
+		s.decodeMessage(message, partial == nil)
+	}
+	if e.Type.IsTerminal() {
+		s.finish()
+	}
+	return true
+}
+
+func (s *entityStream) finish() {
+	if s.finished {
+		return
+	}
+	s.finished = true
+	s.decodeMessage(s.inner.Message(), true)
+}
+
+// decodeMessage decodes the arguments of m's tool calls. track says whether
+// m is the message whose produced arguments s remembers by index (the live
+// one); others are decoded unconditionally, once per event.
+func (s *entityStream) decodeMessage(m *llm.Message, track bool) {
+	for i := range m.Content {
+		b := &m.Content[i]
+		if !isToolCall(b) || !isObject(b.Arguments) {
+			continue
+		}
+		if track {
+			for len(s.done) <= i {
+				s.done = append(s.done, producedArgs{})
+			}
+			if p := s.done[i]; p.ok && p.n == len(b.Arguments) && p.hash == xxhash.Sum64(b.Arguments) {
+				continue
+			}
+		}
+		out := repair.DecodeEntitiesInJSON(s.scratch[:0], b.Arguments)
+		s.scratch = out
+		b.Arguments = setBytes(b.Arguments, out)
+		if track {
+			s.done[i] = producedArgs{n: len(b.Arguments), hash: xxhash.Sum64(b.Arguments), ok: true}
+		}
+	}
+}
+
+func (s *entityStream) Close() error {
+	err := s.closeInner()
+	*s = entityStream{done: s.done[:0], scratch: s.scratch[:0]}
+	entityPool.Put(s)
+	return err
+}

@@ -1,0 +1,418 @@
+package streamwrap
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// Idle-timeout constants of OpenClaw 2026.9.6 (llm-idle-timeout.ts).
+const (
+	MaxTimerTimeout        = 2147000000 * time.Millisecond // MAX_TIMER_TIMEOUT_MS
+	DefaultIdleTimeout     = 120000 * time.Millisecond
+	SelfHostedIdleTimeout  = 300000 * time.Millisecond
+	CronIdleTimeout        = 60000 * time.Millisecond
+	CloudFirstEventTimeout = 120000 * time.Millisecond
+	LocalFirstEventTimeout = 300000 * time.Millisecond
+)
+
+// ErrIdleTimeout matches every *IdleTimeoutError with errors.Is.
+var ErrIdleTimeout = errors.New("streamwrap: LLM idle timeout")
+
+// IdleTimeoutError is the error of a stream that saw no activity for
+// Timeout. Its text is OpenClaw's, "LLM idle timeout (<N>s): no response
+// from model" with N the whole seconds of Timeout; due to Hyrum's law that
+// text cannot be changed.
+type IdleTimeoutError struct {
+	Timeout time.Duration
+}
+
+func (e *IdleTimeoutError) Error() string {
+	return "LLM idle timeout (" + strconv.FormatInt(int64(e.Timeout/time.Second), 10) + "s): no response from model"
+}
+
+// Is makes errors.Is(err, ErrIdleTimeout) true.
+func (e *IdleTimeoutError) Is(target error) bool { return target == ErrIdleTimeout }
+
+// IdleScope selects what the idle timer polices.
+type IdleScope uint8
+
+const (
+	// IdleFull polices stream creation and every gap between events.
+	IdleFull IdleScope = iota
+	// IdleCreationOnly polices stream creation only (OpenClaw's
+	// scope:"creation-only", installed when only a first-event timeout is set).
+	IdleCreationOnly
+)
+
+// IdleConfig configures IdleTimeout.
+type IdleConfig struct {
+	// Timeout is the longest silence allowed; it must be positive.
+	Timeout time.Duration
+	Scope   IdleScope
+	// OnIdleTimeout, when set, is called once, from the timer's goroutine,
+	// when the timeout fires.
+	OnIdleTimeout func(err error)
+	// LastToolActivity, when set, reports the last tool activity of the run;
+	// the first timer of a stream is shortened by the time since then when
+	// that is within Timeout (never below 1 ms).
+	LastToolActivity func() time.Time
+}
+
+// IdleTimeout is OpenClaw's streamWithIdleTimeout (streamwrap.md §4.8).
+//
+// How it waits without a goroutine per event: the decorator derives a
+// cancellable context for the inner StreamFunc and arms one timer per
+// stream (time.AfterFunc). Activity (every event, and every provider frame
+// reported through llm.WithActivity) only records a monotonic timestamp;
+// when the timer fires it re-arms itself for the remaining time if there
+// was activity, and otherwise cancels the context with the
+// *IdleTimeoutError and calls OnIdleTimeout. Cancellation reaches the I/O
+// boundary, where the provider's blocked read returns (net/http aborts the
+// body read; provider.Decoder.SetContext ends the stream), so the blocked
+// Next returns and the stream ends with an error event whose message says
+// "LLM idle timeout (Ns): no response from model". Inner streams must
+// honour their context; one that does not keeps its Next blocked.
+//
+// The creation phase (the inner StreamFunc call) is policed in both scopes:
+// a stream that arrives after the timeout is closed and the call returns
+// the *IdleTimeoutError. A failure of the inner call passes through
+// unchanged without calling OnIdleTimeout.
+func IdleTimeout(next llm.StreamFunc, cfg IdleConfig) llm.StreamFunc {
+	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		if cfg.Timeout <= 0 {
+			return next(ctx, req)
+		}
+		s := &idleStream{cfg: cfg, epoch: time.Now()}
+		ictx, cancel := context.WithCancelCause(ctx)
+		s.cancel = cancel
+		s.ctx = ictx
+		first := cfg.Timeout
+		if cfg.LastToolActivity != nil {
+			if t := cfg.LastToolActivity(); !t.IsZero() {
+				if since := time.Since(t); since >= 0 && since < cfg.Timeout {
+					first = max(cfg.Timeout-since, time.Millisecond)
+				}
+			}
+		}
+		s.deadline.Store(int64(first))
+		s.armed.Store(true)
+		s.timer = time.AfterFunc(first, s.fire)
+		inner, err := next(llm.WithActivity(ictx, s.activity), req)
+		if s.fired.Load() {
+			if inner != nil {
+				inner.Close()
+			}
+			s.stop()
+			return nil, s.idleErr
+		}
+		if err != nil {
+			s.stop()
+			cancel(nil)
+			return nil, err
+		}
+		if cfg.Scope == IdleCreationOnly {
+			s.timer.Stop()
+			s.armed.Store(false)
+		}
+		s.init(inner)
+		return s, nil
+	}
+}
+
+type idleStream struct {
+	base
+	cfg    IdleConfig
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	epoch  time.Time
+	// deadline is the time since epoch at which the timer may fire; activity
+	// moves it forward.
+	deadline atomic.Int64
+	fired    atomic.Bool
+	armed    atomic.Bool
+	idleErr  *IdleTimeoutError
+	errMu    sync.Mutex
+	ended    bool
+	closed   bool
+}
+
+// activity records activity: the timer, when it fires, re-arms itself for
+// the remaining time.
+func (s *idleStream) activity() {
+	s.deadline.Store(int64(time.Since(s.epoch) + s.cfg.Timeout))
+}
+
+func (s *idleStream) fire() {
+	if s.fired.Load() || !s.armed.Load() {
+		return
+	}
+	now := time.Since(s.epoch)
+	if d := time.Duration(s.deadline.Load()); d > now {
+		s.timer.Reset(d - now)
+		return
+	}
+	err := &IdleTimeoutError{Timeout: s.cfg.Timeout}
+	s.errMu.Lock()
+	s.idleErr = err
+	s.errMu.Unlock()
+	if !s.fired.CompareAndSwap(false, true) {
+		return
+	}
+	s.cancel(err)
+	if s.cfg.OnIdleTimeout != nil {
+		s.cfg.OnIdleTimeout(err)
+	}
+}
+
+func (s *idleStream) stop() {
+	s.armed.Store(false)
+	s.timer.Stop()
+}
+
+func (s *idleStream) Next() bool {
+	if s.ended {
+		return false
+	}
+	if !s.inner.Next() {
+		s.end()
+		if s.fired.Load() {
+			s.markTimedOut(nil)
+		}
+		return false
+	}
+	e := s.inner.Event()
+	if e.Type.IsTerminal() {
+		s.end()
+		if s.fired.Load() {
+			s.markTimedOut(e)
+		}
+		return true
+	}
+	if s.cfg.Scope == IdleFull {
+		s.activity()
+	}
+	return true
+}
+
+func (s *idleStream) end() {
+	s.ended = true
+	s.stop()
+}
+
+// markTimedOut turns the end of the stream into the idle-timeout failure.
+func (s *idleStream) markTimedOut(e *llm.Event) {
+	s.errMu.Lock()
+	err := s.idleErr
+	s.errMu.Unlock()
+	if err == nil {
+		return
+	}
+	s.inner.Message().Fail(llm.StopError, err.Error())
+	if e != nil {
+		e.Type = llm.EventError
+		e.Reason = llm.StopError
+	}
+}
+
+func (s *idleStream) Err() error {
+	if s.fired.Load() {
+		s.errMu.Lock()
+		defer s.errMu.Unlock()
+		if s.idleErr != nil {
+			return s.idleErr
+		}
+	}
+	return s.inner.Err()
+}
+
+func (s *idleStream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.stop()
+	err := s.closeInner()
+	s.cancel(nil)
+	return err
+}
+
+// IdleTimeoutInput holds what OpenClaw's resolveLlmIdleTimeoutMs reads.
+// Zero durations mean "not set".
+type IdleTimeoutInput struct {
+	// ModelRequestTimeout is the model's configured request timeout.
+	ModelRequestTimeout time.Duration
+	// RunTimeout is the run's explicit timeout (MaxTimerTimeout means none).
+	RunTimeout time.Duration
+	// AgentDefaultTimeout is agents.defaults.timeoutSeconds.
+	AgentDefaultTimeout time.Duration
+	// Cron marks a cron-triggered run.
+	Cron bool
+	// Model gives the base URL, provider id and model id.
+	Model llm.Model
+	// LocalService marks a provider configured as a local service
+	// (localService, or apiKey custom-local / ollama-local).
+	LocalService bool
+}
+
+func clampTimer(d time.Duration) time.Duration {
+	return min(max(d, time.Millisecond), MaxTimerTimeout)
+}
+
+// ResolveIdleTimeout is OpenClaw's resolveLlmIdleTimeoutMs: the idle
+// timeout for a model call, or 0 for off (streamwrap.md §4.8).
+func ResolveIdleTimeout(in IdleTimeoutInput) time.Duration {
+	local := isLocalModel(&in.Model)
+	self := !local && isSelfHostedModel(&in.Model, in.LocalService)
+	runSet := in.RunTimeout > 0 && in.RunTimeout < MaxTimerTimeout
+	if in.ModelRequestTimeout > 0 {
+		d := in.ModelRequestTimeout
+		switch {
+		case runSet:
+			d = min(d, in.RunTimeout)
+		case in.AgentDefaultTimeout > 0:
+			d = min(d, in.AgentDefaultTimeout)
+		}
+		return clampTimer(d)
+	}
+	ceiling := DefaultIdleTimeout
+	switch {
+	case local:
+		ceiling = MaxTimerTimeout
+	case self:
+		ceiling = SelfHostedIdleTimeout
+	}
+	if runSet {
+		if in.Cron {
+			if local || self {
+				return clampTimer(in.RunTimeout)
+			}
+			return clampTimer(min(in.RunTimeout, CronIdleTimeout))
+		}
+		return clampTimer(min(in.RunTimeout, ceiling))
+	}
+	if in.AgentDefaultTimeout > 0 {
+		return clampTimer(min(in.AgentDefaultTimeout, ceiling))
+	}
+	switch {
+	case local:
+		return 0
+	case self:
+		return SelfHostedIdleTimeout
+	}
+	return DefaultIdleTimeout
+}
+
+// ResolveFirstEventTimeout is resolveLlmFirstEventTimeoutMs: 300 s for
+// local and self-hosted models, 120 s otherwise.
+func ResolveFirstEventTimeout(in IdleTimeoutInput) time.Duration {
+	if isLocalModel(&in.Model) || isSelfHostedModel(&in.Model, in.LocalService) {
+		return LocalFirstEventTimeout
+	}
+	return CloudFirstEventTimeout
+}
+
+func baseURLHost(raw string) string {
+	raw = trimSpace(raw)
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		if u2, err2 := url.Parse("http://" + raw); err2 == nil {
+			u = u2
+		} else {
+			return ""
+		}
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+func isCloudRef(id string) bool { return strings.HasSuffix(strings.ToLower(trimSpace(id)), ":cloud") }
+
+// isLocalModel: the base URL's host is a loopback, private, link-local or
+// .local address (or an explicit Docker/OrbStack host alias), and the model
+// id is not a :cloud ref.
+func isLocalModel(m *llm.Model) bool {
+	if isCloudRef(m.ID) {
+		return false
+	}
+	h := baseURLHost(m.BaseURL)
+	if h == "" {
+		return false
+	}
+	switch h {
+	case "localhost", "0.0.0.0", "host.docker.internal", "host.orb.internal", "docker.orb.internal":
+		return true
+	}
+	if strings.HasSuffix(h, ".local") || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	if err != nil {
+		return false
+	}
+	if a.Is4In6() {
+		return a.Unmap() == netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	if a.Is4() {
+		b := a.As4()
+		switch {
+		case b[0] == 127, b[0] == 10, b[0] == 0 && b == [4]byte{}:
+			return true
+		case b[0] == 172 && b[1] >= 16 && b[1] <= 31:
+			return true
+		case b[0] == 192 && b[1] == 168:
+			return true
+		case b[0] == 100 && b[1] >= 64 && b[1] <= 127:
+			return true
+		}
+		return false
+	}
+	b := a.As16()
+	switch {
+	case a.IsLoopback():
+		return true
+	case b[0]&0xfe == 0xfc: // fc00::/7
+		return true
+	case b[0] == 0xfe && b[1]&0xc0 == 0x80: // fe80::/10
+		return true
+	}
+	return false
+}
+
+// isSelfHostedModel: a bare host name (no dots, no colons) served by a
+// self-hosted provider id (ollama, lmstudio, vllm, sglang, llama-cpp, or
+// one of those with a -suffix, but not ollama-cloud) or a provider
+// configured as a local service; never a :cloud model.
+func isSelfHostedModel(m *llm.Model, localService bool) bool {
+	if isCloudRef(m.ID) {
+		return false
+	}
+	h := baseURLHost(m.BaseURL)
+	if h == "" || strings.ContainsAny(h, ".:") {
+		return false
+	}
+	if localService {
+		return true
+	}
+	p := strings.ToLower(trimSpace(m.Provider))
+	if p == "ollama-cloud" {
+		return false
+	}
+	for _, id := range [...]string{"ollama", "lmstudio", "vllm", "sglang", "llama-cpp"} {
+		if p == id || strings.HasPrefix(p, id+"-") {
+			return true
+		}
+	}
+	return false
+}
