@@ -326,7 +326,6 @@ func (p *player) tools(st *Step) (action, time.Duration) {
 	default: // end the call(s)
 		k := p.rr
 		ci := p.cci[k]
-		finishArgs(&p.msg.Content[ci])
 		if st.Interleave && k < len(calls)-1 {
 			p.rr++
 		} else if !st.Interleave && k < len(calls)-1 {
@@ -360,12 +359,6 @@ func (p *player) nextDeltaCall(st *Step) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// finishArgs sets Arguments as a decoder would, so that encoders writing
-// whole calls (Responses .done events) see the streamed text.
-func finishArgs(b *llm.Block) {
-	b.Arguments = b.Arguments[:0]
 }
 
 func idPrefix(w wireenc.Wire) string {

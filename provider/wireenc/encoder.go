@@ -65,6 +65,9 @@ func (e *Encoder) Reset(w Wire, meta Meta, opts Options) {
 // Wire returns the wire e writes.
 func (e *Encoder) Wire() Wire { return e.wire }
 
+// Meta returns the identity e was reset with.
+func (e *Encoder) Meta() Meta { return e.meta }
+
 // SetWireIndex makes the block at content index ci go out under wire index
 // idx (the tool_calls index on OpenAI Chat, the block index on Anthropic,
 // the output_index on Responses) instead of the next free one, or without
