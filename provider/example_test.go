@@ -1,0 +1,108 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
+)
+
+// Decoding an Anthropic body: events come out one at a time and the
+// message is built in place.
+func ExampleDecoder() {
+	body := `event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","model":"claude-x","usage":{"input_tokens":12,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"a.txt\"}"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`
+	d := provider.GetDecoder(provider.WireAnthropic, strings.NewReader(body), provider.Options{Provider: "anthropic"})
+	defer provider.PutDecoder(d)
+	for d.Next() {
+		e := d.Event()
+		if e.Type == llm.EventToolCallDelta {
+			fmt.Printf("%s %q\n", e.Type, e.Delta)
+		} else {
+			fmt.Println(e.Type)
+		}
+	}
+	m := d.Message()
+	fmt.Println(string(m.Content[0].Arguments), m.StopReason, m.Usage.TotalTokens, string(d.RawStopReason()))
+	// Output:
+	// start
+	// toolcall_start
+	// toolcall_delta "{\"path\":"
+	// toolcall_delta "\"a.txt\"}"
+	// toolcall_end
+	// done
+	// {"path":"a.txt"} toolUse 21 tool_use
+}
+
+// A body cut mid-stream keeps what was decoded and reports ErrTruncated.
+func ExampleDecoder_truncated() {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}]}\n\ndata: {\"choices\":[{\"ind"
+	d := provider.NewDecoder(provider.WireOpenAIChat, strings.NewReader(body), provider.Options{})
+	m, err := llm.Drain(d)
+	fmt.Println(m.TextContent(), m.StopReason, err == provider.ErrTruncated)
+	// Output: Hello error true
+}
+
+// The transport sends a request in the wire format of req.Model.API and
+// returns the decoded stream.
+func ExampleClient_Stream() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi!\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	c, _ := provider.NewClient()
+	req := &llm.Request{
+		Model:    llm.Model{ID: "gpt-x", API: "openai-completions", Provider: "local", BaseURL: srv.URL + "/v1"},
+		Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "Say hi")},
+		APIKey:   "test-key",
+	}
+	s, err := c.Stream(context.Background(), req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	m, err := llm.Drain(s)
+	fmt.Println(m.TextContent(), m.StopReason, m.Usage.TotalTokens, m.Model, err)
+	// Output: Hi! stop 7 gpt-x <nil>
+}
+
+// The request body of each wire is available to re-encode.
+func ExampleAppendRequestJSON() {
+	req := &llm.Request{
+		Model:         llm.Model{ID: "claude-x", API: "anthropic-messages"},
+		System:        "You are terse. Today is Monday.",
+		CacheBoundary: len("You are terse."),
+		MaxTokens:     256,
+		Messages:      []llm.Message{llm.TextMessage(llm.RoleUser, "hi")},
+	}
+	fmt.Println(string(provider.AppendRequestJSON(nil, provider.WireAnthropic, req)))
+	// Output: {"model":"claude-x","max_tokens":256,"stream":true,"system":[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}},{"type":"text","text":" Today is Monday."}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}
+}

@@ -1,0 +1,70 @@
+package provider
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+	"testing/iotest"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// fuzzDecode checks, for any body: no panic, exactly one terminal event
+// after a start event, blocks consistent with their deltas (a tool call's
+// RawArgs is the concatenation of its toolcall_delta events), memory
+// bounded by the input, and the same result whatever the read sizes.
+func fuzzDecode(t *testing.T, w Wire, body []byte) {
+	o := Options{MaxEventBytes: 64 << 10, MaxArgBytes: 32 << 10}
+	r := decodeBytes(w, body, o)
+	if err := checkInvariants(r, r.d.ArgMismatches()); err != nil {
+		t.Fatalf("%v\nbody: %q", err, body)
+	}
+	size := 0
+	for i := range r.msg.Content {
+		b := &r.msg.Content[i]
+		size += len(b.Text) + len(b.RawArgs) + len(b.Arguments) + len(b.ID) + len(b.Name) + len(b.Signature)
+		if len(b.RawArgs) > o.MaxArgBytes {
+			t.Fatalf("RawArgs %d over the limit", len(b.RawArgs))
+		}
+	}
+	if size > 4*len(body)+64*len(r.msg.Content)+1024 {
+		t.Fatalf("message holds %d bytes for a %d-byte body", size, len(body))
+	}
+	if r.msg.StopReason == llm.StopNone {
+		t.Fatal("no stop reason")
+	}
+	// Differential: one byte per read must give the same events and message.
+	d := NewDecoder(w, iotest.OneByteReader(bytes.NewReader(body)), o)
+	r2 := drain(d)
+	if !reflect.DeepEqual(r.events, r2.events) {
+		t.Fatalf("events differ with one-byte reads:\n%v\n%v", r.events, r2.events)
+	}
+	r.msg.Timestamp, r2.msg.Timestamp = 0, 0
+	if a, b := r.msg.AppendJSON(nil), r2.msg.AppendJSON(nil); !bytes.Equal(a, b) {
+		t.Fatalf("message differs with one-byte reads:\n%s\n%s", a, b)
+	}
+}
+
+func addSeeds(f *testing.F, prefix string) {
+	for _, c := range recordedCases {
+		if bytes.HasPrefix([]byte(c.file), []byte(prefix)) {
+			f.Add(readStream(f, c.file))
+		}
+	}
+}
+
+func FuzzOpenAIChat(f *testing.F) {
+	addSeeds(f, "openai-c")
+	f.Add(sse(chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"x","arguments":"{"}},{"index":1,"id":"b","function":{"name":"y"}}]}`, ""), chunk(`{"tool_calls":[{"id":"c","function":{"arguments":"}"}}]}`, "tool_calls")))
+	f.Fuzz(func(t *testing.T, body []byte) { fuzzDecode(t, WireOpenAIChat, body) })
+}
+
+func FuzzAnthropic(f *testing.F) {
+	addSeeds(f, "anthropic")
+	f.Fuzz(func(t *testing.T, body []byte) { fuzzDecode(t, WireAnthropic, body) })
+}
+
+func FuzzResponses(f *testing.F) {
+	addSeeds(f, "openai-responses")
+	f.Fuzz(func(t *testing.T, body []byte) { fuzzDecode(t, WireOpenAIResponses, body) })
+}
