@@ -1,0 +1,139 @@
+package transcript
+
+import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// OpenClaw measures and cuts text in JavaScript string units (UTF-16 code
+// units). These helpers reproduce that on Go strings so that limits and cut
+// points match byte for byte; for ASCII text they are plain byte lengths.
+
+// u16len returns the length of s in UTF-16 code units.
+func u16len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// jsText is a string addressed in UTF-16 code units, as JavaScript does.
+type jsText struct {
+	s     string   // when ascii
+	u     []uint16 // otherwise
+	ascii bool
+}
+
+func newJSText(s string) jsText {
+	if isASCII(s) {
+		return jsText{s: s, ascii: true}
+	}
+	return jsText{u: utf16.Encode([]rune(s))}
+}
+
+func (t jsText) len() int {
+	if t.ascii {
+		return len(t.s)
+	}
+	return len(t.u)
+}
+
+// slice is String.prototype.slice with non-negative, clamped bounds.
+func (t jsText) slice(a, b int) string {
+	n := t.len()
+	a = max(0, min(a, n))
+	b = max(0, min(b, n))
+	if a >= b {
+		return ""
+	}
+	if t.ascii {
+		return t.s[a:b]
+	}
+	return string(utf16.Decode(t.u[a:b]))
+}
+
+func (t jsText) at(i int) uint16 {
+	if t.ascii {
+		return uint16(t.s[i])
+	}
+	return t.u[i]
+}
+
+// lastIndexNL is text.lastIndexOf("\n", from).
+func (t jsText) lastIndexNL(from int) int {
+	n := t.len()
+	if from >= n {
+		from = n - 1
+	}
+	for i := from; i >= 0; i-- {
+		if t.at(i) == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// indexNL is text.indexOf("\n", from).
+func (t jsText) indexNL(from int) int {
+	for i := max(0, from); i < t.len(); i++ {
+		if t.at(i) == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// jsSpace reports whether r is whitespace for JavaScript's trim and \s.
+func jsSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
+
+func jsTrim(s string) string      { return strings.TrimFunc(s, jsSpace) }
+func jsTrimStart(s string) string { return strings.TrimLeftFunc(s, jsSpace) }
+func jsTrimEnd(s string) string   { return strings.TrimRightFunc(s, jsSpace) }
+
+// jsCollapseSpace is s.replace(/\s+/g, " ").
+func jsCollapseSpace(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	inSpace := false
+	for _, r := range s {
+		if jsSpace(r) {
+			if !inSpace {
+				b.WriteByte(' ')
+			}
+			inSpace = true
+			continue
+		}
+		inSpace = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,179 @@
+package transcript
+
+import (
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// MissingToolResultText is the text of the synthetic error result inserted
+// for a tool call without a result.
+const MissingToolResultText = "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair."
+
+// PairingOptions configure RepairToolUseResultPairing.
+type PairingOptions struct {
+	// DropErroredAssistants removes assistant messages that ended with
+	// stopReason error or aborted, and (as orphans) their results: the
+	// policy OpenClaw's run attempt uses. Without it they are kept and get
+	// no synthetic results.
+	DropErroredAssistants bool
+	// MissingResultText replaces MissingToolResultText (OpenClaw uses
+	// "aborted" for the OpenAI Responses APIs).
+	MissingResultText string
+	// Now stamps synthetic results, Unix ms; nil means the clock.
+	Now func() int64
+}
+
+// PairingReport says what RepairToolUseResultPairing changed.
+type PairingReport struct {
+	Added             int // synthetic error results inserted
+	DroppedDuplicates int
+	DroppedOrphans    int
+	DroppedErrored    int // errored/aborted assistants removed
+	Moved             bool
+}
+
+// Changed reports whether the repair changed anything.
+func (r PairingReport) Changed() bool {
+	return r.Added+r.DroppedDuplicates+r.DroppedOrphans+r.DroppedErrored > 0 || r.Moved
+}
+
+type callRef struct{ id, name string }
+
+// toolCallsOf lists the tool calls of an assistant message that have an id.
+func toolCallsOf(m *llm.Message, dst []callRef) []callRef {
+	for i := range m.Content {
+		b := &m.Content[i]
+		if b.Type == llm.BlockToolCall && len(b.ID) > 0 {
+			dst = append(dst, callRef{string(b.ID), string(b.Name)})
+		}
+	}
+	return dst
+}
+
+// MissingToolResult returns the synthetic error result for a call.
+func MissingToolResult(callID, toolName, text string, ts int64) llm.Message {
+	if toolName == "" {
+		toolName = "unknown"
+	}
+	if text == "" {
+		text = MissingToolResultText
+	}
+	m := llm.TextMessage(llm.RoleToolResult, text)
+	m.ToolCallID, m.ToolName, m.IsError, m.Timestamp = callID, toolName, true, ts
+	return m
+}
+
+// RepairToolUseResultPairing makes every assistant tool call be followed
+// directly by exactly one matching result (OpenClaw's session transcript
+// repair, spec §3.9): for each assistant with tool calls, the results up to
+// the next assistant are collected; matching ones move right after the
+// call in call order (duplicates dropped, a missing toolName filled from
+// the call), results for other ids are dropped as orphans, missing results
+// become synthetic error results. Tool results with no assistant before
+// them are dropped. msgs is not modified.
+func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.Message, PairingReport) {
+	var rep PairingReport
+	now := opts.Now
+	if now == nil {
+		now = func() int64 { return time.Now().UnixMilli() }
+	}
+	out := make([]llm.Message, 0, len(msgs)+4)
+	seen := make(map[string]bool)
+	pushResult := func(m llm.Message) {
+		if m.ToolCallID != "" {
+			if seen[m.ToolCallID] {
+				rep.DroppedDuplicates++
+				return
+			}
+			seen[m.ToolCallID] = true
+		}
+		out = append(out, m)
+	}
+	var calls []callRef
+	for i := 0; i < len(msgs); i++ {
+		m := &msgs[i]
+		if m.Role != llm.RoleAssistant {
+			if m.Role == llm.RoleToolResult {
+				rep.DroppedOrphans++
+			} else {
+				out = append(out, *m)
+			}
+			continue
+		}
+		if m.StopReason == llm.StopError || m.StopReason == llm.StopAborted {
+			if opts.DropErroredAssistants {
+				rep.DroppedErrored++
+			} else {
+				out = append(out, *m)
+			}
+			continue
+		}
+		calls = toolCallsOf(m, calls[:0])
+		if len(calls) == 0 {
+			out = append(out, *m)
+			continue
+		}
+		isCall := func(id string) (string, bool) {
+			for _, c := range calls {
+				if c.id == id {
+					return c.name, true
+				}
+			}
+			return "", false
+		}
+		span := make(map[string]llm.Message, len(calls))
+		var remainder []llm.Message
+		j := i + 1
+		for ; j < len(msgs); j++ {
+			next := &msgs[j]
+			if next.Role == llm.RoleAssistant {
+				break
+			}
+			if next.Role == llm.RoleToolResult {
+				if name, ok := isCall(next.ToolCallID); ok && next.ToolCallID != "" {
+					if seen[next.ToolCallID] {
+						rep.DroppedDuplicates++
+						continue
+					}
+					if _, dup := span[next.ToolCallID]; !dup {
+						r := *next
+						if t := jsTrim(r.ToolName); t != r.ToolName || t == "" {
+							switch {
+							case t != "":
+								r.ToolName = t
+							case jsTrim(name) != "":
+								r.ToolName = jsTrim(name)
+							default:
+								r.ToolName = "unknown"
+							}
+						}
+						span[next.ToolCallID] = r
+					}
+					continue
+				}
+				rep.DroppedOrphans++
+				continue
+			}
+			remainder = append(remainder, *next)
+		}
+		out = append(out, *m)
+		if len(span) > 0 && len(remainder) > 0 {
+			rep.Moved = true
+		}
+		for _, c := range calls {
+			if r, ok := span[c.id]; ok {
+				pushResult(r)
+				continue
+			}
+			rep.Added++
+			pushResult(MissingToolResult(c.id, c.name, opts.MissingResultText, now()))
+		}
+		out = append(out, remainder...)
+		i = j - 1
+	}
+	if !rep.Changed() {
+		return msgs, rep
+	}
+	return out, rep
+}
