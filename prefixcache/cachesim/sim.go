@@ -462,29 +462,37 @@ func (s *Sim) Simulate(req *Request) Result {
 	return res
 }
 
-// explain sets the Reason of a request that was not rejected.
+// explain sets the Reason of a request that was not rejected. A request
+// hits when it reads at least what the previous request left in the cache;
+// it loses by expiry when a longer entry had expired, and otherwise by a
+// change of prefix, located at the first block it no longer shares with the
+// previous request.
 func (s *Sim) explain(req *Request, res *Result, lcp, dead int, deadGap time.Duration) {
-	extendsPrev := s.havePrev && s.prevNS == req.Namespace && lcp == len(s.prev)-1
 	switch {
 	case dead > res.Read:
 		res.Reason, res.Gap, res.Lost = ReasonExpired, deadGap, dead-res.Read
-	case res.Read > 0 && (extendsPrev || !s.havePrev):
-		res.Reason = ReasonHit
 	case !s.havePrev:
 		res.Reason = ReasonCold
+		if res.Read > 0 {
+			res.Reason = ReasonHit // entries from before a Reset of history
+		}
 	case s.prevNS != req.Namespace:
 		res.Reason = ReasonModelChanged
-	case extendsPrev:
-		// Nothing changed in what the previous request sent, yet nothing
-		// live was found: it cached nothing (below the minimum then).
-		res.Reason = ReasonCold
+		if res.Read > 0 {
+			res.Reason = ReasonHit // back to a model whose entries live on
+		}
+	case res.Read >= s.prevCache:
+		res.Reason = ReasonHit
+		if res.Read == 0 {
+			res.Reason = ReasonCold // the previous request cached nothing
+		}
 	default:
 		res.Reason = ReasonPrefixChanged
 		res.ChangedAt = lcp + 1
 		if lcp+1 < len(req.Blocks) {
 			res.ChangedLabel = req.Blocks[lcp+1].Label
 		}
-		res.Lost = max(0, s.prevCache-res.Read)
+		res.Lost = s.prevCache - res.Read
 	}
 }
 

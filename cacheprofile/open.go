@@ -1,0 +1,90 @@
+package cacheprofile
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ocbench/ocbench/transcript"
+)
+
+// ErrNotSession is returned (wrapped) for a file that is neither a session
+// JSONL (plain or zstd) nor an OpenClaw SQLite transcript store: typically a
+// file of another tool.
+var ErrNotSession = errors.New("cacheprofile: not an OpenClaw or pi session file")
+
+// FileError says which file failed and why; it wraps the cause.
+type FileError struct {
+	File string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.File + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// ProfileFile profiles the session file at path: a JSONL session (plain or
+// zstd) gives one report, a SQLite transcript store one per session.
+func ProfileFile(path string, opts Options) ([]*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	var magic [16]byte
+	n, _ := io.ReadFull(f, magic[:])
+	f.Close()
+	if n == len(magic) && bytes.Equal(magic[:], sqliteMagic) {
+		reps, err := profileSQLite(path, opts)
+		if err != nil {
+			return nil, &FileError{path, err}
+		}
+		return reps, nil
+	}
+	rd, err := transcript.OpenFile(path, transcript.Options{KeepUnknown: true})
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	defer rd.Close()
+	rep, err := profileReader(rd, opts)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	rep.File = path
+	return []*Report{rep}, nil
+}
+
+// Profile profiles a session JSONL read from r.
+func Profile(r io.Reader, opts Options) (*Report, error) {
+	return profileReader(transcript.NewReader(bufio.NewReader(r), transcript.Options{KeepUnknown: true}), opts)
+}
+
+func profileReader(rd *transcript.Reader, opts Options) (*Report, error) {
+	p := NewProfiler(opts)
+	first := true
+	for rd.Next() {
+		if first {
+			h := rd.Header()
+			p.Header(h, fmt.Sprintf("jsonl v%d", h.Version))
+			first = false
+		}
+		p.Entry(rd.Entry())
+	}
+	if err := rd.Err(); err != nil {
+		if errors.Is(err, transcript.ErrNotSession) {
+			return nil, fmt.Errorf("%w (%v)", ErrNotSession, err)
+		}
+		return nil, err
+	}
+	if first {
+		h := rd.Header()
+		if h.Version == 0 {
+			return nil, fmt.Errorf("%w: no session header", ErrNotSession)
+		}
+		p.Header(h, fmt.Sprintf("jsonl v%d", h.Version))
+	}
+	return p.Finish(rd.Stats()), nil
+}
