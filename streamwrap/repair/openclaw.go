@@ -50,9 +50,28 @@ func OpenClawShouldTry(delta, buf []byte, hasRepair bool) bool {
 // It allocates nothing beyond growing dst, except in the smart-quote
 // parser for objects of more than 16 keys.
 func OpenClawExtract(dst, buf, toolName []byte) (out []byte, kind Kind, leading, trailing int, ok bool) {
+	out, st, leading, trailing, ok := openClawExtract(dst, buf, toolName)
+	switch st {
+	case stratWhole:
+		kind = KindPreserved
+	case stratBalanced, stratSmart:
+		kind = KindRepaired
+	}
+	return out, kind, leading, trailing, ok
+}
+
+// OpenClaw's strategies, in the order it tries them.
+const (
+	stratNone = iota
+	stratWhole
+	stratBalanced
+	stratSmart
+)
+
+func openClawExtract(dst, buf, toolName []byte) (out []byte, strategy, leading, trailing int, ok bool) {
 	i, j := jsTrim(buf, 0, len(buf))
 	if i == j {
-		return dst, KindNone, 0, 0, false
+		return dst, stratNone, 0, 0, false
 	}
 	// Strategy 1: the whole buffer.
 	if validObject(buf) {
@@ -60,7 +79,7 @@ func OpenClawExtract(dst, buf, toolName []byte) (out []byte, kind Kind, leading,
 		for b > a && isWS(buf[b-1]) {
 			b--
 		}
-		return append(dst, buf[a:b]...), KindPreserved, 0, 0, true
+		return append(dst, buf[a:b]...), stratWhole, 0, 0, true
 	}
 	// Strategy 2: balanced-prefix extraction.
 	if s, e, found := balancedSpan(buf); found {
@@ -68,21 +87,21 @@ func OpenClawExtract(dst, buf, toolName []byte) (out []byte, kind Kind, leading,
 		si, sj := jsTrim(buf, e, len(buf))
 		if (pi != pj || si != sj) && allowedPrefix(buf[pi:pj]) && allowedSuffix(buf[si:sj]) &&
 			buf[s] == '{' && validObject(buf[s:e]) {
-			return append(dst, buf[s:e]...), KindRepaired, utf16Len(buf[pi:pj]), utf16Len(buf[si:sj]), true
+			return append(dst, buf[s:e]...), stratBalanced, utf16Len(buf[pi:pj]), utf16Len(buf[si:sj]), true
 		}
 	}
 	// Strategy 3: the smart-quote parser.
 	if !hasSmartQuote(buf) {
-		return dst, KindNone, 0, 0, false
+		return dst, stratNone, 0, 0, false
 	}
 	s := bytes.IndexByte(buf, '{')
 	if s < 0 {
-		return dst, KindNone, 0, 0, false
+		return dst, stratNone, 0, 0, false
 	}
 	pi, pj := jsTrim(buf, 0, s)
 	prefix := buf[pi:pj]
 	if !allowedPrefix(prefix) {
-		return dst, KindNone, 0, 0, false
+		return dst, stratNone, 0, 0, false
 	}
 	name, nameOK := normalizeToolName(toolName)
 	if !nameOK {
@@ -92,13 +111,13 @@ func OpenClawExtract(dst, buf, toolName []byte) (out []byte, kind Kind, leading,
 	n := len(dst)
 	out, end, good := sq.object(dst, s, 0)
 	if !good {
-		return out[:n], KindNone, 0, 0, false
+		return out[:n], stratNone, 0, 0, false
 	}
 	si, sj := jsTrim(buf, end, len(buf))
 	if !allowedSuffix(buf[si:sj]) {
-		return out[:n], KindNone, 0, 0, false
+		return out[:n], stratNone, 0, 0, false
 	}
-	return out, KindRepaired, utf16Len(prefix), utf16Len(buf[si:sj]), true
+	return out, stratSmart, utf16Len(prefix), utf16Len(buf[si:sj]), true
 }
 
 // balancedSpan finds OpenClaw's first balanced {…} or […] span: it starts

@@ -112,13 +112,16 @@ const (
 	FixEscapes                       // control characters / invalid escapes in strings were escaped
 	FixEmpty                         // empty text or null became {}
 	FixUnquotedKey                   // bare identifier keys were quoted
+	FixStrayEscape                   // literal \n, \r, \t between tokens were dropped
+	FixRedundantBrace                // a doubled opening brace ({{...} or {{...}}) was removed
 	fixEnd
 )
 
 var fixTokens = [...]string{
 	"leading-text", "trailing-text", "code-fence", "trailing-comma",
 	"double-encoded", "python-literal", "single-quote", "concatenated",
-	"smart-quote", "escapes", "empty", "unquoted-key",
+	"smart-quote", "escapes", "empty", "unquoted-key", "stray-escape",
+	"redundant-brace",
 }
 
 // Has reports whether every bit of g is in f.
@@ -167,6 +170,7 @@ const (
 	ErrKindTooDeep   = "too-deep"   // nesting deeper than MaxDepth
 	ErrKindTooLarge  = "too-large"  // input longer than MaxInput
 	ErrKindAmbiguous = "ambiguous"  // several different concatenated objects
+	ErrKindProse     = "prose"      // text around the object that is not droppable metadata
 	ErrKindDuplicate = "duplicate-key"
 )
 
