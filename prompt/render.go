@@ -345,7 +345,7 @@ func renderStable(w *lineWriter, p *Params) {
 		}
 		w.end()
 		for _, f := range stable {
-			w.begin("file:" + f.Path)
+			w.begin("file:" + path.Base(f.Path))
 			w.add("## " + f.Path)
 			appendContent(w, f.Content)
 			w.end()
@@ -571,7 +571,7 @@ func renderDynamic(w *lineWriter, p *Params) {
 				break
 			}
 			last = next.Path
-			w.begin("file:" + next.Path)
+			w.begin("file:" + path.Base(next.Path))
 			w.sep()
 			w.b = append(w.b, "## "...)
 			w.b = append(w.b, next.Path...)

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/ocbench/ocbench/prompt"
+	"github.com/ocbench/ocbench/tokenize"
+)
+
+func init() {
+	register("prompt", "print the assembled system prompt or its context report", runPrompt)
+}
+
+func runPrompt(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("prompt", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	workspace := fl.String("workspace", "", "workspace directory (default: the built-in sample workspace)")
+	modeName := fl.String("mode", "full", "prompt mode: full, minimal or none")
+	asJSON := fl.Bool("json", false, "print JSON")
+	report := fl.Bool("report", false, "print the context report (/context list) instead of the prompt")
+	encName := fl.String("encoding", "o200k_base", "token encoding for the report: o200k_base or cl100k_base")
+	channel := fl.String("channel", "", "message channel for the runtime line (e.g. telegram)")
+	warn := fl.String("truncation-warning", "once", "bootstrap truncation warning: off, once or always")
+	maxChars := fl.Int("bootstrap-max-chars", prompt.DefaultBootstrapMaxChars, "per-file bootstrap budget (chars)")
+	totalChars := fl.Int("bootstrap-total-max-chars", prompt.DefaultBootstrapTotalMaxChars, "total bootstrap budget (chars)")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	mode, err := prompt.ParseMode(*modeName)
+	if err != nil {
+		fmt.Fprintln(stderr, "ocbench prompt:", err)
+		return 2
+	}
+	wm, err := prompt.ParseWarningMode(*warn)
+	if err != nil {
+		fmt.Fprintln(stderr, "ocbench prompt:", err)
+		return 2
+	}
+	enc, err := tokenize.ParseEncoding(*encName)
+	if err != nil {
+		fmt.Fprintln(stderr, "ocbench prompt:", err)
+		return 2
+	}
+	dir := *workspace
+	if dir == "" {
+		d, cleanup, err := prompt.SampleDir()
+		if err != nil {
+			fmt.Fprintln(stderr, "ocbench prompt:", err)
+			return 1
+		}
+		defer cleanup()
+		dir = d
+	}
+	cfg := prompt.SampleConfig()
+	cfg.Base.Mode, cfg.ModeSet = mode, true
+	cfg.Base.Runtime.Channel = *channel
+	cfg.Warning = wm
+	cfg.Budget = prompt.Budget{MaxChars: *maxChars, TotalMaxChars: *totalChars}
+	res, err := prompt.Resolve(cfg, dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "ocbench prompt:", err)
+		return 1
+	}
+	if !*report {
+		out, lay, err := prompt.AppendPrompt(nil, &res.Params)
+		if err != nil {
+			fmt.Fprintln(stderr, "ocbench prompt:", err)
+			return 1
+		}
+		if *asJSON {
+			return writeJSON(stdout, stderr, map[string]any{
+				"mode": mode.String(), "workspace": res.Workspace, "prompt": string(out),
+				"bytes": lay.Len, "boundaryByte": lay.Marker, "stableBytes": lay.StableLen,
+				"stablePrefixHash": fmt.Sprintf("%016x", lay.PrefixHash), "stableKey": fmt.Sprintf("%016x", lay.Key),
+				"warnings": res.Warnings,
+			})
+		}
+		out = append(out, '\n')
+		if _, err := stdout.Write(out); err != nil {
+			return 1
+		}
+		return 0
+	}
+	counter, err := tokenize.Get(enc)
+	if err != nil {
+		fmt.Fprintln(stderr, "ocbench prompt:", err)
+		return 1
+	}
+	rep, _, err := prompt.BuildReport(res, counter)
+	if err != nil {
+		fmt.Fprintln(stderr, "ocbench prompt:", err)
+		return 1
+	}
+	if *asJSON {
+		return writeJSON(stdout, stderr, rep)
+	}
+	if err := rep.WriteText(stdout); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func writeJSON(stdout, stderr io.Writer, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintln(stderr, "ocbench prompt:", err)
+		return 1
+	}
+	return 0
+}
