@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// expandCase decodes the spec's long-input encoding ($repeat, $lines,
+// $concat) into plain JSON values.
+func expandCase(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if r, ok := x["$repeat"].(string); ok {
+			return strings.Repeat(r, int(x["count"].(float64)))
+		}
+		if n, ok := x["$lines"].(float64); ok {
+			var b strings.Builder
+			for i := 0; b.Len() < int(n); i++ {
+				fmt.Fprintf(&b, "line %04d abcdefghij\n", i)
+			}
+			return b.String()[:int(n)]
+		}
+		if parts, ok := x["$concat"].([]any); ok {
+			var b strings.Builder
+			for _, p := range parts {
+				b.WriteString(expandCase(p).(string))
+			}
+			return b.String()
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = expandCase(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = expandCase(e)
+		}
+		return out
+	}
+	return v
+}
+
+func parseMessages(t testing.TB, raw []any) []llm.Message {
+	t.Helper()
+	var out []llm.Message
+	for _, m := range raw {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := fastjson.ParseBytes(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := llm.ParseMessage(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+func TestPreemptiveSpecCases(t *testing.T) {
+	data, err := os.ReadFile("../testdata/spec/prompt-cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Preemptive []struct {
+			Name     string         `json:"name"`
+			Input    map[string]any `json:"input"`
+			Expected struct {
+				Route                     string `json:"route"`
+				ShouldCompact             bool   `json:"shouldCompact"`
+				EstimatedPromptTokens     int    `json:"estimatedPromptTokens"`
+				PromptBudgetBeforeReserve int    `json:"promptBudgetBeforeReserve"`
+				OverflowTokens            int    `json:"overflowTokens"`
+				ToolResultReducibleChars  int    `json:"toolResultReducibleChars"`
+				EffectiveReserveTokens    int    `json:"effectiveReserveTokens"`
+			} `json:"expected"`
+		} `json:"preemptive"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Preemptive) == 0 {
+		t.Fatal("no preemptive cases")
+	}
+	for _, c := range doc.Preemptive {
+		t.Run(c.Name, func(t *testing.T) {
+			in := expandCase(c.Input).(map[string]any)
+			hist := parseMessages(t, in["messages"].([]any))
+			prompt := llm.TextMessage(llm.RoleUser, in["prompt"].(string))
+			pin := PreemptiveInput{
+				ContextTokenBudget: int(in["contextTokenBudget"].(float64)),
+				ReserveTokens:      int(in["reserveTokens"].(float64)),
+			}
+			if v, ok := in["toolResultMaxChars"].(float64); ok {
+				pin.ToolResultMaxChars = int(v)
+			}
+			d := DecidePreemptive(hist, &prompt, pin)
+			e := c.Expected
+			if d.Route.String() != e.Route || d.ShouldCompact != e.ShouldCompact ||
+				d.EstimatedPromptTokens != e.EstimatedPromptTokens ||
+				d.PromptBudgetBeforeReserve != e.PromptBudgetBeforeReserve ||
+				d.OverflowTokens != e.OverflowTokens ||
+				d.ToolResultReducibleChars != e.ToolResultReducibleChars ||
+				d.EffectiveReserveTokens != e.EffectiveReserveTokens {
+				t.Fatalf("got  %+v (route %s)\nwant %+v", d, d.Route, e)
+			}
+		})
+	}
+}
+
+func TestResolveReserveTokens(t *testing.T) {
+	for _, c := range []struct {
+		budget int
+		o      CompactionOptions
+		want   int
+	}{
+		{200000, CompactionOptions{}, 20000},                         // floor raises pi's 16384
+		{16000, CompactionOptions{}, 16384},                          // floor capped at 8000; pi's default stays
+		{200000, CompactionOptions{ReserveTokens: 50000}, 50000},     // configured larger wins
+		{200000, CompactionOptions{ReserveTokensFloor: 1000}, 16384}, // a low floor leaves pi's default
+		{0, CompactionOptions{}, 20000},                              // unknown window = 200000
+	} {
+		if got := ResolveReserveTokens(c.budget, c.o); got != c.want {
+			t.Errorf("budget %d %+v: got %d want %d", c.budget, c.o, got, c.want)
+		}
+	}
+}
+
+func TestPreemptiveFits(t *testing.T) {
+	hist := []llm.Message{llm.TextMessage(llm.RoleUser, "hello"), llm.TextMessage(llm.RoleAssistant, "hi")}
+	prompt := llm.TextMessage(llm.RoleUser, "next")
+	d := DecidePreemptive(hist, &prompt, PreemptiveInput{ContextTokenBudget: 1000, ReserveTokens: 100})
+	if d.Route != RouteFits || d.ShouldCompact || d.OverflowTokens != 0 {
+		t.Fatalf("%+v", d)
+	}
+	// est = ceil(1.2 * (2 + 1 + 1)) = 5
+	if d.EstimatedPromptTokens != 5 {
+		t.Fatalf("estimate %d", d.EstimatedPromptTokens)
+	}
+}

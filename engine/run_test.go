@@ -1,0 +1,438 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/transcript"
+)
+
+type runEnv struct {
+	dir, ws, session string
+	fp               *fakeProvider
+	events           []EventKind
+	mu               sync.Mutex
+}
+
+func newRunEnv(t *testing.T, turns ...fakeTurn) *runEnv {
+	t.Helper()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("alpha\nbeta\n"), 0o644)
+	return &runEnv{dir: dir, ws: ws, session: filepath.Join(dir, "sessions", "s.jsonl"), fp: &fakeProvider{turns: turns}}
+}
+
+func (e *runEnv) params(prompt string) Params {
+	return Params{
+		Prompt:      prompt,
+		Model:       llm.Model{ID: "fake-model", API: "fake-api", Provider: "fake", ContextWindow: 200000},
+		StreamFunc:  e.fp.stream,
+		Workspace:   e.ws,
+		SessionFile: e.session,
+		OnEvent: func(ev *Event) {
+			e.mu.Lock()
+			e.events = append(e.events, ev.Kind)
+			e.mu.Unlock()
+		},
+	}
+}
+
+// roles reads the session file back and returns the roles on its branch.
+func sessionRoles(t *testing.T, path string) ([]llm.Message, string) {
+	t.Helper()
+	sc, err := transcript.LoadContext(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i, m := range sc.Messages {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(m.Role.String())
+		if m.Role == llm.RoleAssistant {
+			b.WriteString(":" + m.StopReason.String())
+		}
+		if m.Role == llm.RoleToolResult && m.IsError {
+			b.WriteString("!")
+		}
+	}
+	return sc.Messages, b.String()
+}
+
+// checkPaired asserts every tool call in msgs has exactly one result.
+func checkPaired(t *testing.T, msgs []llm.Message) {
+	t.Helper()
+	open := map[string]int{}
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleAssistant:
+			for _, b := range m.Content {
+				if b.Type == llm.BlockToolCall {
+					open[string(b.ID)]++
+				}
+			}
+		case llm.RoleToolResult:
+			open[m.ToolCallID]--
+		}
+	}
+	for id, n := range open {
+		if n != 0 {
+			t.Errorf("tool call %s: %d unpaired", id, n)
+		}
+	}
+}
+
+func TestRunToolLoop(t *testing.T) {
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantCalls([3]string{"c1", "read", `{"path":"notes.txt"}`}, [3]string{"c2", "ls", `{}`})},
+		fakeTurn{msg: assistantCalls([3]string{"c3", "write", `{"path":"out.txt","content":"done"}`})},
+		fakeTurn{msg: assistantText("all done")},
+	)
+	res, err := Run(context.Background(), e.params("read my notes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Turns != 3 || len(res.ToolCalls) != 3 || res.Text() != "all done" || res.StopReason != llm.StopStop {
+		t.Fatalf("result: %+v", res)
+	}
+	if res.Usage.TotalTokens != 15+15+12 {
+		t.Errorf("usage %+v", res.Usage)
+	}
+	msgs, roles := sessionRoles(t, e.session)
+	want := "user,assistant:toolUse,toolResult,toolResult,assistant:toolUse,toolResult,assistant:stop"
+	if roles != want {
+		t.Fatalf("transcript %s\nwant       %s", roles, want)
+	}
+	if got := msgs[2].TextContent(); got != "alpha\nbeta\n" {
+		t.Errorf("read result %q", got)
+	}
+	// The second request carried the tool results, in call order.
+	req := e.fp.reqs[1]
+	if len(req) != 4 || req[2].ToolCallID != "c1" || req[3].ToolCallID != "c2" {
+		t.Fatalf("second request: %d messages", len(req))
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "out.txt")); string(b) != "done" {
+		t.Errorf("write tool: %q", b)
+	}
+	// A second run continues the same session.
+	e.fp.turns = append(e.fp.turns, fakeTurn{msg: assistantText("again")})
+	res, err = Run(context.Background(), e.params("and again"))
+	if err != nil || res.Text() != "again" {
+		t.Fatalf("second run: %v %+v", err, res)
+	}
+	if n := len(e.fp.reqs[3]); n != 8 {
+		t.Fatalf("second run sent %d messages, want 8 (history + prompt)", n)
+	}
+	if e.events[0] != EventRunStart || e.events[len(e.events)-1] != EventRunEnd {
+		t.Errorf("events %v", e.events)
+	}
+}
+
+func TestRunBadToolCallsBecomeErrorResults(t *testing.T) {
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantCalls(
+			[3]string{"c1", "teleport", `{}`},
+			[3]string{"c2", "read", `{"path":42}`},
+			[3]string{"c3", "read", `{"path":"../../etc/passwd"}`},
+			[3]string{"c4", "read", ``},
+		)},
+		fakeTurn{msg: assistantText("sorry")},
+	)
+	res, err := Run(context.Background(), e.params("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantErrs := []error{ErrUnknownTool, ErrInvalidArguments, ErrPathEscape, ErrInvalidArguments}
+	for i, tc := range res.ToolCalls {
+		if !tc.IsError || !errors.Is(tc.Err, wantErrs[i]) {
+			t.Errorf("call %d: %+v", i, tc)
+		}
+	}
+	msgs, roles := sessionRoles(t, e.session)
+	if roles != "user,assistant:toolUse,toolResult!,toolResult!,toolResult!,toolResult!,assistant:stop" {
+		t.Fatal(roles)
+	}
+	checkPaired(t, msgs)
+}
+
+func TestRunTurnLimit(t *testing.T) {
+	loop := fakeTurn{msg: assistantCalls([3]string{"c", "ls", `{}`})}
+	e := newRunEnv(t, loop, loop, loop, loop)
+	p := e.params("loop")
+	p.MaxTurns = 3
+	res, err := Run(context.Background(), p)
+	if !errors.Is(err, ErrTurnLimit) || !res.TurnLimit || res.Turns != 3 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	msgs, _ := sessionRoles(t, e.session)
+	checkPaired(t, msgs)
+}
+
+func TestRunSteerAndFollowUp(t *testing.T) {
+	q := &Queue{}
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantCalls([3]string{"c1", "ls", `{}`}), before: func() {
+			q.Push(FollowUp, "then summarize")
+			q.Push(Steer, "also read notes.txt")
+		}},
+		fakeTurn{msg: assistantText("ok, noted")},
+		fakeTurn{msg: assistantText("summary")},
+	)
+	p := e.params("list files")
+	p.Queue = q
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steered != 2 || res.Turns != 3 || res.Text() != "summary" {
+		t.Fatalf("%+v", res)
+	}
+	// The steer message came after the tool result, before call 2; the
+	// follow-up only after the model stopped.
+	r2 := e.fp.reqs[1]
+	if last := r2[len(r2)-1]; last.Role != llm.RoleUser || last.TextContent() != "also read notes.txt" || r2[len(r2)-2].Role != llm.RoleToolResult {
+		t.Fatalf("call 2 ends with %v %q", last.Role, last.TextContent())
+	}
+	r3 := e.fp.reqs[2]
+	if last := r3[len(r3)-1]; last.TextContent() != "then summarize" {
+		t.Fatalf("call 3 ends with %q", last.TextContent())
+	}
+	_, roles := sessionRoles(t, e.session)
+	if roles != "user,assistant:toolUse,toolResult,user,assistant:stop,user,assistant:stop" {
+		t.Fatal(roles)
+	}
+}
+
+func TestRunInterruptMidStream(t *testing.T) {
+	q := &Queue{}
+	e := newRunEnv(t,
+		fakeTurn{stall: true, msg: assistantText("never"), before: func() {
+			go func() { time.Sleep(20 * time.Millisecond); q.Push(Interrupt, "stop, do this instead") }()
+		}},
+		fakeTurn{msg: assistantText("doing it")},
+	)
+	p := e.params("long task")
+	p.Queue = q
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steered != 1 || res.Text() != "doing it" {
+		t.Fatalf("%+v", res)
+	}
+	_, roles := sessionRoles(t, e.session)
+	if roles != "user,assistant:aborted,user,assistant:stop" {
+		t.Fatal(roles)
+	}
+}
+
+func slowTool(t *testing.T, started chan<- struct{}) *Tool {
+	return MustNewTool("slow", "sleeps", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return ToolOutput{}, context.Cause(ctx)
+		case <-time.After(5 * time.Second):
+			return ToolOutput{Text: "slept"}, nil
+		}
+	})
+}
+
+func TestRunInterruptMidTool(t *testing.T) {
+	q := &Queue{}
+	started := make(chan struct{}, 1)
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantCalls([3]string{"c1", "slow", `{}`}, [3]string{"c2", "ls", `{}`})},
+		fakeTurn{msg: assistantText("switched")},
+	)
+	p := e.params("go")
+	p.Queue = q
+	p.Tools = []*Tool{slowTool(t, started)}
+	go func() { <-started; q.Push(Interrupt, "new plan") }()
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ToolCalls) != 2 || !res.ToolCalls[0].IsError || !res.ToolCalls[1].IsError || !errors.Is(res.ToolCalls[1].Err, ErrInterrupted) {
+		t.Fatalf("%+v", res.ToolCalls)
+	}
+	msgs, roles := sessionRoles(t, e.session)
+	if roles != "user,assistant:toolUse,toolResult!,toolResult!,user,assistant:stop" {
+		t.Fatal(roles)
+	}
+	checkPaired(t, msgs)
+}
+
+func TestRunAbortMidStream(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantCalls([3]string{"c1", "ls", `{}`})},
+		fakeTurn{stall: true, msg: assistantText("never"), before: func() {
+			go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+		}},
+	)
+	res, err := Run(ctx, e.params("go"))
+	if !errors.Is(err, context.Canceled) || !res.Aborted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	msgs, roles := sessionRoles(t, e.session)
+	if roles != "user,assistant:toolUse,toolResult,assistant:aborted" {
+		t.Fatal(roles)
+	}
+	checkPaired(t, msgs)
+}
+
+func TestRunAbortMidTool(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{}, 1)
+	e := newRunEnv(t, fakeTurn{msg: assistantCalls([3]string{"c1", "slow", `{}`}, [3]string{"c2", "ls", `{}`})})
+	p := e.params("go")
+	p.Tools = []*Tool{slowTool(t, started)}
+	go func() { <-started; cancel() }()
+	res, err := Run(ctx, p)
+	if !errors.Is(err, context.Canceled) || !res.Aborted || res.Turns != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	msgs, roles := sessionRoles(t, e.session)
+	if roles != "user,assistant:toolUse,toolResult!,toolResult!" {
+		t.Fatal(roles)
+	}
+	checkPaired(t, msgs)
+	// The session is unlocked and usable afterwards.
+	e.fp.turns = append(e.fp.turns, fakeTurn{msg: assistantText("resumed")})
+	if res, err := Run(context.Background(), e.params("resume")); err != nil || res.Text() != "resumed" {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+}
+
+func TestRunProviderRefusal(t *testing.T) {
+	e := newRunEnv(t, fakeTurn{refuse: errors.New("401 unauthorized: bad key")})
+	res, err := Run(context.Background(), e.params("hi"))
+	if !errors.Is(err, ErrProvider) || res.Final == nil || res.Final.StopReason != llm.StopError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	msgs, roles := sessionRoles(t, e.session)
+	if roles != "user,assistant:error" || !strings.Contains(msgs[1].ErrorMessage, "bad key") {
+		t.Fatal(roles, msgs[1].ErrorMessage)
+	}
+}
+
+func TestRunBadSessions(t *testing.T) {
+	e := newRunEnv(t)
+	os.MkdirAll(filepath.Dir(e.session), 0o755)
+	// A foreign file: left untouched, clear error.
+	foreign := []byte("{\"hello\":\"world\"}\nnot a session\n")
+	os.WriteFile(e.session, foreign, 0o644)
+	_, err := Run(context.Background(), e.params("hi"))
+	if !errors.Is(err, transcript.ErrNotSession) {
+		t.Fatalf("foreign file: %v", err)
+	}
+	if b, _ := os.ReadFile(e.session); string(b) != string(foreign) {
+		t.Fatal("foreign file modified")
+	}
+	// A session locked by another writer.
+	os.Remove(e.session)
+	w, err := transcript.OpenWriter(e.session, transcript.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), e.params("hi"))
+	if !errors.Is(err, transcript.ErrLocked) {
+		t.Fatalf("locked: %v", err)
+	}
+	w.Close()
+	if e.fp.calls != 0 {
+		t.Fatal("the model was called despite the setup failure")
+	}
+	// A torn last line is set aside, reported, and the run goes on.
+	f, _ := os.OpenFile(e.session, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"type":"message","id":"abcd0123","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"to`)
+	f.Close()
+	res, err := Run(context.Background(), e.params("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) == 0 || !strings.Contains(strings.Join(res.Notes, "\n"), "torn") {
+		t.Fatalf("notes: %q", res.Notes)
+	}
+}
+
+func TestRunOverflowCompaction(t *testing.T) {
+	overflow := llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopError, ErrorMessage: "prompt is too long: 250000 tokens > 200000 maximum"}
+	e := newRunEnv(t)
+	// A first run leaves history to compact.
+	e.fp.turns = []fakeTurn{
+		{msg: assistantCalls([3]string{"c1", "read", `{"path":"notes.txt"}`})},
+		{msg: assistantText("first answer " + strings.Repeat("x", 4000))},
+	}
+	p := e.params("first question")
+	if _, err := Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	e.fp.turns = append(e.fp.turns,
+		fakeTurn{msg: overflow}, // call 3: overflow
+		fakeTurn{msg: assistantText("SUMMARY: user asked things")}, // call 4: summary request
+		fakeTurn{msg: assistantText("answer after compaction")},    // call 5: retry
+	)
+	p = e.params("second question")
+	p.Compaction.KeepRecentTokens = 1
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Compaction.Compacted || res.Compaction.Trigger != TriggerOverflow || res.Text() != "answer after compaction" {
+		t.Fatalf("%+v", res.Compaction)
+	}
+	sum := e.fp.reqs[3]
+	if last := sum[len(sum)-1]; !strings.Contains(last.TextContent(), "Summarize the conversation") {
+		t.Fatalf("summary request ends with %q", last.TextContent())
+	}
+	retry := e.fp.reqs[4]
+	if !strings.Contains(retry[0].TextContent(), "SUMMARY: user asked things") {
+		t.Fatalf("retry does not start with the summary: %q", retry[0].TextContent())
+	}
+	msgs, _ := sessionRoles(t, e.session)
+	if !strings.Contains(msgs[0].TextContent(), transcript.CompactionSummaryPrefix) {
+		t.Fatalf("reloaded context does not start with the summary")
+	}
+}
+
+func TestRunCompactionTimeout(t *testing.T) {
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantText(strings.Repeat("y", 40000))},
+	)
+	p := e.params(strings.Repeat("x", 40000))
+	if _, err := Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	e.fp.turns = append(e.fp.turns,
+		fakeTurn{stall: true, msg: assistantText("never")}, // summary request stalls
+		fakeTurn{msg: assistantText("went ahead")},
+	)
+	p = e.params("next")
+	p.Model.ContextWindow = 16000 // 20000+ estimated tokens do not fit
+	p.Compaction.Timeout = 50 * time.Millisecond
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Preemptive.Route != RouteCompactOnly || !res.Compaction.TimedOut || res.Compaction.Compacted || !errors.Is(res.Compaction.Err, ErrCompactionTimeout) {
+		t.Fatalf("%+v %+v", res.Preemptive, res.Compaction)
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "proceeding with pre-compaction state") || res.Text() != "went ahead" {
+		t.Fatalf("%q %q", res.Notes, res.Text())
+	}
+	// The model got the full pre-compaction history.
+	if n := len(e.fp.reqs[len(e.fp.reqs)-1]); n != 3 {
+		t.Fatalf("final request has %d messages", n)
+	}
+}
