@@ -94,7 +94,7 @@ func extendedAt(dst, raw, toolName []byte, level int) ([]byte, Result, error) {
 
 	n := len(dst)
 	rp := relaxed{b: text}
-	out, end, err := rp.object(dst, s, 0)
+	out, end, err := rp.object(dst, s, 1)
 	if err != nil {
 		out = out[:n]
 		if err == ErrTruncated {
@@ -132,7 +132,7 @@ func trailing(out []byte, n int, text []byte, end, base int, res Result) ([]byte
 			rp := relaxed{b: text}
 			var e int
 			var err error
-			out, e, err = rp.object(out, k, 0)
+			out, e, err = rp.object(out, k, 1)
 			if err != nil {
 				return out[:n], Result{}, offsetErr(err, base)
 			}
@@ -396,7 +396,7 @@ func (r *relaxed) object(dst []byte, i, depth int) ([]byte, int, error) {
 	if depth > MaxDepth {
 		return dst, i, &Error{Kind: ErrKindTooDeep, Offset: i}
 	}
-	open := i
+	open, n := i, len(dst)
 	dst = append(dst, '{')
 	dst, i = r.ws(dst, i+1)
 	if i >= len(b) {
@@ -404,7 +404,6 @@ func (r *relaxed) object(dst []byte, i, depth int) ([]byte, int, error) {
 	}
 	// A doubled opening brace: {{...}} or {{...}.
 	if b[i] == '{' && depth == 1 && open == r.firstBrace() {
-		n := len(dst) - 1
 		inner, e, err := r.object(dst[:n], i, depth+1)
 		if err != nil {
 			return inner, e, err
