@@ -100,20 +100,20 @@ func (h PiHow) String() string {
 type Fix uint32
 
 const (
-	FixLeadingText   Fix = 1 << iota // metadata or prose before the object was dropped
-	FixTrailingText                  // a short suffix after the object was dropped
-	FixCodeFence                     // one surrounding markdown fence was removed
-	FixTrailingComma                 // commas before } or ] were removed
-	FixDoubleEncoded                 // a JSON string holding an object was unwrapped
-	FixPythonLiteral                 // True/False/None outside strings became true/false/null
-	FixSingleQuote                   // single-quoted strings became JSON strings
-	FixConcatenated                  // identical concatenated objects were merged into one
-	FixSmartQuote                    // typographic quotes delimiting keys/values were read
-	FixEscapes                       // control characters / invalid escapes in strings were escaped
-	FixEmpty                         // empty text or null became {}
-	FixUnquotedKey                   // bare identifier keys were quoted
-	FixStrayEscape                   // literal \n, \r, \t between tokens were dropped
-	FixRedundantBrace                // a doubled opening brace ({{...} or {{...}}) was removed
+	FixLeadingText    Fix = 1 << iota // metadata or prose before the object was dropped
+	FixTrailingText                   // a short suffix after the object was dropped
+	FixCodeFence                      // one surrounding markdown fence was removed
+	FixTrailingComma                  // commas before } or ] were removed
+	FixDoubleEncoded                  // a JSON string holding an object was unwrapped
+	FixPythonLiteral                  // True/False/None outside strings became true/false/null
+	FixSingleQuote                    // single-quoted strings became JSON strings
+	FixConcatenated                   // identical concatenated objects were merged into one
+	FixSmartQuote                     // typographic quotes delimiting keys/values were read
+	FixEscapes                        // control characters / invalid escapes in strings were escaped
+	FixEmpty                          // empty text or null became {}
+	FixUnquotedKey                    // bare identifier keys were quoted
+	FixStrayEscape                    // literal \n, \r, \t between tokens were dropped
+	FixRedundantBrace                 // a doubled opening brace ({{...} or {{...}}) was removed
 	fixEnd
 )
 
