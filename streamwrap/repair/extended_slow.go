@@ -534,7 +534,7 @@ func isIdentStart(c byte) bool {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$'
 }
 
-// stringValue transcodes a string at b[i] (quote '"' or '\”). Raw control
+// stringValue transcodes a string at b[i] (double- or single-quoted). Raw control
 // characters are escaped and invalid escapes get their backslash doubled
 // (pi-ai's repair); in a single-quoted string \' means ' and '"' is
 // escaped. With decode, the decoded content is appended instead of the
