@@ -49,26 +49,29 @@ func ProfileFile(path string, opts Options) ([]*Report, error) {
 		return nil, &FileError{path, err}
 	}
 	defer rd.Close()
-	rep, err := profileReader(rd, opts)
+	rep, err := profileReader(rd, path, "", opts)
 	if err != nil {
 		return nil, &FileError{path, err}
 	}
-	rep.File = path
 	return []*Report{rep}, nil
 }
 
 // Profile profiles a session JSONL read from r.
 func Profile(r io.Reader, opts Options) (*Report, error) {
-	return profileReader(transcript.NewReader(bufio.NewReader(r), transcript.Options{KeepUnknown: true}), opts)
+	return profileReader(transcript.NewReader(bufio.NewReader(r), transcript.Options{KeepUnknown: true}), "", "", opts)
 }
 
-func profileReader(rd *transcript.Reader, opts Options) (*Report, error) {
+func profileReader(rd *transcript.Reader, file, source string, opts Options) (*Report, error) {
 	p := NewProfiler(opts)
+	p.rep.File = file
 	first := true
 	for rd.Next() {
 		if first {
 			h := rd.Header()
-			p.Header(h, fmt.Sprintf("jsonl v%d", h.Version))
+			p.Header(h, sourceName(source, h))
+			if opts.OnBegin != nil {
+				opts.OnBegin(file, h.ID)
+			}
 			first = false
 		}
 		p.Entry(rd.Entry())
@@ -84,7 +87,21 @@ func profileReader(rd *transcript.Reader, opts Options) (*Report, error) {
 		if h.Version == 0 {
 			return nil, fmt.Errorf("%w: no session header", ErrNotSession)
 		}
-		p.Header(h, fmt.Sprintf("jsonl v%d", h.Version))
+		p.Header(h, sourceName(source, h))
+		if opts.OnBegin != nil {
+			opts.OnBegin(file, h.ID)
+		}
 	}
-	return p.Finish(rd.Stats()), nil
+	rep := p.Finish(rd.Stats())
+	if opts.OnEnd != nil {
+		opts.OnEnd(rep)
+	}
+	return rep, nil
+}
+
+func sourceName(source string, h transcript.Header) string {
+	if source != "" {
+		return source
+	}
+	return fmt.Sprintf("jsonl v%d", h.Version)
 }

@@ -31,8 +31,11 @@ type Options struct {
 	// merged into buckets past it.
 	TimelinePoints int
 	// OnCall, when set, receives every call as it is profiled; the Call is
-	// reused after OnCall returns.
-	OnCall func(*Call)
+	// reused after OnCall returns. OnBegin and OnEnd bracket each session
+	// (a SQLite store holds several).
+	OnCall  func(*Call)
+	OnBegin func(file, sessionID string)
+	OnEnd   func(*Report)
 }
 
 // Recorded is what the provider reported for a call.
@@ -174,7 +177,9 @@ type Report struct {
 	Source    string   `json:"source"` // "jsonl v1", "jsonl v3", "sqlite"
 	SessionID string   `json:"sessionId"`
 	Providers []string `json:"providers"`
-	Models    []string `json:"models"`
+	// Rules describes the cache rules simulated, per provider seen.
+	Rules  []string `json:"rules"`
+	Models []string `json:"models"`
 
 	Calls        int    `json:"calls"`
 	SkippedCalls int    `json:"skippedCalls"` // failed calls without usage, injected notices
@@ -199,9 +204,12 @@ type Report struct {
 	RecordedMisses int            `json:"recordedMisses"`
 	Explained      map[string]int `json:"explainedMisses"`
 	UnexplainedN   int            `json:"unexplainedMisses"`
-	Unexplained    []Call         `json:"unexplained"`
-	TopMisses      []Call         `json:"topMisses"`
-	Timeline       []Point        `json:"timeline"`
+	// UnexplainedNewTurn counts the unexplained misses that are the first
+	// call of a new user turn (the previous call did not end in a tool call).
+	UnexplainedNewTurn int     `json:"unexplainedNewTurn"`
+	Unexplained        []Call  `json:"unexplained"`
+	TopMisses          []Call  `json:"topMisses"`
+	Timeline           []Point `json:"timeline"`
 
 	// Input: what the reader skipped.
 	Entries        int64 `json:"entries"`
@@ -320,6 +328,7 @@ func (p *Profiler) sim(prov cachesim.Provider, model string) *cachesim.Sim {
 		}
 		s = cachesim.New(r, cachesim.Options{})
 		p.sims[prov] = s
+		p.rep.Rules = append(p.rep.Rules, describeRules(r, model))
 	}
 	return s
 }
@@ -612,6 +621,7 @@ func (p *Profiler) evidence(c *Call, res *cachesim.Result, rules cachesim.Rules)
 	}
 	if p.prevCall.ok && p.prevCall.stop != llm.StopToolUse.String() {
 		ev = append(ev, fmt.Sprintf("first call of a new turn (the previous call ended with %q)", p.prevCall.stop))
+		p.rep.UnexplainedNewTurn++
 	}
 	if c.SizeMismatch != 0 {
 		ev = append(ev, fmt.Sprintf("recorded prompt is %+d tokens off what the transcript accounts for: the unseen part or the rendering of history changed", c.SizeMismatch))
@@ -764,4 +774,22 @@ func (p *Profiler) Finish(st transcript.Stats) *Report {
 	r.UnknownSkipped = st.Unknown
 	r.Orphans = p.br.orphans
 	return r
+}
+
+func describeRules(r cachesim.Rules, model string) string {
+	name := r.Model
+	if name == "" {
+		name = "defaults for " + model
+	}
+	s := fmt.Sprintf("%s %s: minimum %d tokens, lifetime %s", r.Provider, name, r.MinTokens, r.TTL)
+	if r.Unit > 1 {
+		s += fmt.Sprintf(", %d-token steps", r.Unit)
+	}
+	if r.MaxBreakpoints > 0 {
+		s += fmt.Sprintf(", at most %d breakpoints, %d-block lookback", r.MaxBreakpoints, r.Lookback)
+	}
+	if r.MaxAge > 0 {
+		s += fmt.Sprintf(", at most %s in all", r.MaxAge)
+	}
+	return s
 }

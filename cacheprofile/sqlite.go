@@ -48,7 +48,7 @@ func profileSQLite(path string, opts Options) ([]*Report, error) {
 		rr := &rowReader{rows: rows}
 		rr.pending = llm.AppendJSONString(append(rr.pending[:0], `{"type":"session","version":3,"id":`...), id)
 		rr.pending = append(rr.pending, "}\n"...)
-		rep, err := profileReader(transcript.NewReader(rr, transcript.Options{KeepUnknown: true}), opts)
+		rep, err := profileReader(transcript.NewReader(rr, transcript.Options{KeepUnknown: true}), path, "sqlite", opts)
 		rows.Close()
 		if rr.dec != nil {
 			rr.dec.Close()
@@ -59,8 +59,6 @@ func profileSQLite(path string, opts Options) ([]*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("session %s: %w", id, err)
 		}
-		rep.File = path
-		rep.Source = "sqlite"
 		reps = append(reps, rep)
 	}
 	return reps, nil

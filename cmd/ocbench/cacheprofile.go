@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ocbench/ocbench/cacheprofile"
+)
+
+func init() {
+	register("cache-profile", "show where sessions win and lose the providers' prompt cache", runCacheProfile)
+}
+
+func runCacheProfile(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cache-profile", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: ocbench cache-profile [flags] FILE...      profile session files (JSONL v1-3, .zst, OpenClaw SQLite store)")
+		fmt.Fprintln(stderr, "       ocbench cache-profile --workspace DIR [--turns N]   profile ocbench's own prompt assembly")
+		fs.PrintDefaults()
+	}
+	jsonOut := fs.Bool("json", false, "print JSON: per call the predicted and recorded cache reads and writes, then the summary")
+	htmlOut := fs.String("html", "", "also write a self-contained HTML report with a timeline chart to this file")
+	provider := fs.String("provider", "", "simulate this provider's cache instead of the recorded one (anthropic, openai, gemini, deepseek)")
+	model := fs.String("model", "", "simulate this model's rules instead of the recorded one")
+	retention := fs.String("retention", "", "cache retention: anthropic short|long, openai in_memory|24h")
+	unseen := fs.Int("unseen", 0, "size of tools + system prompt in tokens (default: estimated from the first call's usage)")
+	top := fs.Int("top", 10, "how many of the most expensive misses to list")
+	workspace := fs.String("workspace", "", "profile ocbench's prompt assembly for this workspace directory (\"sample\" for the built-in one)")
+	turns := fs.Int("turns", 10, "simulated turns for --workspace")
+
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	opts := cacheprofile.Options{Provider: *provider, Model: *model, Retention: *retention, Unseen: *unseen, TopMisses: *top}
+
+	if *workspace != "" {
+		if len(files) > 0 {
+			fmt.Fprintln(stderr, "ocbench cache-profile: --workspace takes no files")
+			return 2
+		}
+		if *turns < 1 {
+			fmt.Fprintln(stderr, "ocbench cache-profile: --turns must be at least 1")
+			return 2
+		}
+		return runWorkspaceProfile(*workspace, *turns, opts, *jsonOut, *htmlOut, stdout, stderr)
+	}
+	if len(files) == 0 {
+		fs.Usage()
+		return 2
+	}
+
+	var stream *cacheprofile.JSONStream
+	if *jsonOut {
+		stream = cacheprofile.NewJSONStream(stdout)
+		stream.Hook(&opts)
+	}
+	var reps []*cacheprofile.Report
+	status := 0
+	for _, f := range files {
+		r, err := cacheprofile.ProfileFile(f, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
+			if errors.Is(err, cacheprofile.ErrNotSession) {
+				fmt.Fprintln(stderr, "  (expected an OpenClaw or pi session: JSONL whose first line is a session header, or an openclaw-agent.sqlite store)")
+			}
+			status = 1
+			continue
+		}
+		reps = append(reps, r...)
+	}
+	if stream != nil {
+		if err := stream.Close(); err != nil {
+			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
+			return 1
+		}
+	} else if err := cacheprofile.WriteText(stdout, reps); err != nil {
+		fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
+		return 1
+	}
+	if *htmlOut != "" {
+		if err := writeFileWith(*htmlOut, func(w io.Writer) error { return cacheprofile.WriteHTML(w, reps) }); err != nil {
+			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
+			return 1
+		}
+	}
+	return status
+}
+
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonOut bool, htmlOut string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "ocbench cache-profile: --workspace is not available yet")
+	return 1
+}
