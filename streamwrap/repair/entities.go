@@ -2,7 +2,6 @@ package repair
 
 import (
 	"bytes"
-	"sort"
 	"unicode/utf8"
 )
 
@@ -33,6 +32,7 @@ func DecodeHTMLEntities(dst, s []byte) []byte {
 type entityScanner struct {
 	raw  []byte
 	json bool
+	rep  [8]byte // the current replacement (at most two runes)
 }
 
 // unit returns the character at i (an ASCII byte, or a value >= 0x80 for
@@ -123,13 +123,13 @@ func (sc *entityScanner) match(i int) (end int, val []byte, ok bool) {
 		if c2 == 'x' || c2 == 'X' {
 			v, n, e := sc.numRun(k, 16)
 			if n > 0 && e >= 0 {
-				return e, scalarBytes(v), v >= 0 && validScalar(v)
+				return e, sc.scalar(v), v >= 0 && validScalar(v)
 			}
 			return -1, nil, false
 		}
 		v, n, e := sc.numRun(j, 10)
 		if n > 0 && e >= 0 {
-			return e, scalarBytes(v), v >= 0 && validScalar(v)
+			return e, sc.scalar(v), v >= 0 && validScalar(v)
 		}
 		return -1, nil, false
 	case isAlpha(c):
@@ -155,7 +155,7 @@ func (sc *entityScanner) match(i int) (end int, val []byte, ok bool) {
 				return e, nil, false
 			}
 			if v, found := lookupEntity(name[:n]); found {
-				return e, v, true
+				return e, sc.rep[:copy(sc.rep[:], v)], true
 			}
 			if legacyName(name[:n]) {
 				var low [4]byte
@@ -163,7 +163,7 @@ func (sc *entityScanner) match(i int) (end int, val []byte, ok bool) {
 					low[x] = name[x] | 0x20
 				}
 				v, _ := lookupEntity(low[:n])
-				return e, v, true
+				return e, sc.rep[:copy(sc.rep[:], v)], true
 			}
 			return e, nil, false
 		}
@@ -201,15 +201,13 @@ func (sc *entityScanner) numRun(i, base int) (v, n, end int) {
 
 func validScalar(v int) bool { return v <= utf8.MaxRune && (v < 0xd800 || v > 0xdfff) }
 
-// scalarBytes is the UTF-8 of v; it uses a fixed table-free encoding into
-// a small array so no allocation escapes for the common case.
-func scalarBytes(v int) []byte {
+// scalar encodes the code point v into sc.rep (nil when it is not a
+// Unicode scalar value).
+func (sc *entityScanner) scalar(v int) []byte {
 	if v < 0 || !validScalar(v) {
 		return nil
 	}
-	var b [4]byte
-	n := utf8.EncodeRune(b[:], rune(v))
-	return b[:n]
+	return sc.rep[:utf8.EncodeRune(sc.rep[:], rune(v))]
 }
 
 func legacyName(n []byte) bool {
@@ -228,12 +226,20 @@ func legacyName(n []byte) bool {
 }
 
 // lookupEntity finds an HTML5 name (without ';') in the table.
-func lookupEntity(name []byte) ([]byte, bool) {
-	i := sort.Search(len(entityTable), func(i int) bool { return entityTable[i].name >= string(name) })
-	if i < len(entityTable) && entityTable[i].name == string(name) {
-		return []byte(entityTable[i].val), true
+func lookupEntity(name []byte) (string, bool) {
+	lo, hi := 0, len(entityTable)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if entityTable[m].name < string(name) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return nil, false
+	if lo < len(entityTable) && entityTable[lo].name == string(name) {
+		return entityTable[lo].val, true
+	}
+	return "", false
 }
 
 // DecodeEntitiesInJSON appends js, a JSON value, with every string value
