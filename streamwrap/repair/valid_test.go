@@ -98,7 +98,7 @@ func TestOpenClawShouldTry(t *testing.T) {
 		{`oops`, `{"a":1}oops`, false, false},
 		{`oops`, `{"a":1}oops`, true, true},
 		{`   `, `{"a":1}   `, false, false},
-		{`😀`, `{"a":1}😀`, false, true},   // 2 UTF-16 units
+		{`😀`, `{"a":1}😀`, false, true},    // 2 UTF-16 units
 		{`😀😀`, `{"a":1}😀😀`, false, false}, // 4 units
 		{"\u00a0x\u00a0", `{"a":1}` + "\u00a0x\u00a0", false, true},
 	}
