@@ -1,0 +1,103 @@
+package cacheprofile
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSyntheticStreamBoundedMemory profiles synthetic sessions of growing
+// size and checks that the heap does not grow with the input.
+func TestSyntheticStreamBoundedMemory(t *testing.T) {
+	var peaks []uint64
+	for _, size := range []int64{4 << 20, 32 << 20} {
+		var peak uint64
+		var ms runtime.MemStats
+		n := 0
+		rep, err := Profile(newSynthSession(size, 1), Options{OnCall: func(*Call) {
+			if n++; n%200 == 0 {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Calls == 0 || rep.All.Calls != rep.Calls {
+			t.Fatalf("%d bytes: %d calls, %d with usage", size, rep.Calls, rep.All.Calls)
+		}
+		if rep.UnknownSkipped == 0 {
+			t.Errorf("%d bytes: the unknown entry types were not counted", size)
+		}
+		if len(rep.Timeline) > 2000 {
+			t.Errorf("timeline has %d points, bound 2000", len(rep.Timeline))
+		}
+		peaks = append(peaks, peak)
+		t.Logf("%d MB: %d calls, tool-loop agreement %.3f, peak heap in use %d KB", size>>20, rep.Calls, rep.ToolLoop.Rate(), peak>>10)
+		if rep.ToolLoop.Rate() < 0.98 {
+			t.Errorf("tool-loop agreement on the synthetic session %.3f", rep.ToolLoop.Rate())
+		}
+	}
+	// Eight times the input may not need more than twice the memory (GC
+	// timing makes peaks noisy; growth with the input would be 8×).
+	if peaks[1] > 2*peaks[0]+(4<<20) {
+		t.Errorf("peak heap grew from %d KB to %d KB with 8× the input", peaks[0]>>10, peaks[1]>>10)
+	}
+}
+
+// TestProfileHugeSynthetic profiles a synthetic session of
+// OCBENCH_SYNTH_BYTES bytes (e.g. 1073741824) and logs time and peak RSS.
+// It is skipped unless the variable is set: run it by hand, never in CI.
+func TestProfileHugeSynthetic(t *testing.T) {
+	v := os.Getenv("OCBENCH_SYNTH_BYTES")
+	if v == "" {
+		t.Skip("set OCBENCH_SYNTH_BYTES to run")
+	}
+	size, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rep, err := Profile(newSynthSession(size, 7), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	el := time.Since(start)
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	t.Logf("%d bytes, %d entries, %d calls in %v (%.0f MB/s); peak RSS %d MB; tool-loop agreement %.4f, read error %.4f",
+		size, rep.Entries, rep.Calls, el.Round(time.Millisecond), float64(size)/el.Seconds()/1e6, ru.Maxrss>>10,
+		rep.ToolLoop.Rate(), rep.ToolLoop.ReadError())
+}
+
+// BenchmarkProfileSynthetic measures profiling throughput on a generated
+// 8 MB session (generation included; see BenchmarkSynthGenerate).
+func BenchmarkProfileSynthetic(b *testing.B) {
+	const size = 8 << 20
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Profile(newSynthSession(size, 1), Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSynthGenerate measures the generator alone, to subtract.
+func BenchmarkSynthGenerate(b *testing.B) {
+	const size = 8 << 20
+	b.SetBytes(size)
+	b.ReportAllocs()
+	buf := make([]byte, 64<<10)
+	for b.Loop() {
+		s := newSynthSession(size, 1)
+		for {
+			if _, err := s.Read(buf); err != nil {
+				break
+			}
+		}
+	}
+}
