@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -149,6 +150,49 @@ func (r *Renderer) appendPrompt(dst []byte, p *Params, spans *[]Span) ([]byte, L
 	return dst, lay, nil
 }
 
+// AppendSplit is the zero-copy form of AppendPrompt for payloads that send
+// the stable and dynamic parts as separate blocks (Anthropic's two system
+// blocks): it returns the stable prefix (trailing whitespace trimmed, as
+// OpenClaw's split) without copying it, and appends only the dynamic suffix
+// to dst. The returned stable slice is immutable and stays valid after
+// eviction; never write to it. Mode none returns the identity line as
+// stable and appends nothing.
+func (r *Renderer) AppendSplit(dst []byte, p *Params) (stable, out []byte, lay Layout, err error) {
+	if p.Mode > ModeNone {
+		return nil, dst, Layout{}, ErrMode
+	}
+	if p.Mode == ModeNone {
+		h := xxhash.Sum64String(IdentityLine)
+		return []byte(IdentityLine), dst, Layout{StableLen: len(IdentityLine), Marker: -1, DynamicStart: len(IdentityLine), Len: len(IdentityLine), Key: h, PrefixHash: h, StableTokens: -1}, nil
+	}
+	key := StableKey(p)
+	var e *prefixcache.Entry
+	if r.Cache != nil {
+		e, _ = r.Cache.Get(key)
+	}
+	if e == nil {
+		// Slow path: render the whole prompt once, caching the prefix.
+		full, l, err := r.appendPrompt(nil, p, nil)
+		if err != nil {
+			return nil, dst, l, err
+		}
+		stable = full[:l.StableLen:l.StableLen]
+		base := len(dst)
+		dst = append(dst, full[l.DynamicStart:]...)
+		l.Len = l.StableLen + len(dst) - base
+		return stable, dst, l, nil
+	}
+	stable = bytes.TrimRight(e.Prefix, " \t\r\n")
+	stable = stable[:len(stable):len(stable)]
+	lay = Layout{Key: key, PrefixHash: e.PrefixHash, StableTokens: e.Tokens, Cached: true, StableLen: len(stable), Marker: len(e.Prefix) + 1}
+	lay.DynamicStart = lay.Marker + len(CacheBoundary) + 1
+	base := len(dst)
+	w := lineWriter{b: dst, secIdx: -1}
+	renderDynamic(&w, p)
+	lay.Len = lay.DynamicStart + len(w.b) - base
+	return stable, w.b, lay, nil
+}
+
 // StableKey returns the xxhash of the stable inputs of p: the prefix-cache
 // key. Any change to an input rendered above the boundary changes it; no
 // dynamic input enters it. File contents and the skills prompt enter by
@@ -223,20 +267,32 @@ func StableKey(p *Params) uint64 {
 		kw.u64(uint64(len(f.Content)))
 	}
 	kw.u64(kw.acc)
+	kw.flush()
 	return d.Sum64()
 }
 
+// keyWriter feeds the digest through a local buffer, so that the many
+// small fields cost a few large writes.
 type keyWriter struct {
 	d   *xxhash.Digest
-	buf [8]byte
+	buf [512]byte
+	n   int
 	acc uint64
 }
 
-func (k *keyWriter) u64(v uint64) {
-	for i := range k.buf {
-		k.buf[i] = byte(v >> (8 * i))
+func (k *keyWriter) flush() {
+	if k.n > 0 {
+		_, _ = k.d.Write(k.buf[:k.n])
+		k.n = 0
 	}
-	_, _ = k.d.Write(k.buf[:])
+}
+
+func (k *keyWriter) u64(v uint64) {
+	if k.n+8 > len(k.buf) {
+		k.flush()
+	}
+	binary.LittleEndian.PutUint64(k.buf[k.n:], v)
+	k.n += 8
 }
 
 func (k *keyWriter) bool(b bool) {
@@ -249,6 +305,11 @@ func (k *keyWriter) bool(b bool) {
 
 func (k *keyWriter) str(s string) {
 	k.u64(uint64(len(s)))
+	if k.n+len(s) <= len(k.buf) {
+		k.n += copy(k.buf[k.n:], s)
+		return
+	}
+	k.flush()
 	_, _ = k.d.WriteString(s)
 }
 

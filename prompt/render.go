@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -54,6 +55,13 @@ func (w *lineWriter) begin(name string) {
 	}
 	*w.spans = append(*w.spans, Span{Name: name, Start: start, End: -1})
 	w.secIdx = len(*w.spans) - 1
+}
+
+// beginFile opens the section of one context file.
+func (w *lineWriter) beginFile(p string) {
+	if w.spans != nil {
+		w.begin("file:" + path.Base(p))
+	}
 }
 
 func (w *lineWriter) end() {
@@ -345,7 +353,7 @@ func renderStable(w *lineWriter, p *Params) {
 		}
 		w.end()
 		for _, f := range stable {
-			w.begin("file:" + path.Base(f.Path))
+			w.beginFile(f.Path)
 			w.add("## " + f.Path)
 			appendContent(w, f.Content)
 			w.end()
@@ -571,7 +579,7 @@ func renderDynamic(w *lineWriter, p *Params) {
 				break
 			}
 			last = next.Path
-			w.begin("file:" + path.Base(next.Path))
+			w.beginFile(next.Path)
 			w.sep()
 			w.b = append(w.b, "## "...)
 			w.b = append(w.b, next.Path...)
@@ -767,10 +775,84 @@ func appendRuntimeLine(b []byte, r *RuntimeInfo, think string) []byte {
 }
 
 // appendCapabilities appends the normalised capability list: cleaned,
-// lowercased, de-duplicated and sorted, or "none".
+// lowercased, de-duplicated and sorted, or "none". It works in stack
+// buffers: no allocation for up to 16 ASCII capabilities of 256 bytes in
+// total.
 func appendCapabilities(b []byte, caps []string) []byte {
-	var arr [16]string
-	list := arr[:0]
+	var arena [256]byte
+	type span struct{ off, n int }
+	var arr [16]span
+	cnt, used := 0, 0
+	get := func(s span) []byte { return arena[s.off : s.off+s.n] }
+	for _, c := range caps {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		if used+len(c) > len(arena) || cnt == len(arr) || !isASCII(c) {
+			return appendCapabilitiesSlow(b, caps)
+		}
+		sp := span{off: used}
+		for i := 0; i < len(c); i++ {
+			ch := c[i]
+			if ch == '\r' {
+				continue
+			}
+			if 'A' <= ch && ch <= 'Z' {
+				ch += 'a' - 'A'
+			}
+			arena[used] = ch
+			used++
+			sp.n++
+		}
+		if sp.n == 0 {
+			continue
+		}
+		// Insertion in sorted position, skipping duplicates.
+		x := get(sp)
+		pos, dup := cnt, false
+		for i := 0; i < cnt; i++ {
+			c := bytes.Compare(get(arr[i]), x)
+			if c == 0 {
+				dup = true
+				break
+			}
+			if c > 0 {
+				pos = i
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		copy(arr[pos+1:cnt+1], arr[pos:cnt])
+		arr[pos] = sp
+		cnt++
+	}
+	if cnt == 0 {
+		return append(b, "none"...)
+	}
+	for i := 0; i < cnt; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, get(arr[i])...)
+	}
+	return b
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// appendCapabilitiesSlow handles many, long or non-ASCII capabilities.
+func appendCapabilitiesSlow(b []byte, caps []string) []byte {
+	var list []string
 	for _, c := range caps {
 		c = strings.ToLower(strings.TrimSpace(strings.ReplaceAll(c, "\r", "")))
 		if c == "" || slices.Contains(list, c) {
@@ -782,13 +864,7 @@ func appendCapabilities(b []byte, caps []string) []byte {
 		return append(b, "none"...)
 	}
 	slices.Sort(list)
-	for i, c := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, c...)
-	}
-	return b
+	return append(b, strings.Join(list, ",")...)
 }
 
 // normalizeBlock normalises a provider block: CRLF to LF, trailing spaces
