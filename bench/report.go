@@ -71,6 +71,14 @@ func NewReport(results []Result, o Options, started time.Time) *Report {
 		}
 		byName[k] = append(byName[k], r)
 	}
+	// Peers go right under ocbench's row of the same scenario.
+	firstOf := map[string]int{}
+	for i, k := range order {
+		if _, ok := firstOf[k.name]; !ok {
+			firstOf[k.name] = i
+		}
+	}
+	slices.SortStableFunc(order, func(a, b key) int { return firstOf[a.name] - firstOf[b.name] })
 	for _, name := range order {
 		rep.Summaries = append(rep.Summaries, summarise(byName[name]))
 	}
