@@ -33,6 +33,14 @@ type PairingReport struct {
 	Moved             bool
 }
 
+func (r *PairingReport) add(o PairingReport) {
+	r.Added += o.Added
+	r.DroppedDuplicates += o.DroppedDuplicates
+	r.DroppedOrphans += o.DroppedOrphans
+	r.DroppedErrored += o.DroppedErrored
+	r.Moved = r.Moved || o.Moved
+}
+
 // Changed reports whether the repair changed anything.
 func (r PairingReport) Changed() bool {
 	return r.Added+r.DroppedDuplicates+r.DroppedOrphans+r.DroppedErrored > 0 || r.Moved

@@ -32,7 +32,7 @@ type PrepareReport struct {
 	In, Out             int // messages before and after
 	HeartbeatDropped    int // messages removed as heartbeat pairs
 	LimitDropped        int // messages removed by the history limit
-	Pairing             PairingReport
+	Pairing             PairingReport // both pairing repairs (sanitize and step 5) summed
 	TruncatedToolResult int
 }
 
@@ -57,7 +57,7 @@ func Prepare(msgs []llm.Message, opts PrepareOptions) ([]llm.Message, PrepareRep
 	if isZeroPolicy(&p) {
 		p = PolicyForAPI("")
 	}
-	msgs = SanitizeSessionHistory(msgs, p, opts.Now)
+	msgs, rep.Pairing = sanitizeSessionHistory(msgs, p, opts.Now)
 	if p.ValidateGeminiTurns {
 		msgs = ValidateGeminiTurns(msgs)
 	}
@@ -88,7 +88,7 @@ func Prepare(msgs []llm.Message, opts PrepareOptions) ([]llm.Message, PrepareRep
 		}
 		var pr PairingReport
 		msgs, pr = RepairToolUseResultPairing(msgs, PairingOptions{DropErroredAssistants: true, MissingResultText: missing, Now: opts.Now})
-		rep.Pairing = pr
+		rep.Pairing.add(pr)
 	}
 	ctx := opts.ContextWindowTokens
 	if ctx <= 0 {

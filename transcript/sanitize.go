@@ -444,19 +444,25 @@ func ValidateAnthropicTurns(msgs []llm.Message) []llm.Message {
 // other APIs the pairing repair; ZeroUsageBeforeCompaction. toolResult
 // details and usage shapes need no work here: llm.Message carries neither.
 func SanitizeSessionHistory(msgs []llm.Message, p ReplayPolicy, now func() int64) []llm.Message {
+	msgs, _ = sanitizeSessionHistory(msgs, p, now)
+	return msgs
+}
+
+func sanitizeSessionHistory(msgs []llm.Message, p ReplayPolicy, now func() int64) ([]llm.Message, PairingReport) {
+	var rep PairingReport
 	msgs = NormalizeAssistantReplayContent(msgs)
 	if p.DropThinkingBlocks {
 		msgs = DropThinkingBlocks(msgs)
 	}
 	msgs, _, _ = RepairToolCallInputs(msgs, p.AllowedToolNames)
 	if p.ResponsesAPI && p.RepairPairing {
-		msgs, _ = RepairToolUseResultPairing(msgs, PairingOptions{MissingResultText: "aborted", Now: now})
+		msgs, rep = RepairToolUseResultPairing(msgs, PairingOptions{MissingResultText: "aborted", Now: now})
 	}
 	if p.StrictToolIDs {
 		msgs = SanitizeToolCallIDs(msgs)
 	}
 	if !p.ResponsesAPI && p.RepairPairing {
-		msgs, _ = RepairToolUseResultPairing(msgs, PairingOptions{Now: now})
+		msgs, rep = RepairToolUseResultPairing(msgs, PairingOptions{Now: now})
 	}
-	return ZeroUsageBeforeCompaction(msgs)
+	return ZeroUsageBeforeCompaction(msgs), rep
 }

@@ -1,0 +1,84 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// FuzzReader feeds arbitrary bytes to the Reader. It must never panic or
+// loop, its counts must add up, a torn line must be the input's tail, and
+// every entry it returns must survive a write/read round trip through
+// AppendEntryJSON. Seeds: testdata/fuzz/FuzzReader (cuts of the two
+// session files and hand-made edge cases) plus the ones below.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(`{"type":"session","version":3,"id":"s","cwd":"/"}` + "\n" +
+		`{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi"}}` + "\n"))
+	f.Add([]byte(`{"type":"session","id":"s"}` + "\n" + `{"type":"compaction","summary":"S","firstKeptEntryIndex":1,"tokensBefore":1}` + "\n" + `{"type":"mess`))
+	f.Add([]byte("{\"type\":\"session\",\"version\":2,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"hookMessage\",\"content\":[]}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := NewReader(bytes.NewReader(data), Options{MaxLineSize: 1 << 16, KeepUnknown: true})
+		var entries []Entry
+		for r.Next() {
+			entries = append(entries, r.Entry().Clone())
+		}
+		st := r.Stats()
+		err := r.Err()
+		if err != nil && !errors.Is(err, ErrNotSession) && !errors.Is(err, ErrLineTooLong) {
+			t.Fatalf("unexpected error type: %v", err)
+		}
+		var sum int64
+		for _, n := range st.ByType {
+			sum += n
+		}
+		if sum != st.Entries || st.Entries != int64(len(entries)) {
+			t.Fatalf("counts: %+v, %d entries", st, len(entries))
+		}
+		if st.Bytes > int64(len(data)) {
+			t.Fatalf("read %d of %d bytes", st.Bytes, len(data))
+		}
+		if st.Torn && st.TornOffset+st.TornBytes != int64(len(data)) {
+			t.Fatalf("torn line %d+%d is not the tail of %d bytes", st.TornOffset, st.TornBytes, len(data))
+		}
+		_ = BuildSessionContext(entries)
+
+		// Round trip: what we write, we read back the same.
+		var buf []byte
+		buf = append(buf, `{"type":"session","version":3,"id":"rt"}`+"\n"...)
+		var written []*Entry
+		for i := range entries {
+			e := &entries[i]
+			if e.Type == TypeUnknown || (e.Type == TypeMessage && e.Message == nil && len(e.MessageJSON) == 0) {
+				continue
+			}
+			if e.Timestamp < 0 || e.Timestamp > 253402300799999 {
+				e.Timestamp = 0
+			}
+			buf = append(AppendEntryJSON(buf, e), '\n')
+			written = append(written, e)
+		}
+		r2 := NewReader(bytes.NewReader(buf), Options{Strict: true, KeepUnknown: true})
+		i := 0
+		for ; r2.Next(); i++ {
+			g, w := r2.Entry(), written[i]
+			if g.Type != w.Type || !bytes.Equal(g.ID, w.ID) || !bytes.Equal(g.ParentID, w.ParentID) || g.Timestamp != w.Timestamp {
+				t.Fatalf("round trip %d: got %v %q %q %d, want %v %q %q %d", i, g.Type, g.ID, g.ParentID, g.Timestamp, w.Type, w.ID, w.ParentID, w.Timestamp)
+			}
+			if w.Message != nil {
+				// Invalid UTF-8 is written as \ufffd and read back as U+FFFD.
+				gj := bytes.ReplaceAll(g.Message.AppendJSON(nil), []byte(`\ufffd`), []byte("\uFFFD"))
+				wj := bytes.ReplaceAll(w.Message.AppendJSON(nil), []byte(`\ufffd`), []byte("\uFFFD"))
+				if !bytes.Equal(gj, wj) {
+					t.Fatalf("round trip %d: message %s != %s", i, gj, wj)
+				}
+			}
+			if !bytes.Equal(g.Summary, w.Summary) || !bytes.Equal(g.CustomType, w.CustomType) || !bytes.Equal(g.Data, w.Data) ||
+				!bytes.Equal(g.Provider, w.Provider) || !bytes.Equal(g.FirstKeptEntryID, w.FirstKeptEntryID) || g.TokensBefore != w.TokensBefore {
+				t.Fatalf("round trip %d: fields differ", i)
+			}
+		}
+		if err := r2.Err(); err != nil || i != len(written) {
+			t.Fatalf("round trip: %d of %d entries, %v", i, len(written), err)
+		}
+	})
+}
