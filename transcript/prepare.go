@@ -29,9 +29,9 @@ type PrepareOptions struct {
 
 // PrepareReport counts what Prepare changed.
 type PrepareReport struct {
-	In, Out             int // messages before and after
-	HeartbeatDropped    int // messages removed as heartbeat pairs
-	LimitDropped        int // messages removed by the history limit
+	In, Out             int           // messages before and after
+	HeartbeatDropped    int           // messages removed as heartbeat pairs
+	LimitDropped        int           // messages removed by the history limit
 	Pairing             PairingReport // both pairing repairs (sanitize and step 5) summed
 	TruncatedToolResult int
 }
