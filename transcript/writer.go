@@ -79,7 +79,9 @@ type Recovery struct {
 }
 
 // Writer appends entries to one session file. It holds an exclusive lock
-// on the file (flock on <file>.lock) from OpenWriter to Close, so two
+// on the file (flock on the side file <file>.flock, which survives the
+// renames of migration and rotation, and is kept apart from the <file>.lock
+// of OpenClaw's own lock-file protocol) from OpenWriter to Close, so two
 // writers, in one process or several, never interleave: the second gets
 // ErrLocked. Every entry is one write(2) of one line on a file opened with
 // O_APPEND; a failed write is cut back off the file. A Writer is safe for
@@ -122,7 +124,7 @@ func OpenWriter(path string, opts WriterOptions) (*Writer, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	lf, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	lf, err := os.OpenFile(path+".flock", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
