@@ -55,7 +55,8 @@ type Options struct {
 //	 8  PromoteStandaloneTextToolCalls (live allowlist; nothing without one)
 //	 9  TrimToolCallNames (live allowlist, unknown-tool threshold)
 //	10  RepairMalformedToolCallArguments, when
-//	    ShouldRepairMalformedToolCallArguments(provider, api) holds
+//	    ShouldRepairMalformedToolCallArguments(provider, api) holds and the
+//	    profile is not repair.ProfileOff (off means no repair at all)
 //	11  DecodeHTMLEntityArguments, when the model has HTMLEntityArgs
 //	12  TransformOutputText, when OutputText is set
 //	13  PayloadLog, when set
@@ -80,11 +81,13 @@ func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 		threshold = DefaultUnknownToolThreshold
 	}
 	f = TrimToolCallNames(f, TrimConfig{Allowed: o.LiveTools, UnknownToolThreshold: threshold})
-	f = when(f, func(next llm.StreamFunc) llm.StreamFunc {
-		return RepairMalformedToolCallArguments(next, RepairConfig{Logf: o.RepairLogf})
-	}, func(req *llm.Request) bool {
-		return ShouldRepairMalformedToolCallArguments(req.Model.Provider, req.Model.API)
-	})
+	if o.Profile != repair.ProfileOff {
+		f = when(f, func(next llm.StreamFunc) llm.StreamFunc {
+			return RepairMalformedToolCallArguments(next, RepairConfig{Logf: o.RepairLogf})
+		}, func(req *llm.Request) bool {
+			return ShouldRepairMalformedToolCallArguments(req.Model.Provider, req.Model.API)
+		})
+	}
 	f = when(f, DecodeHTMLEntityArguments, func(req *llm.Request) bool { return req.Model.HTMLEntityArgs })
 	f = TransformOutputText(f, o.OutputText)
 	if o.PayloadLog != nil {

@@ -22,7 +22,7 @@ const MsgMalformedToolCall = "Provider returned an incomplete or malformed tool 
 //
 //   - repair.ProfileOpenClaw: pi-ai's parse (repair.PiParse) at
 //     toolcall_end, and, for api openai-completions, the 2026.9.6
-//     provider's finalisation: when a tool call has a blank name, no
+//     provider's finalisation: when a tool call has an empty name, no
 //     argument text, or argument text that is not a JSON object, all tool
 //     calls are dropped and the turn ends as an error with
 //     MsgMalformedToolCall.
@@ -216,7 +216,7 @@ func (s *stageStream) finish(e *llm.Event) {
 }
 
 // openAICompletionsRejects is finalizeOpenAICompletionsToolCalls' test: a
-// tool call with a blank name, no argument text, or argument text that is
+// tool call with an empty name, no argument text, or argument text that is
 // not a JSON object.
 func openAICompletionsRejects(m *llm.Message) bool {
 	for i := range m.Content {
@@ -224,7 +224,7 @@ func openAICompletionsRejects(m *llm.Message) bool {
 		if !isToolCall(b) {
 			continue
 		}
-		if len(trimSpace(b.Name)) == 0 || len(trimSpace(b.RawArgs)) == 0 || !validObject(b.RawArgs) {
+		if len(b.Name) == 0 || len(trimSpace(b.RawArgs)) == 0 || !validObject(b.RawArgs) {
 			return true
 		}
 	}

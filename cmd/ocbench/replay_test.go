@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fastjson"
+)
+
+var update = flag.Bool("update", false, "rewrite the replay golden files")
+
+var timestampRE = regexp.MustCompile(`,"timestamp":[0-9]+`)
+
+// normalize drops the wall-clock timestamp the decoder stamps on messages.
+func normalize(b []byte) []byte { return timestampRE.ReplaceAll(b, nil) }
+
+func replay(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"replay"}, args...), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+type goldenCase struct {
+	name string
+	file string
+	args []string
+}
+
+func goldenCases(t *testing.T) []goldenCase {
+	var cs []goldenCase
+	streams, _ := filepath.Glob("../../testdata/streams/*.sse")
+	malformed, _ := filepath.Glob("testdata/replay/malformed/*.sse")
+	if len(streams) < 10 || len(malformed) < 10 {
+		t.Fatalf("inputs missing: %d streams, %d malformed", len(streams), len(malformed))
+	}
+	for _, p := range []string{"openclaw", "extended", "off"} {
+		for _, f := range streams {
+			base := strings.TrimSuffix(filepath.Base(f), ".sse")
+			cs = append(cs, goldenCase{name: base + "." + p, file: f, args: []string{"--events", "--repair", p}})
+		}
+		for _, f := range malformed {
+			base := strings.TrimSuffix(filepath.Base(f), ".sse")
+			args := []string{"--events", "--repair", p, "--tools", "read,write,exec"}
+			if strings.Contains(base, "kimi") {
+				args = append(args, "--provider", "kimi")
+			}
+			cs = append(cs, goldenCase{name: "malformed-" + base + "." + p, file: f, args: args})
+		}
+	}
+	return cs
+}
+
+// TestReplayGolden replays every recorded stream and every constructed
+// malformed stream under each profile and compares the output with the
+// golden files in testdata/replay (run with -update to rewrite them, then
+// check them by hand against the spec).
+func TestReplayGolden(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			out, errs, code := replay(t, append(c.args, c.file)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			got := normalize([]byte(out))
+			checkReplayShape(t, got)
+			golden := filepath.Join("testdata", "replay", c.name+".jsonl")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("output differs from %s\ngot:\n%s\nwant:\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+// checkReplayShape checks the contract of replay.md on any output: every
+// line is one JSON object, events carry no partial message, and the last
+// line is an assistant message whose errorMessage appears exactly when the
+// stop reason is error or aborted (or a refused length stop explains itself).
+func checkReplayShape(t *testing.T, out []byte) {
+	t.Helper()
+	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	var p fastjson.Parser
+	for i, l := range lines {
+		v, err := p.ParseBytes(l)
+		if err != nil || v.Type() != fastjson.TypeObject {
+			t.Fatalf("line %d is not a JSON object: %s", i+1, l)
+		}
+		if i < len(lines)-1 {
+			if v.Get("partial") != nil || v.Get("message") != nil {
+				t.Errorf("event line %d carries a message: %s", i+1, l)
+			}
+			if len(v.GetStringBytes("type")) == 0 {
+				t.Errorf("event line %d has no type", i+1)
+			}
+			continue
+		}
+		if string(v.GetStringBytes("role")) != "assistant" {
+			t.Fatalf("last line is not the assistant message: %s", l)
+		}
+		sr := string(v.GetStringBytes("stopReason"))
+		hasErr := v.Get("errorMessage") != nil
+		if (sr == "error" || sr == "aborted") != hasErr && sr != "length" {
+			t.Errorf("stopReason %s with errorMessage=%v", sr, hasErr)
+		}
+	}
+}
+
+// TestReplayExtendedArgumentsAreObjects: in the extended and off profiles
+// every tool call's arguments are a JSON object (replay.md).
+func TestReplayExtendedArgumentsAreObjects(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		if strings.HasSuffix(c.name, ".openclaw") {
+			continue
+		}
+		out, _, _ := replay(t, append(c.args, c.file)...)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		v := fastjson.MustParse(lines[len(lines)-1])
+		for _, b := range v.GetArray("content") {
+			if string(b.GetStringBytes("type")) == "toolCall" && b.Get("arguments").Type() != fastjson.TypeObject {
+				t.Errorf("%s: arguments %s", c.name, b.Get("arguments"))
+			}
+		}
+	}
+}
+
+// TestReplaySupersetRule: where openclaw executes a tool call whose
+// arguments came from valid JSON or OpenClaw's own repair, extended yields
+// the same tool call.
+func TestReplaySupersetRule(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		if !strings.HasSuffix(c.name, ".openclaw") {
+			continue
+		}
+		oc, _, _ := replay(t, append(c.args, c.file)...)
+		ext := append([]string(nil), c.args...)
+		for i := range ext {
+			if ext[i] == "openclaw" {
+				ext[i] = "extended"
+			}
+		}
+		ex, _, _ := replay(t, append(ext, c.file)...)
+		ocm := lastLine(oc)
+		exm := lastLine(ex)
+		if string(ocm.GetStringBytes("stopReason")) != "toolUse" {
+			continue
+		}
+		oa, ea := ocm.GetArray("content"), exm.GetArray("content")
+		if len(oa) != len(ea) {
+			t.Errorf("%s: %d blocks in openclaw, %d in extended", c.name, len(oa), len(ea))
+			continue
+		}
+		for i := range oa {
+			if oa[i].Get("arguments") == nil || oa[i].Get("arguments").Type() != fastjson.TypeObject {
+				continue
+			}
+			if oa[i].String() != ea[i].String() {
+				t.Errorf("%s block %d: openclaw %s, extended %s", c.name, i, oa[i], ea[i])
+			}
+		}
+	}
+}
+
+func lastLine(out string) *fastjson.Value {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return fastjson.MustParse(lines[len(lines)-1])
+}
+
+func TestReplayBadUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--repair", "lenient", "x.sse"},
+		{"--wire", "grpc", "x.sse"},
+		{"--unknown-tool-threshold", "-1", "x.sse"},
+		{"--no-such-flag", "x.sse"},
+		{"a.sse", "b.sse"},
+		{"testdata/does-not-exist.sse"},
+		{"testdata"},
+	} {
+		out, errs, code := replay(t, args...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+}
+
+func TestReplayUndetectableWire(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "junk.sse")
+	os.WriteFile(f, []byte("hello\nworld\n"), 0o644)
+	if _, errs, code := replay(t, f); code != 2 || !strings.Contains(errs, "--wire") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestReplayWireFlagAndStdin(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/streams/openai-chat-toolcall-gpt4turbo.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, _ := os.Pipe()
+	go func() { w.Write(data); w.Close() }()
+	old := os.Stdin
+	os.Stdin = r
+	defer func() { os.Stdin = old }()
+	out, errs, code := replay(t, "--wire", "openai-chat", "--idle-timeout", "5s", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	m := lastLine(out)
+	if string(m.GetStringBytes("stopReason")) != "toolUse" || string(m.GetStringBytes("content", "0", "name")) != "get_current_weather" {
+		t.Errorf("got %s", out)
+	}
+}
+
+// TestReplayUnknownToolLoop replays the same unknown-tool turn through one
+// replay chain: with threshold N, N turns pass and turn N+1 becomes text.
+func TestReplayUnknownToolLoop(t *testing.T) {
+	c, file, err := parseReplayFlags([]string{"--tools", "read,write", "--unknown-tool-threshold", "3", "testdata/replay/malformed/chat-unknown-tool.sse"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := newReplayChain(c)
+	for turn := 1; turn <= 5; turn++ {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := replayOne(context.Background(), chain, c, f, &out); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		m := lastLine(out.String())
+		first := m.Get("content", "0")
+		rewritten := string(first.GetStringBytes("type")) == "text" && len(m.GetArray("content")) == 1 &&
+			strings.Contains(string(first.GetStringBytes("text")), `"delete_everything"`)
+		if rewritten != (turn > 3) {
+			t.Errorf("turn %d: rewritten=%v: %s", turn, rewritten, out.String())
+		}
+	}
+}
