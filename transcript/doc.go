@@ -49,6 +49,57 @@
 // BuildContext(entries) and LoadContext(path) return the active branch as
 // LLM messages: walk parentId from the last entry to the root, as pi's
 // buildSessionContext does, with the latest compaction's summary first, then
-// convert as convertToLlm does. LoadContext reads the file twice to keep
-// memory proportional to the branch.
+// the entries from its firstKeptEntryId on, and convert as convertToLlm
+// does (summaries, custom messages and bashExecution become user messages).
+// BuildSessionContext also returns the thinking level and model in effect.
+// LoadContext reads the file twice to keep memory proportional to the
+// branch.
+//
+// # Writing
+//
+//	w, err := transcript.OpenWriter(path, transcript.WriterOptions{Durability: transcript.SyncEntry})
+//	// err wraps ErrLocked when another writer holds the file, ErrNotSession
+//	// for a file of another tool (left untouched).
+//	rec := w.Recovery() // torn last line set aside in <file>.torn-<n>, v1/v2 migrated, ...
+//	id, err := w.AppendMessage(&msg) // one write(2) of one line, O_APPEND
+//	w.EndTurn()                      // flushes under SyncTurn
+//	archive, err := w.Rotate()       // after a compaction: old file -> <file>.archive-<n>.zst
+//	w.Close()
+//
+// Files are written in version 3 (header, then entries with 8-hex-digit ids
+// chained by parentId to the writer's leaf). Durability is a policy: fsync
+// (fdatasync) per entry before Append returns, per turn (EndTurn), or none.
+// An exclusive flock on <file>.flock is held from OpenWriter to Close, so two
+// writers (in any processes) never interleave; the kernel drops it when a
+// process dies. OpenWriter recovers a file: a torn last line is copied to a
+// new <file>.torn-<n>, flushed, then cut off (never silently dropped), and
+// reported in Recovery; a complete last line lacking its newline gets one;
+// version 1 and 2 files are rewritten as version 3 through a temporary file
+// and a rename. Rotate compresses the whole file into a zstd archive and
+// replaces the live file by the active branch from the latest compaction's
+// first kept entry, so LoadContext gives the same context before and after.
+//
+// # History preparation
+//
+// Before each model call OpenClaw prepares the branch's messages; each step
+// is a function here, and Prepare applies them in OpenClaw's order:
+// SanitizeSessionHistory (NormalizeAssistantReplayContent,
+// DropThinkingBlocks, RepairToolCallInputs, SanitizeToolCallIDs, the pairing
+// repair, ZeroUsageBeforeCompaction), ValidateGeminiTurns and
+// ValidateAnthropicTurns, FilterHeartbeatPairs, LimitHistoryTurns (with
+// HistoryLimitFromSessionKey), RepairToolUseResultPairing (synthetic error
+// results, errored turns dropped), and TruncateOversizedToolResults at
+// LiveToolResultMaxChars. TruncateToolResultText and
+// PlanToolResultReductions reproduce OpenClaw's limits (16000 chars, 30% of
+// the context window, minKeep 2000, head+tail for important tails), with
+// lengths counted in UTF-16 units as OpenClaw counts them. None of these
+// functions modifies its input.
+//
+// # Allocation
+//
+// In steady state the Reader allocates nothing per entry for non-message
+// entries, and nothing at all with Options.RawMessages (tests pin both with
+// testing.AllocsPerRun). Parsed messages cost what llm.ParseMessage
+// allocates (about 8 allocations per message). Append costs one allocation
+// (the returned id).
 package transcript

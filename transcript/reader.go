@@ -410,8 +410,11 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 	case TypeMessage:
 		m := v.Get("message")
 		if m == nil || m.Type() != fastjson.TypeObject {
-			r.bad(nil, start)
-			return false
+			// Keep the entry, without a message, so that the parentId chain
+			// through it holds (pi keeps it too); it adds no message to the
+			// context.
+			e.MessageJSON = rawTo(&r.msgBuf, m)
+			break
 		}
 		role := m.GetStringBytes("role")
 		if r.migrate && string(role) == "hookMessage" {
@@ -424,8 +427,9 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 		if isLLM && !r.opts.RawMessages {
 			msg, err := llm.ParseMessage(m)
 			if err != nil {
-				r.bad(nil, start)
-				return false
+				// Not reached for an object with a known role; kept raw.
+				e.MessageJSON = rawTo(&r.msgBuf, m)
+				break
 			}
 			e.Message = &msg
 		} else {

@@ -217,15 +217,17 @@ func TestBadLines(t *testing.T) {
 	r := NewReader(strings.NewReader(in), Options{})
 	entries := readAll(t, r)
 	st := r.Stats()
-	if len(entries) != 2 || st.BadLines != 2 || st.FirstBad != 3 || st.Unknown != 1 {
+	// The message entry without a message object stays (the chain through
+	// it holds) but gives no message.
+	if len(entries) != 3 || st.BadLines != 1 || st.FirstBad != 3 || st.Unknown != 1 || entries[1].Message != nil || len(BuildContext(entries[:2])) != 1 {
 		t.Fatalf("entries %d stats %+v", len(entries), st)
 	}
-	if string(entries[1].TargetID) != "a" || string(entries[1].Label) != "L" {
-		t.Errorf("label %+v", entries[1])
+	if string(entries[2].TargetID) != "a" || string(entries[2].Label) != "L" {
+		t.Errorf("label %+v", entries[2])
 	}
 	r = NewReader(strings.NewReader(in), Options{KeepUnknown: true})
 	entries = readAll(t, r)
-	if len(entries) != 3 || entries[1].Type != TypeUnknown || string(entries[1].RawType) != "whatever" {
+	if len(entries) != 4 || entries[2].Type != TypeUnknown || string(entries[2].RawType) != "whatever" {
 		t.Errorf("keep unknown: %d", len(entries))
 	}
 	r = NewReader(strings.NewReader(in), Options{Strict: true})
