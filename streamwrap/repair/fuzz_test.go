@@ -96,7 +96,9 @@ func FuzzPiParse(f *testing.F) {
 		if (how == PiValid) != (Valid(in) && len(bytes.TrimSpace(in)) > 0) {
 			t.Fatalf("PiParse(%q): how %v, Valid %v", in, how, Valid(in))
 		}
-		if how == PiValid && !sameJSON(t, got, in) {
+		// Numbers beyond float64 are kept as text (JavaScript would hold
+		// Infinity); encoding/json cannot decode them, so skip those.
+		if _, ok := jsonValue(t, in); how == PiValid && ok && !sameJSON(t, got, in) {
 			t.Fatalf("PiParse(valid %q) = %q", in, got)
 		}
 	})
