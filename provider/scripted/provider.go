@@ -105,8 +105,10 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, er
 	s, t, herr := p.choose(req)
 	if herr != nil {
 		if t != nil {
-			if err := sleepCtx(ctx, nil, latencyOf(s, t).FirstEvent); err != nil {
-				return nil, err
+			if d := latencyOf(s, t).FirstEvent; d > 0 {
+				if err := sleepCtx(ctx, nil, d); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return nil, herr

@@ -59,7 +59,8 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	s, t, herr := p.choose(req)
 	if herr != nil {
 		if t != nil {
-			if sleepCtx(r.Context(), nil, latencyOf(s, t).FirstEvent) != nil {
+			// A zero wait means none here (sleepCtx reads it as a stall).
+			if d := latencyOf(s, t).FirstEvent; d > 0 && sleepCtx(r.Context(), nil, d) != nil {
 				return
 			}
 			if t.HTTPError.Body != "" {
