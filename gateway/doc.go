@@ -1,0 +1,13 @@
+// Package gateway is ocbench as an HTTP service: an OpenAI- and
+// Anthropic-compatible proxy that runs an upstream's stream through
+// OpenClaw's decorator chain and streams the repaired result back in the
+// client's own wire format, turn loops served as SSE (/v1/runs), session
+// read-back, Prometheus metrics and health.
+//
+// It owns the HTTP side: limits (body size, concurrent streams, request and
+// idle timeouts), admission (429 or 503 with Retry-After instead of an
+// unbounded queue), client disconnects cancelling the upstream, and
+// graceful shutdown that drains streams in flight. It does not decode or
+// encode wires (provider, provider/wireenc), repair (streamwrap) or run
+// turns (engine, through the RunService interface).
+package gateway

@@ -1,0 +1,68 @@
+package gateway
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// metrics are the gateway's Prometheus series. Each Server has its own
+// registry, so that several servers (tests, replicas in one process) never
+// share or clash on global state.
+type metrics struct {
+	reg              *prometheus.Registry
+	requests         *prometheus.CounterVec   // route, code
+	inFlight         prometheus.Gauge         // streams being served
+	events           *prometheus.CounterVec   // route
+	repairs          *prometheus.CounterVec   // kind
+	idleTimeouts     prometheus.Counter       //
+	upstreamErrors   *prometheus.CounterVec   // reason
+	rejected         *prometheus.CounterVec   // reason: overload, draining
+	latency          *prometheus.HistogramVec // route
+	timeToFirstEvent *prometheus.HistogramVec // route
+}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_requests_total", Help: "HTTP requests by route and status code.",
+	}, []string{"route", "code"})
+	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ocbench_gateway_streams_in_flight", Help: "Streams being served now.",
+	})
+	m.events = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_events_total", Help: "Stream events sent to clients.",
+	}, []string{"route"})
+	m.repairs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_repairs_total", Help: "Tool calls changed by the decorator chain, by kind.",
+	}, []string{"kind"})
+	m.idleTimeouts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ocbench_gateway_idle_timeouts_total", Help: "Upstream streams ended by the idle timeout.",
+	})
+	m.upstreamErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_upstream_errors_total", Help: "Upstream failures by reason.",
+	}, []string{"reason"})
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_rejected_total", Help: "Requests refused before any work, by reason.",
+	}, []string{"reason"})
+	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "ocbench_gateway_request_duration_seconds", Help: "Time from request to the end of the response.", Buckets: buckets,
+	}, []string{"route"})
+	m.timeToFirstEvent = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "ocbench_gateway_time_to_first_event_seconds", Help: "Time from request to the first event sent.", Buckets: buckets,
+	}, []string{"route"})
+	m.reg.MustRegister(m.requests, m.inFlight, m.events, m.repairs, m.idleTimeouts, m.upstreamErrors,
+		m.rejected, m.latency, m.timeToFirstEvent,
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	return m
+}
+
+// inFlightValue reads the streams-in-flight gauge (tests and /healthz).
+func (m *metrics) inFlightValue() float64 {
+	var d dto.Metric
+	if err := m.inFlight.Write(&d); err != nil {
+		return 0
+	}
+	return d.GetGauge().GetValue()
+}

@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// models answers GET /v1/models in OpenAI's list shape. With configured
+// Models it lists them; otherwise it asks the upstream and relays its list.
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	if len(s.cfg.Models) == 0 {
+		if s.cfg.Upstream == "" {
+			writeError(w, http.StatusNotFound, "not_found", "no models configured and no upstream")
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, strings.TrimRight(s.cfg.Upstream, "/")+"/v1/models", nil)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "server_error", err.Error())
+			return
+		}
+		copyAuth(req.Header, r.Header)
+		resp, err := s.cfg.HTTPClient.Do(req)
+		if err != nil {
+			s.m.upstreamErrors.WithLabelValues("connect").Inc()
+			writeError(w, http.StatusBadGateway, "upstream_unreachable", "upstream: "+errText(err))
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+		return
+	}
+	b := []byte(`{"object":"list","data":[`)
+	for i, id := range s.cfg.Models {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = llm.AppendJSONString(b, id)
+		b = append(b, `,"object":"model","owned_by":"ocbench"}`...)
+	}
+	b = append(b, "]}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+// runs answers POST /v1/runs: it runs a turn loop and streams its events
+// as SSE, one "data:" line per event in the replay event format, then a
+// final "event: result" with the run's summary.
+func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	var req RunRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not a run request: "+err.Error())
+		return
+	}
+	if req.SessionID == "" || req.Message == "" {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", `"session" and "message" are required`)
+		return
+	}
+	if !validSessionID(req.SessionID) {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "session ids are 1-128 characters of [A-Za-z0-9._-]")
+		return
+	}
+	sse := newSSEWriter(w)
+	start := time.Now()
+	first := true
+	var buf []byte
+	res, err := s.cfg.Runs.Run(r.Context(), req, func(ev *llm.Event, m *llm.Message) error {
+		if first {
+			first = false
+			s.m.timeToFirstEvent.WithLabelValues("runs").Observe(time.Since(start).Seconds())
+		}
+		s.m.events.WithLabelValues("runs").Inc()
+		buf = append(buf[:0], "data: "...)
+		buf = llm.AppendEventJSON(buf, ev, m)
+		buf = append(buf, "\n\n"...)
+		return sse.write(buf)
+	})
+	if err != nil && res.Error == "" {
+		res.Error = err.Error()
+	}
+	res.SessionID = req.SessionID
+	out, _ := json.Marshal(res)
+	buf = append(append(append(buf[:0], "event: result\ndata: "...), out...), "\n\n"...)
+	sse.write(buf)
+}
+
+// session answers GET /v1/sessions/{id} with the session's JSONL.
+func (s *Server) session(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !validSessionID(id) {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "session ids are 1-128 characters of [A-Za-z0-9._-]")
+		return
+	}
+	out, ok, err := s.cfg.Runs.Session(id, nil)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "server_error", err.Error())
+	case !ok:
+		writeError(w, http.StatusNotFound, "not_found", "no session "+id)
+	default:
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.Write(out)
+	}
+}
+
+// validSessionID keeps session ids to names that are safe as file names:
+// no separators, no "..", nothing hidden.
+func validSessionID(id string) bool {
+	if id == "" || len(id) > 128 || id[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// readBody reads the request body under the size limit, answering 413 past
+// it and 400 on a broken body.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+				"request body exceeds "+itoa(mbe.Limit)+" bytes")
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+errText(err))
+		return nil, false
+	}
+	return body, true
+}
+
+// sseWriter writes Server-Sent Events and flushes each one, so that a
+// client sees every event as it happens.
+type sseWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	started bool
+}
+
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+func (s *sseWriter) write(b []byte) error {
+	if !s.started {
+		s.started = true
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		s.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// copyAuth passes the client's credentials to the upstream. They are never
+// logged.
+func copyAuth(dst, src http.Header) {
+	for _, k := range []string{"Authorization", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project"} {
+		if v := src.Values(k); len(v) > 0 {
+			dst[k] = append([]string(nil), v...)
+		}
+	}
+}
+
+// errText is err's message with anything after a newline cut, so that an
+// upstream's multi-line error cannot forge lines in a log or a header.
+func errText(err error) string {
+	s := err.Error()
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
