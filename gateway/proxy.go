@@ -232,7 +232,6 @@ func mapRawStop(w wire, raw string, m *llm.Message) string {
 	return ""
 }
 
-
 // upstreamFailed answers a request whose upstream call failed before
 // streaming: the upstream's own status and body when it answered, 502 when
 // it could not be reached.
