@@ -31,6 +31,8 @@ func TestCrashChild(t *testing.T) {
 		os.Exit(2)
 	}
 	out := bufio.NewWriter(os.Stdout)
+	fmt.Fprintln(out, "ready")
+	out.Flush()
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(time.Now().UnixNano())))
 	for i := 0; ; i++ {
 		// Mostly small entries, some large enough that a SIGKILL can land
@@ -79,15 +81,26 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan []string)
+		ready := make(chan struct{})
 		go func() {
 			var ids []string
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
+				if sc.Text() == "ready" {
+					close(ready)
+					continue
+				}
 				ids = append(ids, sc.Text())
 			}
 			done <- ids
 		}()
-		time.Sleep(time.Duration(5+rng.IntN(60)) * time.Millisecond)
+		// Kill at a random point of the appending, once the child has
+		// opened (and so recovered) the session.
+		select {
+		case <-ready:
+		case <-time.After(5 * time.Second):
+		}
+		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		ids := <-done
 		cmd.Wait()
