@@ -254,3 +254,5 @@ func checkTurn(t testing.TB, w wireenc.Wire, turn *Turn, m *llm.Message) {
 }
 
 func errorsAs[T any](err error, target *T) bool { return err != nil && errors.As(err, target) }
+
+func validJSON(b []byte) bool { return fastjson.ValidateBytes(b) == nil }
