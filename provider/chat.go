@@ -167,10 +167,22 @@ func (d *Decoder) chatTool(choice int32, pos int, t *fastjson.Value) error {
 		name = fn.GetStringBytes("name")
 		args = fn.GetStringBytes("arguments")
 	}
+	iv := t.Get("index")
+	hasIndex := iv != nil && iv.Type() == fastjson.TypeNumber
+	var index int64
+	if hasIndex {
+		index = iv.GetInt64()
+	}
+	return d.chatToolCall(choice, pos, hasIndex, index, id, name, args)
+}
+
+// chatToolCall applies one tool_calls element: keyed by (choice, index),
+// by id when the index is missing, else by position in the chunk.
+func (d *Decoder) chatToolCall(choice int32, pos int, hasIndex bool, index int64, id, name, args []byte) error {
 	var key int64
 	si := -1
-	if iv := t.Get("index"); iv != nil && iv.Type() == fastjson.TypeNumber {
-		key = iv.GetInt64()
+	if hasIndex {
+		key = index
 		si = d.findSlot(choice, key, llm.BlockToolCall)
 	} else {
 		// No index (Gemini's compatible endpoint, some proxies): key by id,

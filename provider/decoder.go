@@ -92,6 +92,9 @@ type Decoder struct {
 	noff  int64  // body offset after the last line read
 	slots []slot
 	side  []byte // Anthropic content_block_start inputs
+	sbuf  []byte // unescaped strings of the current event (fast path)
+	kbuf  []byte // an unescaped member name
+	ref   bool   // decode with the fastjson reference only (tests)
 
 	// usage as the wire reports it; converted at the end
 	uIn, uOut, uCacheRead, uCacheWrite, uReason int64
@@ -332,13 +335,20 @@ func (d *Decoder) step() {
 			continue
 		}
 		var derr error
-		switch d.wire {
-		case WireOpenAIChat:
+		d.beginEvent(data)
+		switch {
+		case d.ref && d.wire == WireOpenAIChat:
 			derr = d.chatEvent(data)
-		case WireAnthropic:
+		case d.ref && d.wire == WireAnthropic:
 			derr = d.anthropicEvent(data)
-		case WireOpenAIResponses:
+		case d.ref:
 			derr = d.responsesEvent(data)
+		case d.wire == WireOpenAIChat:
+			derr = d.chatFast(data)
+		case d.wire == WireAnthropic:
+			derr = d.anthropicFast(data)
+		default:
+			derr = d.responsesFast(data)
 		}
 		if derr != nil {
 			if d.cut {

@@ -2,9 +2,13 @@ package provider
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"os"
 	"reflect"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -14,6 +18,10 @@ import (
 // RawArgs is the concatenation of its toolcall_delta events), memory
 // bounded by the input, and the same result whatever the read sizes.
 func fuzzDecode(t *testing.T, w Wire, body []byte) {
+	if os.Getenv("FUZZ_WATCHDOG") != "" {
+		tm := time.AfterFunc(2*time.Second, func() { panic(fmt.Sprintf("watchdog: slow input %q", body)) })
+		defer tm.Stop()
+	}
 	o := Options{MaxEventBytes: 64 << 10, MaxArgBytes: 32 << 10}
 	r := decodeBytes(w, body, o)
 	if err := checkInvariants(r, r.d.ArgMismatches()); err != nil {
@@ -32,6 +40,23 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 	}
 	if r.msg.StopReason == llm.StopNone {
 		t.Fatal("no stop reason")
+	}
+	// Differential: the fastjson reference decoders must agree with the
+	// fast paths wherever both accept the JSON (the fast scanner is strict
+	// RFC 8259, fastjson is lenient; lone surrogate escapes are decoded
+	// differently on purpose).
+	ref := NewDecoder(w, bytes.NewReader(body), o)
+	ref.ref = true
+	rr := drain(ref)
+	if !errors.Is(r.err, ErrBadJSON) && !errors.Is(rr.err, ErrBadJSON) && !hasSurrogateEscape(body) {
+		if !reflect.DeepEqual(r.events, rr.events) {
+			t.Fatalf("fast and reference events differ:\n%v\n%v\nerrs %v / %v", r.events, rr.events, r.err, rr.err)
+		}
+		a, b := *r.msg, *rr.msg
+		a.Timestamp, b.Timestamp = 0, 0
+		if x, y := a.AppendJSON(nil), b.AppendJSON(nil); !bytes.Equal(x, y) {
+			t.Fatalf("fast and reference messages differ:\n%s\n%s", x, y)
+		}
 	}
 	// Differential: one byte per read must give the same events and message.
 	d := NewDecoder(w, iotest.OneByteReader(bytes.NewReader(body)), o)
@@ -67,4 +92,13 @@ func FuzzAnthropic(f *testing.F) {
 func FuzzResponses(f *testing.F) {
 	addSeeds(f, "openai-responses")
 	f.Fuzz(func(t *testing.T, body []byte) { fuzzDecode(t, WireOpenAIResponses, body) })
+}
+
+func hasSurrogateEscape(b []byte) bool {
+	for i := 0; i+3 < len(b); i++ {
+		if b[i] == '\\' && b[i+1] == 'u' && (b[i+2] == 'd' || b[i+2] == 'D') {
+			return true
+		}
+	}
+	return false
 }

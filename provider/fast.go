@@ -1,0 +1,473 @@
+package provider
+
+import (
+	"bytes"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// The fast paths decode the hot events of each wire (chat chunks, text and
+// argument deltas) with the field-targeted scanner of jscan.go. Any other
+// event, or an unusual shape (an error object, a usage chunk), goes to the
+// fastjson reference decoders (chat.go, anthropic.go, responses.go) before
+// the fast path has changed anything, so both give the same result; the
+// fuzzers check that they do.
+
+// beginEvent prepares the per-event string arena: unescaped strings never
+// outgrow the raw event, so slices handed out stay valid for the event.
+func (d *Decoder) beginEvent(data []byte) {
+	if cap(d.sbuf) < len(data) {
+		d.sbuf = make([]byte, 0, len(data)+len(data)/2)
+	}
+	d.sbuf = d.sbuf[:0]
+}
+
+// str returns the unescaped string at v; nil when v is absent or not a
+// string. ok is false for an invalid escape.
+func (d *Decoder) str(v span) ([]byte, bool) {
+	if !v.isString(d.data) {
+		return nil, true
+	}
+	raw := d.data[v.s+1 : v.e-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw, true
+	}
+	if cap(d.sbuf)-len(d.sbuf) < len(raw) {
+		// Never in one pass over an event; a fresh arena keeps the
+		// strings already handed out valid.
+		d.sbuf = make([]byte, 0, 2*len(raw)+len(d.data))
+	}
+	start := len(d.sbuf)
+	out, ok := unescapeTo(d.sbuf, raw)
+	if !ok {
+		return nil, false
+	}
+	d.sbuf = out
+	return out[start:len(out):len(out)], true
+}
+
+// key returns a member name, unescaped when it has escapes.
+func (d *Decoder) key(k []byte) []byte {
+	if bytes.IndexByte(k, '\\') < 0 {
+		return k
+	}
+	out, ok := unescapeTo(d.kbuf[:0], k)
+	d.kbuf = out
+	if !ok {
+		return nil
+	}
+	return out
+}
+
+// topObject validates data as one JSON object and returns its span.
+func topObject(data []byte) (span, bool) {
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return absent, false
+	}
+	e := skipValue(data, i)
+	if e < 0 || skipWS(data, e) != len(data) {
+		return absent, false
+	}
+	return span{i, e}, true
+}
+
+func first(dst *span, v span) {
+	if !dst.ok() {
+		*dst = v
+	}
+}
+
+// ---- Chat Completions ----
+
+func (d *Decoder) chatFast(data []byte) error {
+	if isDone(data) {
+		d.finish()
+		return nil
+	}
+	top, ok := topObject(data)
+	if !ok {
+		return d.badJSON()
+	}
+	model, id, choices, usage, errv := absent, absent, absent, absent, absent
+	it, _ := iterObj(data, top)
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(d.key(k)) {
+		case "choices":
+			first(&choices, v)
+		case "model":
+			first(&model, v)
+		case "id":
+			first(&id, v)
+		case "usage":
+			first(&usage, v)
+		case "error":
+			first(&errv, v)
+		}
+	}
+	if usage.isObject(data) || (!choices.isArray(data) && errv.ok() && !errv.isNull(data)) {
+		return d.chatEvent(data) // Slow path: usage chunk or in-band error.
+	}
+	if !d.gotModel {
+		s, ok := d.str(model)
+		if !ok {
+			return d.badJSON()
+		}
+		d.setModel(s)
+	}
+	if !d.gotID {
+		s, ok := d.str(id)
+		if !ok {
+			return d.badJSON()
+		}
+		d.setResponseID(s)
+	}
+	arr, ok := iterArr(data, choices)
+	if !ok {
+		return nil
+	}
+	for {
+		c, ok := arr.next()
+		if !ok {
+			return nil
+		}
+		if err := d.chatChoiceFast(c); err != nil {
+			return err
+		}
+	}
+}
+
+func (d *Decoder) chatChoiceFast(c span) error {
+	data := d.data
+	it, ok := iterObj(data, c)
+	if !ok {
+		return nil
+	}
+	idx, delta, fr := absent, absent, absent
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(d.key(k)) {
+		case "index":
+			first(&idx, v)
+		case "delta":
+			first(&delta, v)
+		case "finish_reason":
+			first(&fr, v)
+		}
+	}
+	choice := int32(intOf(data, idx))
+	if dit, ok := iterObj(data, delta); ok {
+		var reasoning [len(reasoningFields)]span
+		for i := range reasoning {
+			reasoning[i] = absent
+		}
+		content, refusal, tools := absent, absent, absent
+		for {
+			k, v, ok := dit.next()
+			if !ok {
+				break
+			}
+			switch string(d.key(k)) {
+			case "content":
+				first(&content, v)
+			case "tool_calls":
+				first(&tools, v)
+			case "refusal":
+				first(&refusal, v)
+			case "reasoning_content":
+				first(&reasoning[0], v)
+			case "reasoning":
+				first(&reasoning[1], v)
+			case "reasoning_text":
+				first(&reasoning[2], v)
+			}
+		}
+		for i := range reasoning {
+			s, ok := d.str(reasoning[i])
+			if !ok {
+				return d.badJSON()
+			}
+			if len(s) > 0 {
+				if err := d.chatThinking(choice, reasoningFields[i], s); err != nil {
+					return err
+				}
+				break
+			}
+		}
+		for _, v := range [2]span{content, refusal} {
+			s, ok := d.str(v)
+			if !ok {
+				return d.badJSON()
+			}
+			if len(s) > 0 {
+				if err := d.chatText(choice, s); err != nil {
+					return err
+				}
+			}
+		}
+		if arr, ok := iterArr(data, tools); ok {
+			for pos := 0; ; pos++ {
+				t, ok := arr.next()
+				if !ok {
+					break
+				}
+				if err := d.chatToolFast(choice, pos, t); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	s, ok := d.str(fr)
+	if !ok {
+		return d.badJSON()
+	}
+	if len(s) > 0 {
+		d.chatFinish(choice, s)
+	}
+	return nil
+}
+
+func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
+	data := d.data
+	id, fn, index := absent, absent, absent
+	if it, ok := iterObj(data, t); ok {
+		for {
+			k, v, ok := it.next()
+			if !ok {
+				break
+			}
+			switch string(d.key(k)) {
+			case "id":
+				first(&id, v)
+			case "function":
+				first(&fn, v)
+			case "index":
+				first(&index, v)
+			}
+		}
+	}
+	name, args := absent, absent
+	if it, ok := iterObj(data, fn); ok {
+		for {
+			k, v, ok := it.next()
+			if !ok {
+				break
+			}
+			switch string(d.key(k)) {
+			case "name":
+				first(&name, v)
+			case "arguments":
+				first(&args, v)
+			}
+		}
+	}
+	idS, ok1 := d.str(id)
+	nameS, ok2 := d.str(name)
+	argsS, ok3 := d.str(args)
+	if !ok1 || !ok2 || !ok3 {
+		return d.badJSON()
+	}
+	return d.chatToolCall(choice, pos, index.isNumber(data), intOf(data, index), idS, nameS, argsS)
+}
+
+// ---- Anthropic Messages ----
+
+func (d *Decoder) anthropicFast(data []byte) error {
+	top, ok := topObject(data)
+	if !ok {
+		return d.badJSON()
+	}
+	typ, index, delta := absent, absent, absent
+	it, _ := iterObj(data, top)
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(d.key(k)) {
+		case "type":
+			first(&typ, v)
+		case "index":
+			first(&index, v)
+		case "delta":
+			first(&delta, v)
+		}
+	}
+	t, ok := d.str(typ)
+	if !ok {
+		return d.badJSON()
+	}
+	if len(t) == 0 {
+		t = d.name
+	}
+	switch string(t) {
+	case "content_block_delta":
+	case "ping":
+		return nil
+	default:
+		return d.anthropicEvent(data) // Slow path: the few structural events.
+	}
+	si := d.findSlot(0, intOf(data, index), anyKind)
+	if si < 0 {
+		return nil
+	}
+	dit, ok := iterObj(data, delta)
+	if !ok {
+		return nil
+	}
+	dtype, text, pj, thinking, sig := absent, absent, absent, absent, absent
+	for {
+		k, v, ok := dit.next()
+		if !ok {
+			break
+		}
+		switch string(d.key(k)) {
+		case "type":
+			first(&dtype, v)
+		case "text":
+			first(&text, v)
+		case "partial_json":
+			first(&pj, v)
+		case "thinking":
+			first(&thinking, v)
+		case "signature":
+			first(&sig, v)
+		}
+	}
+	dt, ok := d.str(dtype)
+	if !ok {
+		return d.badJSON()
+	}
+	s := &d.slots[si]
+	var field span
+	switch string(dt) {
+	case "text_delta":
+		field = text
+	case "input_json_delta":
+		field = pj
+	case "thinking_delta":
+		field = thinking
+	case "signature_delta":
+		field = sig
+	default:
+		return nil
+	}
+	v, ok := d.str(field)
+	if !ok {
+		return d.badJSON()
+	}
+	switch string(dt) {
+	case "text_delta":
+		if s.kind == llm.BlockText {
+			return d.appendText(si, v)
+		}
+	case "input_json_delta":
+		if s.kind == llm.BlockToolCall {
+			if len(v) > 0 {
+				s.delta = true
+			}
+			return d.appendArgs(si, v)
+		}
+	case "thinking_delta":
+		if s.kind == llm.BlockThinking {
+			return d.appendText(si, v)
+		}
+	case "signature_delta":
+		if s.kind == llm.BlockThinking {
+			if !validUTF8(v) {
+				return d.badUTF8(v)
+			}
+			b := &d.msg.Content[s.ci]
+			b.Signature = append(b.Signature, v...)
+		}
+	}
+	return nil
+}
+
+// ---- Responses ----
+
+func (d *Decoder) responsesFast(data []byte) error {
+	if isDone(data) {
+		return d.responsesEvent(data)
+	}
+	top, ok := topObject(data)
+	if !ok {
+		return d.badJSON()
+	}
+	typ, oi, ci, itemID, delta := absent, absent, absent, absent, absent
+	it, _ := iterObj(data, top)
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(d.key(k)) {
+		case "type":
+			first(&typ, v)
+		case "output_index":
+			first(&oi, v)
+		case "content_index":
+			first(&ci, v)
+		case "item_id":
+			first(&itemID, v)
+		case "delta":
+			first(&delta, v)
+		}
+	}
+	t, ok := d.str(typ)
+	if !ok {
+		return d.badJSON()
+	}
+	if len(t) == 0 {
+		t = d.name
+	}
+	switch string(t) {
+	case "response.output_text.delta", "response.refusal.delta":
+		key := textKey(intOf(data, oi), intOf(data, ci))
+		s, ok := d.str(delta)
+		if !ok {
+			return d.badJSON()
+		}
+		si := d.findSlot(0, key, llm.BlockText)
+		if si < 0 {
+			si = d.open(0, key, llm.BlockText)
+		}
+		return d.appendText(si, s)
+	case "response.function_call_arguments.delta":
+		si := -1
+		if oi.isNumber(data) {
+			si = d.findSlot(0, intOf(data, oi), llm.BlockToolCall)
+		}
+		if si < 0 {
+			id, ok := d.str(itemID)
+			if !ok {
+				return d.badJSON()
+			}
+			if len(id) > 0 {
+				for i := range d.slots {
+					s := &d.slots[i]
+					if s.kind == llm.BlockToolCall && itemIDOf(d.msg.Content[s.ci].ID, id) {
+						si = i
+						break
+					}
+				}
+			}
+		}
+		if si < 0 {
+			return nil
+		}
+		s, ok := d.str(delta)
+		if !ok {
+			return d.badJSON()
+		}
+		return d.appendArgs(si, s)
+	}
+	return d.responsesEvent(data) // Slow path: structural events.
+}
