@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/ocbench/ocbench/engine"
+	"github.com/ocbench/ocbench/llm"
+)
+
+// EngineRuns serves /v1/runs with the engine: one session file per session
+// id under SessionsDir, the provider StreamFunc shared by every run.
+type EngineRuns struct {
+	// SessionsDir holds <session id>.jsonl files.
+	SessionsDir string
+	// Workspace is the default workspace of runs. WorkspacesRoot, when set,
+	// lets a request name a workspace: a plain directory name under it.
+	Workspace      string
+	WorkspacesRoot string
+	// Model and StreamFunc are the provider every run calls.
+	Model      llm.Model
+	StreamFunc llm.StreamFunc
+	// Stream configures the decorator chain of each run.
+	Stream engine.StreamOptions
+	// MaxTurns bounds each run (engine default when zero).
+	MaxTurns int
+}
+
+var _ RunService = (*EngineRuns)(nil)
+
+// Run runs one turn loop and emits its stream events.
+func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Event, *llm.Message) error) (RunResult, error) {
+	ws := e.Workspace
+	if req.Workspace != "" {
+		if e.WorkspacesRoot == "" || !validSessionID(req.Workspace) {
+			return RunResult{}, errors.New("gateway: workspace not allowed: name a directory under the configured workspaces root")
+		}
+		ws = filepath.Join(e.WorkspacesRoot, req.Workspace)
+	}
+	model := e.Model
+	if req.Model != "" {
+		model.ID = req.Model
+	}
+	var emitErr error
+	p := engine.Params{
+		Prompt: req.Message, Model: model, StreamFunc: e.StreamFunc, Workspace: ws,
+		SessionFile: filepath.Join(e.SessionsDir, req.SessionID+".jsonl"), SessionID: req.SessionID,
+		Stream: e.Stream, MaxTurns: e.MaxTurns,
+		OnEvent: func(ev *engine.Event) {
+			if ev.Kind == engine.EventStream && emitErr == nil {
+				emitErr = emit(ev.Stream, ev.Message)
+			}
+		},
+	}
+	res, err := engine.Run(ctx, p)
+	out := RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: res.StopReason.String()}
+	if res.Err != nil {
+		out.Error = res.Err.Error()
+	}
+	return out, err
+}
+
+// Session returns the session's JSONL file.
+func (e *EngineRuns) Session(id string, dst []byte) ([]byte, bool, error) {
+	b, err := os.ReadFile(filepath.Join(e.SessionsDir, id+".jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return dst, false, nil
+	}
+	if err != nil {
+		return dst, false, err
+	}
+	return append(dst, b...), true, nil
+}
