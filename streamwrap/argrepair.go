@@ -1,6 +1,7 @@
 package streamwrap
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -58,6 +59,11 @@ func RepairMalformedToolCallArguments(next llm.StreamFunc, cfg RepairConfig) llm
 	}
 }
 
+var (
+	closerSeen = []byte("}")
+	closerNone = []byte{}
+)
+
 var repairPool = sync.Pool{New: func() any { return new(repairStream) }}
 
 // argState is the per-content-index state of the repair decorator.
@@ -66,6 +72,7 @@ type argState struct {
 	units     int    // len(buf) in UTF-16 code units
 	repaired  []byte // stored repair (repairedArgsByIndex)
 	hasRepair bool
+	closer    bool // buf contains '}' or ']'
 	preSeen   bool // hadPreexistingArgsByIndex has an entry
 	pre       bool
 	disabled  bool
@@ -75,6 +82,7 @@ type argState struct {
 func (a *argState) clearIndex() {
 	a.buf = a.buf[:0]
 	a.units = 0
+	a.closer = false
 	a.preSeen, a.pre, a.disabled, a.logged = false, false, false, false
 }
 
@@ -139,12 +147,23 @@ func (s *repairStream) onDelta(e *llm.Event) {
 	if st.units > repair.OpenClawMaxBuffer {
 		st.buf = st.buf[:0]
 		st.units = 0
+		st.closer = false
 		st.hasRepair = false
 		st.repaired = st.repaired[:0]
 		st.disabled = true
 		return
 	}
-	if !repair.OpenClawShouldTry(e.Delta, st.buf, st.hasRepair) {
+	if !st.closer && bytes.IndexAny(e.Delta, "}]") >= 0 {
+		st.closer = true
+	}
+	// OpenClawShouldTry scans the buffer for a closer only to learn whether
+	// it has one; st.closer answers that in O(1), keeping long arguments
+	// linear instead of quadratic.
+	probe := closerNone
+	if st.closer {
+		probe = closerSeen
+	}
+	if !repair.OpenClawShouldTry(e.Delta, probe, st.hasRepair) {
 		return
 	}
 	partial, message := s.eventMessages(e)

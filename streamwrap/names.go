@@ -2,6 +2,7 @@ package streamwrap
 
 import (
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -11,6 +12,43 @@ import (
 // A nil or empty Allowlist means "no allowlist".
 type Allowlist struct {
 	names []string
+
+	// slow caches the slow-path resolutions of non-blank names (which do
+	// not depend on the id), per requireAllowed: unknown names reach the
+	// slow path on every stream. Bounded: dropped whole past slowCacheMax.
+	mu   sync.Mutex
+	slow [2]map[string]slowResult
+}
+
+type slowResult struct {
+	name string
+	ok   bool
+}
+
+const slowCacheMax = 4096
+
+func (a *Allowlist) cached(name string, requireAllowed bool) (slowResult, bool) {
+	i := 0
+	if requireAllowed {
+		i = 1
+	}
+	a.mu.Lock()
+	r, ok := a.slow[i][name]
+	a.mu.Unlock()
+	return r, ok
+}
+
+func (a *Allowlist) remember(name string, requireAllowed bool, r slowResult) {
+	i := 0
+	if requireAllowed {
+		i = 1
+	}
+	a.mu.Lock()
+	if a.slow[i] == nil || len(a.slow[i]) >= slowCacheMax {
+		a.slow[i] = make(map[string]slowResult)
+	}
+	a.slow[i][strings.Clone(name)] = slowResult{name: strings.Clone(r.name), ok: r.ok}
+	a.mu.Unlock()
 }
 
 // NewAllowlist returns an allowlist of names; empty names are ignored.
@@ -166,7 +204,16 @@ func ResolveToolName(raw, id string, allowed *Allowlist, requireAllowed bool) (n
 	if n, ok := allowed.fold(norm); ok {
 		return n, true
 	}
-	// Slow path.
+	// Slow path, cached per allowlist.
+	if r, ok := allowed.cached(trimmed, requireAllowed); ok {
+		return r.name, r.ok
+	}
+	n, ok := resolveSlow(trimmed, allowed, requireAllowed)
+	allowed.remember(trimmed, requireAllowed, slowResult{n, ok})
+	return n, ok
+}
+
+func resolveSlow(trimmed string, allowed *Allowlist, requireAllowed bool) (string, bool) {
 	if n, ok := inferToolNameFromID(trimmed, allowed); ok {
 		return n, true
 	}

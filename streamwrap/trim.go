@@ -1,6 +1,7 @@
 package streamwrap
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"math/rand/v2"
@@ -107,11 +108,20 @@ func trimWithGuard(next llm.StreamFunc, cfg TrimConfig, g *UnknownToolGuard) llm
 
 var trimPool = sync.Pool{New: func() any { return new(trimStream) }}
 
+// resolvedName remembers, per content index, the name and id a resolution
+// last produced: resolution is idempotent, so a block still holding them
+// needs no new resolution (the per-event fast path for unknown names).
+type resolvedName struct {
+	name, id []byte
+	ok       bool
+}
+
 type trimStream struct {
 	base
 	cfg      TrimConfig
 	guard    *UnknownToolGuard
 	fallback [][]byte // fallback id per content index, for this stream
+	resolved []resolvedName
 	counted  bool     // streamAttemptAlreadyCounted
 	finished bool
 }
@@ -151,7 +161,7 @@ func (s *trimStream) Close() error {
 	for i := range s.fallback {
 		s.fallback[i] = s.fallback[i][:0]
 	}
-	*s = trimStream{fallback: s.fallback[:0]}
+	*s = trimStream{fallback: s.fallback[:0], resolved: s.resolved[:0]}
 	trimPool.Put(s)
 	return err
 }
@@ -165,10 +175,26 @@ func (s *trimStream) normalize(m *llm.Message) {
 			continue
 		}
 		has = true
+		for len(s.resolved) <= i {
+			if len(s.resolved) < cap(s.resolved) {
+				s.resolved = s.resolved[:len(s.resolved)+1]
+				r := &s.resolved[len(s.resolved)-1]
+				r.name, r.id, r.ok = r.name[:0], r.id[:0], false
+			} else {
+				s.resolved = append(s.resolved, resolvedName{})
+			}
+		}
+		r := &s.resolved[i]
+		if r.ok && bytes.Equal(r.name, b.Name) && bytes.Equal(r.id, b.ID) {
+			continue
+		}
 		n, _ := ResolveToolName(b2s(b.Name), b2s(b.ID), s.cfg.Allowed, false)
 		if n != b2s(b.Name) {
 			b.Name = setString(b.Name, n)
 		}
+		r.name = append(r.name[:0], b.Name...)
+		r.id = append(r.id[:0], b.ID...)
+		r.ok = true
 	}
 	if !has {
 		return
