@@ -175,3 +175,47 @@ func TestOpenFileDetectsZstd(t *testing.T) {
 		t.Error("corrupt archive read without error")
 	}
 }
+
+func TestWriterConcurrentAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	w, err := OpenWriter(path, WriterOptions{Durability: SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, each = 8, 200
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		go func() {
+			for i := 0; i < each; i++ {
+				if _, err := w.Append(textEntry(llm.RoleUser, strings.Repeat("y", 100+i))); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < goroutines; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	es, _, st := readFile(t, path, Options{Strict: true})
+	if len(es) != goroutines*each || st.BadLines != 0 {
+		t.Fatalf("%d entries, stats %+v", len(es), st)
+	}
+	ids := map[string]bool{}
+	for i := range es {
+		if ids[string(es[i].ID)] {
+			t.Fatalf("duplicate id %s", es[i].ID)
+		}
+		ids[string(es[i].ID)] = true
+		if i > 0 && string(es[i].ParentID) != string(es[i-1].ID) {
+			t.Fatalf("entry %d not chained to %d", i, i-1)
+		}
+	}
+	if sc, err := LoadContext(path); err != nil || len(sc.Messages) != goroutines*each {
+		t.Errorf("context: %v %d", err, len(sc.Messages))
+	}
+}
