@@ -1,5 +1,7 @@
 package repair
 
+import "encoding/binary"
+
 // The scanner below is the single JSON grammar of the package. It is
 // recursive over containers (bounded by MaxDepth), allocation free, and
 // tells a syntax error apart from input that ends too early, which is what
@@ -146,13 +148,37 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'f')
 }
 
+// SWAR constants: a byte-wise test of 8 bytes at a time.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// needsAttention reports whether any of the 8 bytes in x is '"', '\\' or a
+// control character (< 0x20). Bytes >= 0x80 never match.
+func needsAttention(x uint64) bool {
+	q := x ^ (lsb * '"')
+	bs := x ^ (lsb * '\\')
+	return ((x-lsb*0x20)&^x|(q-lsb)&^q|(bs-lsb)&^bs)&msb != 0
+}
+
+// skipSafe advances i over string bytes that need no attention, 8 at a
+// time while it can.
+func skipSafe(b []byte, i int) int {
+	for i+8 <= len(b) && !needsAttention(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	for i < len(b) && strSafe[b[i]] {
+		i++
+	}
+	return i
+}
+
 // scanString scans a JSON string starting at the opening quote b[i].
 func scanString(b []byte, i int) (int, scanErr) {
 	i++
 	for {
-		for i < len(b) && strSafe[b[i]] {
-			i++
-		}
+		i = skipSafe(b, i)
 		if i == len(b) {
 			return i, scanEOF
 		}
