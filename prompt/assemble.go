@@ -265,6 +265,7 @@ func StableKey(p *Params) uint64 {
 		}
 		kw.u64(h)
 		kw.u64(uint64(len(f.Content)))
+		kw.bool(f.Clean)
 	}
 	kw.u64(kw.acc)
 	kw.flush()

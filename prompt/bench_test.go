@@ -41,7 +41,8 @@ func benchParams(tb testing.TB) *Params {
 	}
 	for _, f := range injected {
 		total += f.InjectedChars
-		p.ContextFiles = append(p.ContextFiles, ContextFile{Path: f.Path, Content: f.Content, Hash: hashString(f.Content)})
+		c := SanitizeContent(f.Content)
+		p.ContextFiles = append(p.ContextFiles, ContextFile{Path: f.Path, Content: c, Hash: hashString(c), Clean: true})
 	}
 	if total != 60000 {
 		tb.Fatalf("bootstrap total %d, want 60000", total)

@@ -81,6 +81,9 @@ type ContextFile struct {
 	// sets it so that a warm render never hashes file contents; when zero
 	// the renderer computes it.
 	Hash uint64
+	// Clean tells that Content is already sanitised (SanitizeContent): the
+	// renderer then copies it as is. The resolver sets it.
+	Clean bool
 }
 
 // RuntimeInfo feeds the Runtime line (below the cache boundary).

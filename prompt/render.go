@@ -355,7 +355,7 @@ func renderStable(w *lineWriter, p *Params) {
 		for _, f := range stable {
 			w.beginFile(f.Path)
 			w.add("## " + f.Path)
-			appendContent(w, f.Content)
+			appendFileContent(w, &f)
 			w.end()
 		}
 	}
@@ -508,6 +508,26 @@ func compareContextFiles(a, b ContextFile) int {
 	return strings.Compare(a.Path, b.Path)
 }
 
+// SanitizeContent is the content rule of Project Context: the default
+// heartbeat snippet is deleted and runs of 3+ newlines collapse to 2.
+func SanitizeContent(s string) string {
+	if !strings.Contains(s, defaultHeartbeatSnippet) && !strings.Contains(s, "\n\n\n") {
+		return s
+	}
+	var w lineWriter
+	appendContent(&w, s)
+	return string(w.b)
+}
+
+// appendFileContent appends a context file's content element.
+func appendFileContent(w *lineWriter, f *ContextFile) {
+	if f.Clean {
+		w.add(f.Content)
+		return
+	}
+	appendContent(w, f.Content)
+}
+
 // appendContent appends a context file's content as one element, with the
 // default heartbeat snippet removed and runs of 3+ newlines collapsed to 2.
 // It allocates nothing unless the snippet is present.
@@ -583,7 +603,7 @@ func renderDynamic(w *lineWriter, p *Params) {
 			w.sep()
 			w.b = append(w.b, "## "...)
 			w.b = append(w.b, next.Path...)
-			appendContent(w, next.Content)
+			appendFileContent(w, next)
 			w.end()
 		}
 	}

@@ -270,7 +270,8 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	p.ContextFiles = p.ContextFiles[:0:0]
 	for _, f := range injected {
 		inj = append(inj, InjectedStat{Path: f.Path, Chars: f.InjectedChars})
-		p.ContextFiles = append(p.ContextFiles, ContextFile{Path: f.Path, Content: f.Content, Hash: xxhash.Sum64String(f.Content)})
+		c := SanitizeContent(f.Content)
+		p.ContextFiles = append(p.ContextFiles, ContextFile{Path: f.Path, Content: c, Hash: xxhash.Sum64String(c), Clean: true})
 	}
 	for _, f := range files {
 		rs := RawFileStat{Name: f.Name, Path: f.Path, Missing: f.Missing || f.Error != nil}
