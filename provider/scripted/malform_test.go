@@ -146,12 +146,13 @@ func TestTruncation(t *testing.T) {
 	// Cut the body at every byte offset: the decoder sees exactly that
 	// many bytes, and never a clean end before the last one.
 	full := Turn{Steps: []Step{Text("hello"), ToolCall("call_1", "read", args).Chunked(6)}}
+	p0 := MustNew(Options{})
 	for _, w := range wireenc.Wires {
-		whole := encodeTurn(t, MustNew(Options{}), w, &full)
+		whole := encodeTurn(t, p0, w, &full)
 		for off := 1; off < len(whole); off += 7 {
 			cut := full
 			cut.CutAt = off
-			got := encodeTurn(t, MustNew(Options{}), w, &cut)
+			got := encodeTurn(t, p0, w, &cut)
 			if !bytes.Equal(got, whole[:off]) {
 				t.Fatalf("%v cut at %d: got %d bytes", w, off, len(got))
 			}
