@@ -219,3 +219,27 @@ func TestWriterConcurrentAppends(t *testing.T) {
 		t.Errorf("context: %v %d", err, len(sc.Messages))
 	}
 }
+
+func TestModelSnapshot(t *testing.T) {
+	entries, _, _ := readFile(t, qwenFile, Options{})
+	last, ok := ModelSnapshot{}, false
+	for i := range entries {
+		if s, found := ParseModelSnapshot(&entries[i]); found {
+			last, ok = s, true
+		}
+	}
+	if !ok || last.Provider != "qwen-portal" || last.ModelAPI != "openai-completions" || last.ModelID == "" || last.Timestamp == 0 {
+		t.Fatalf("snapshot %+v", last)
+	}
+	if NeedsModelSnapshot(entries, last) {
+		t.Error("unchanged model needs a snapshot")
+	}
+	next := ModelSnapshot{Timestamp: 5, Provider: "anthropic", ModelAPI: "anthropic-messages", ModelID: "claude-sonnet-4-5"}
+	if !NeedsModelSnapshot(entries, next) || !NeedsModelSnapshot(nil, next) {
+		t.Error("a changed or first model needs a snapshot")
+	}
+	e := next.Entry()
+	if got, ok := ParseModelSnapshot(&e); !ok || got != next {
+		t.Errorf("round trip %+v", got)
+	}
+}

@@ -73,6 +73,8 @@ type Reader struct {
 	raw []byte
 	// cur is the parsed current line, valid until the next Next.
 	cur *fastjson.Value
+	// hdrRaw is a copy of the header line.
+	hdrRaw []byte
 }
 
 // NewReader returns a Reader of the session JSONL in rd (plain text; use
@@ -288,6 +290,7 @@ func (r *Reader) Next() bool {
 				r.err = &FormatError{Line: r.st.Lines, Offset: start, Excerpt: excerpt(line), Err: ErrNotSession}
 				return false
 			}
+			r.hdrRaw = append(r.hdrRaw[:0], line...)
 			continue
 		}
 		if r.entry(v, start) {

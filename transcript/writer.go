@@ -296,15 +296,26 @@ func (w *Writer) migrate() error {
 			_, werr = out.Write(buf)
 		}
 	}
-	for r.Next() {
-		if !wroteHeader {
-			// r.cur is still the header only before the first entry is
-			// parsed, so rewrite it from the Header instead.
+	header := func() {
+		// The header as written, with version 3: pi keeps a v1 header's
+		// extra fields (provider, modelId, thinkingLevel).
+		var p fastjson.Parser
+		v, err := p.ParseBytes(r.hdrRaw)
+		if err != nil {
 			h := r.Header()
 			h.Version = 3
 			buf = append(appendHeaderJSON(buf[:0], &h), '\n')
-			_, werr = out.Write(buf)
-			wroteHeader = true
+		} else {
+			var ha fastjson.Arena
+			v.Set("version", ha.NewNumberInt(3))
+			buf = append(v.MarshalTo(buf[:0]), '\n')
+		}
+		_, werr = out.Write(buf)
+		wroteHeader = true
+	}
+	for r.Next() {
+		if !wroteHeader {
+			header()
 		}
 		e, v := r.Entry(), r.cur
 		a.Reset()
@@ -326,11 +337,8 @@ func (w *Writer) migrate() error {
 		out.Close()
 		return err
 	}
-	if !wroteHeader {
-		h := r.Header()
-		h.Version = 3
-		buf = append(appendHeaderJSON(buf[:0], &h), '\n')
-		_, werr = out.Write(buf)
+	if !wroteHeader && r.Header().Version != 0 {
+		header()
 	}
 	if werr == nil {
 		werr = out.Sync()
@@ -698,14 +706,18 @@ func (w *Writer) writeKept(tmp string, keep map[int32]bool) error {
 	if err != nil {
 		return err
 	}
-	h := w.hdr
-	h.Version = 3
-	buf := append(appendHeaderJSON(nil, &h), '\n')
-	_, werr := out.Write(buf)
 	r := NewReader(io.NewSectionReader(w.f, 0, w.size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, RawMessages: true})
 	var a fastjson.Arena
-	first := true
+	var buf []byte
+	var werr error
+	first, wroteHeader := true, false
 	for ord := int32(0); r.Next() && werr == nil; ord++ {
+		if !wroteHeader {
+			// The header line as it is (version 3 since OpenWriter).
+			buf = append(append(buf[:0], r.hdrRaw...), '\n')
+			_, werr = out.Write(buf)
+			wroteHeader = true
+		}
 		if !keep[ord] {
 			continue
 		}
@@ -721,6 +733,11 @@ func (w *Writer) writeKept(tmp string, keep map[int32]bool) error {
 	}
 	if werr == nil {
 		werr = r.Err()
+	}
+	if werr == nil && !wroteHeader {
+		h := w.hdr
+		h.Version = 3
+		_, werr = out.Write(append(appendHeaderJSON(nil, &h), '\n'))
 	}
 	if werr == nil {
 		werr = out.Sync()

@@ -283,7 +283,7 @@ func TestWriterMigratesV1(t *testing.T) {
 	}
 	w.Close()
 	es, h, st := readFile(t, path, Options{Strict: true})
-	if h.Version != 3 || st.Entries != 1018 {
+	if h.Version != 3 || st.Entries != 1018 || h.Provider != "anthropic" || h.ModelID != "claude-sonnet-4-5" {
 		t.Fatalf("header %+v stats %+v", h, st)
 	}
 	for i := range es {
