@@ -631,7 +631,15 @@ func renderDynamic(w *lineWriter, p *Params) {
 			w.add(msgReplyAuto)
 		}
 		w.add(msgCrossSession)
-		if hasTool(p.ToolNames, "sessions_spawn") {
+		hasSpawn, hasMessage := false, false
+		for _, n := range p.ToolNames {
+			if len(n) > 0 && (n[0] == ' ' || n[0] == '\t' || n[len(n)-1] == ' ' || n[len(n)-1] == '\t') {
+				n = strings.TrimSpace(n)
+			}
+			hasSpawn = hasSpawn || strings.EqualFold(n, "sessions_spawn")
+			hasMessage = hasMessage || strings.EqualFold(n, "message")
+		}
+		if hasSpawn {
 			w.add(msgSubagentOrch)
 		}
 		if toolOnly {
@@ -640,7 +648,7 @@ func renderDynamic(w *lineWriter, p *Params) {
 			w.add(msgCompletionAuto)
 		}
 		w.add(msgNoExec)
-		if hasTool(p.ToolNames, "message") {
+		if hasMessage {
 			w.add(msgToolHead)
 			w.add(msgToolSend)
 			opts := p.MessageChannelOptions

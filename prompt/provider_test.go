@@ -1,0 +1,95 @@
+package prompt
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestProviderContribution(t *testing.T) {
+	p := &Params{
+		WorkspaceDir: "/w",
+		ToolNames:    []string{"read"},
+		Provider: ProviderContribution{
+			StablePrefix:     "<persona_latch>\r\nstay in character   \r\n</persona_latch>\n",
+			DynamicSuffix:    "  turn-specific provider note  ",
+			InteractionStyle: "## Interaction Style\nBe warm.",
+			ToolCallStyle:    "## Tool Call Style\nCall tools silently.",
+			ExecutionBias:    "## Execution Bias\n- Do it now.",
+		},
+		Reactions:       &ReactionGuidance{Level: "extensive", Channel: "telegram"},
+		HeartbeatPrompt: DefaultHeartbeatPrompt,
+	}
+	out, lay, err := AppendPrompt(nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	order := []string{
+		"## Tooling", "## Interaction Style\nBe warm.", "## Tool Call Style\nCall tools silently.\n## Execution Bias\n- Do it now.",
+		"<persona_latch>\nstay in character\n</persona_latch>\n## Safety", CacheBoundary,
+		"Reactions are enabled for telegram in EXTENSIVE mode.\nFeel free to react liberally:",
+		"Guideline: react whenever it feels natural.\nturn-specific provider note\n## Heartbeats", "## Runtime",
+	}
+	last := -1
+	for _, o := range order {
+		i := strings.Index(s, o)
+		if i < 0 || i < last {
+			t.Fatalf("%q missing or out of order in:\n%s", o, s)
+		}
+		last = i
+	}
+	if strings.Contains(s, "Narrate only when it helps") || strings.Contains(s, "Actionable request: act in this turn.") {
+		t.Fatal("overridden default blocks still rendered")
+	}
+	if strings.Index(s, "turn-specific") < lay.Marker || strings.Index(s, "persona_latch") > lay.Marker {
+		t.Fatal("provider parts on the wrong side of the boundary")
+	}
+	// In minimal mode the execution_bias override is still emitted, the
+	// default block is not.
+	p.Mode = ModeMinimal
+	out, _, _ = AppendPrompt(nil, p)
+	if !strings.Contains(string(out), "## Execution Bias\n- Do it now.") || strings.Contains(string(out), "## Heartbeats") {
+		t.Fatal("minimal mode: execution_bias override missing or heartbeats present")
+	}
+	p.Provider.ExecutionBias = ""
+	out, _, _ = AppendPrompt(nil, p)
+	if strings.Contains(string(out), "## Execution Bias") {
+		t.Fatal("minimal mode rendered the default Execution Bias")
+	}
+}
+
+func TestSectionsByMode(t *testing.T) {
+	p := &Params{
+		WorkspaceDir: "/w", ToolNames: []string{"read", "gateway", "memory_search", "message"},
+		MemoryEnabled: true, ModelAliasLines: []string{"- a: b/c"}, OwnerNumbers: []string{"+1"},
+		TTSHint: "Voice on.", HeartbeatPrompt: "hb", UserTimezone: "UTC",
+		Runtime: RuntimeInfo{Channel: "webchat"},
+	}
+	fullOnly := []string{"## Execution Bias", "## OpenClaw Self-Update", "## Model Aliases", "## Documentation",
+		"## Authorized Senders", "## Assistant Output Directives", "## Silent Replies", "## Memory Recall",
+		"## Control UI Embed", "## Messaging", "## Voice (TTS)", "## Heartbeats"}
+	always := []string{"## Tooling", "## Tool Call Style", "## Safety", "## OpenClaw CLI Quick Reference", "## Workspace\n",
+		"## Current Date & Time", "## Workspace Files (injected)", "## Runtime"}
+	full, _, _ := AppendPrompt(nil, p)
+	p.Mode = ModeMinimal
+	minimal, _, _ := AppendPrompt(nil, p)
+	for _, h := range fullOnly {
+		if !strings.Contains(string(full), h) {
+			t.Errorf("full lacks %q", h)
+		}
+		if strings.Contains(string(minimal), h) {
+			t.Errorf("minimal has %q", h)
+		}
+	}
+	for _, h := range always {
+		if !strings.Contains(string(full), h) || !strings.Contains(string(minimal), h) {
+			t.Errorf("%q not in both modes", h)
+		}
+	}
+	p.SourceReplyDeliveryMode = "message_tool_only"
+	p.Mode = ModeFull
+	tool, _, _ := AppendPrompt(nil, p)
+	if strings.Contains(string(tool), "## Silent Replies") || !strings.Contains(string(tool), controlUIEmbedMsgTool) {
+		t.Error("message_tool_only: Silent Replies kept or embed variant wrong")
+	}
+}
