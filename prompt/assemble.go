@@ -3,6 +3,8 @@ package prompt
 import (
 	"bytes"
 	"encoding/binary"
+	"path"
+	"strings"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -91,6 +93,10 @@ func (r *Renderer) appendPrompt(dst []byte, p *Params, spans *[]Span) ([]byte, L
 			Len: len(IdentityLine), Key: h, PrefixHash: h, StableTokens: -1}, nil
 	}
 
+	if o := strings.TrimSpace(p.SystemPromptOverride); o != "" {
+		dst = appendOverride(dst, p, o, spans)
+		return dst, overrideLayout(dst[base:]), nil
+	}
 	key := StableKey(p)
 	var lay Layout
 	lay.Key = key
@@ -150,6 +156,52 @@ func (r *Renderer) appendPrompt(dst []byte, p *Params, spans *[]Span) ([]byte, L
 	return dst, lay, nil
 }
 
+// appendOverride renders the override prompt and the bootstrap supplement.
+func appendOverride(dst []byte, p *Params, override string, spans *[]Span) []byte {
+	base := len(dst)
+	dst = append(dst, override...)
+	if spans != nil {
+		*spans = append(*spans, Span{Name: "system_prompt_override", Start: 0, End: len(override)})
+	}
+	var w lineWriter
+	w.secIdx = -1
+	switch p.BootstrapMode {
+	case BootstrapFull:
+		w.add(bootstrapPendingFull)
+	case BootstrapLimited:
+		w.add(bootstrapPendingLimited)
+	}
+	if n := strings.TrimSpace(p.BootstrapTruncationNotice); n != "" {
+		w.add("## Bootstrap Context Notice")
+		w.add(n)
+	}
+	if p.BootstrapMode == BootstrapFull {
+		for i := range p.ContextFiles {
+			f := &p.ContextFiles[i]
+			if strings.EqualFold(path.Base(f.Path), "bootstrap.md") {
+				w.add(projectContextHead)
+				w.add("## " + f.Path)
+				appendFileContent(&w, f)
+				break
+			}
+		}
+	}
+	if len(w.b) > 0 {
+		start := len(dst) - base + 2
+		dst = append(dst, "\n\n"...)
+		dst = append(dst, w.b...)
+		if spans != nil {
+			*spans = append(*spans, Span{Name: "bootstrap_supplement", Start: start, End: len(dst) - base})
+		}
+	}
+	return dst
+}
+
+func overrideLayout(out []byte) Layout {
+	h := xxhash.Sum64(out)
+	return Layout{StableLen: len(out), Marker: -1, DynamicStart: len(out), Len: len(out), Key: h, PrefixHash: h, StableTokens: -1}
+}
+
 // AppendSplit is the zero-copy form of AppendPrompt for payloads that send
 // the stable and dynamic parts as separate blocks (Anthropic's two system
 // blocks): it returns the stable prefix (trailing whitespace trimmed, as
@@ -160,6 +212,10 @@ func (r *Renderer) appendPrompt(dst []byte, p *Params, spans *[]Span) ([]byte, L
 func (r *Renderer) AppendSplit(dst []byte, p *Params) (stable, out []byte, lay Layout, err error) {
 	if p.Mode > ModeNone {
 		return nil, dst, Layout{}, ErrMode
+	}
+	if strings.TrimSpace(p.SystemPromptOverride) != "" {
+		out, lay, err := r.appendPrompt(nil, p, nil)
+		return out, dst, lay, err
 	}
 	if p.Mode == ModeNone {
 		h := xxhash.Sum64String(IdentityLine)

@@ -166,6 +166,13 @@ type Params struct {
 	WorkspaceDir string
 	Mode         Mode
 
+	// SystemPromptOverride (agents.*.systemPromptOverride), if non-blank,
+	// replaces the whole generated prompt; only the bootstrap supplement
+	// (Bootstrap Pending, Bootstrap Context Notice, BOOTSTRAP.md in full
+	// bootstrap mode) is appended after a blank line. Such a prompt has no
+	// cache boundary.
+	SystemPromptOverride string
+
 	ToolNames     []string
 	ToolSummaries map[string]string // external summaries for non-core tools
 	// NativeCommandGuidance lines (plugin guidance) go into Tooling, deduped.

@@ -93,3 +93,28 @@ func TestSectionsByMode(t *testing.T) {
 		t.Error("message_tool_only: Silent Replies kept or embed variant wrong")
 	}
 }
+
+func TestSystemPromptOverride(t *testing.T) {
+	p := &Params{
+		WorkspaceDir: "/w", SystemPromptOverride: "  You are a terse bot.\n",
+		BootstrapMode: BootstrapFull, BootstrapTruncationNotice: BootstrapTruncationNotice,
+		ContextFiles: []ContextFile{{Path: "/w/AGENTS.md", Content: "agents"}, {Path: "/w/BOOTSTRAP.md", Content: "Hello, bootstrap me."}},
+	}
+	out, lay, err := AppendPrompt(nil, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "You are a terse bot.\n\n" + bootstrapPendingFull + "\n## Bootstrap Context Notice\n" + BootstrapTruncationNotice +
+		"\n" + projectContextHead + "\n## /w/BOOTSTRAP.md\nHello, bootstrap me."
+	if string(out) != want {
+		t.Fatal(firstDiff(string(out), want))
+	}
+	if lay.Marker != -1 || lay.Len != len(want) {
+		t.Fatalf("layout %+v", lay)
+	}
+	p.BootstrapMode, p.BootstrapTruncationNotice = BootstrapNone, ""
+	out, _, _ = AppendPrompt(nil, p)
+	if string(out) != "You are a terse bot." {
+		t.Fatalf("%q", out)
+	}
+}
