@@ -22,7 +22,21 @@ const (
 // after a toolcall_delta (streamwrap.md §4.4 step 2). delta is the new
 // fragment, buf the joined deltas including it, hasRepair whether a repair
 // is stored for the block. It allocates nothing.
+//
+// It looks through buf for a closer only when the trimmed delta is 1-3
+// characters; callers that append many tiny deltas to a long buffer should
+// track that bit themselves and call OpenClawTrigger.
 func OpenClawShouldTry(delta, buf []byte, hasRepair bool) bool {
+	return OpenClawTrigger(delta, hasRepair, func() bool {
+		return bytes.IndexByte(buf, '}') >= 0 || bytes.IndexByte(buf, ']') >= 0
+	})
+}
+
+// OpenClawTrigger is OpenClawShouldTry with the question "does the joined
+// buffer (delta included) contain '}' or ']'?" answered by bufHasCloser,
+// which is called at most once and only when the answer matters. It
+// allocates nothing.
+func OpenClawTrigger(delta []byte, hasRepair bool, bufHasCloser func() bool) bool {
 	if hasRepair || bytes.IndexByte(delta, '}') >= 0 || bytes.IndexByte(delta, ']') >= 0 {
 		return true
 	}
@@ -30,8 +44,14 @@ func OpenClawShouldTry(delta, buf []byte, hasRepair bool) bool {
 	if i == j || utf16Len(delta[i:j]) > maxTrailingUnits {
 		return false
 	}
-	return bytes.IndexByte(buf, '}') >= 0 || bytes.IndexByte(buf, ']') >= 0
+	return bufHasCloser()
 }
+
+// UTF16Len is the length of s in UTF-16 code units, JavaScript's
+// String.length, the unit of OpenClaw's limits (OpenClawMaxBuffer, the
+// 96-character prefix, the 3-character suffix). Invalid UTF-8 bytes count
+// one unit each.
+func UTF16Len(s []byte) int { return utf16Len(s) }
 
 // OpenClawExtract is OpenClaw's tryExtractUsableToolCallArguments over the
 // joined deltas buf. toolName is the tool-call block's name; it gives the

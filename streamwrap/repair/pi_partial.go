@@ -110,7 +110,9 @@ func partialParse(dst, s []byte) ([]byte, bool) {
 	if !ok {
 		return out[:n], false
 	}
-	if string(out[n:]) == "null" {
+	// `result ?? {}`: a null result becomes {}, but Infinity and NaN are
+	// not nullish (they serialise as null).
+	if string(out[n:]) == "null" && p.doc[0] == 'n' {
 		return append(out[:n], '{', '}'), true
 	}
 	return out, true

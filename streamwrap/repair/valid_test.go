@@ -150,3 +150,23 @@ func TestZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenClawTrigger(t *testing.T) {
+	calls := 0
+	has := func(v bool) func() bool { return func() bool { calls++; return v } }
+	if !OpenClawTrigger([]byte("}"), false, has(false)) || calls != 0 {
+		t.Error("a closer in the delta must trigger without asking")
+	}
+	if OpenClawTrigger([]byte("oops"), false, has(true)) || calls != 0 {
+		t.Error("a 4-character delta must not trigger nor ask")
+	}
+	if !OpenClawTrigger([]byte(" x "), false, has(true)) || calls != 1 {
+		t.Error("a short delta after a closer must trigger")
+	}
+	if OpenClawTrigger([]byte("x"), false, has(false)) {
+		t.Error("a short delta without a closer must not trigger")
+	}
+	if n := UTF16Len([]byte("a😀\xff")); n != 4 {
+		t.Errorf("UTF16Len = %d, want 4", n)
+	}
+}

@@ -10,12 +10,15 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"unicode/utf8"
 )
+
+var extraAlphabet []string
 
 type row struct {
 	In   string `json:"in"`
@@ -151,6 +154,21 @@ var entities = []string{
 }
 
 func main() {
+	seed := flag.Uint64("seed", 1, "mutation seed")
+	muts := flag.Int("mutations", 2500, "number of random mutations")
+	only := flag.Bool("only-mutations", false, "write only the random mutations")
+	extra := flag.Bool("extra-alphabet", false, "mutate with more unusual tokens too")
+	flag.Parse()
+	if *extra {
+		extraAlphabet = []string{"\u00a0", "😀", "-Infinity", "NaN", "Inf", "\\", "\\u12", "\\x", "&#x", "&#1", "&lt", ";", "\t", "functions.", "tool:", "\u201e", "\u201f", "'", "`", "nu", "tr", "fa", "e-", "0.", "{}", "[]", "\"\":"}
+	}
+	run(*seed, *muts, *only)
+}
+
+func run(seed uint64, mutations int, onlyMutations bool) {
+	if onlyMutations {
+		goto mutate
+	}
 	for _, b := range bases {
 		for _, p := range prefixes {
 			for _, s := range suffixes {
@@ -186,11 +204,12 @@ func main() {
 		add("", `{"q":"`+strings.ReplaceAll(e, `"`, `\"`)+`"}`)
 	}
 	// Deterministic random mutations of the bases and quirks.
-	rng := rand.New(rand.NewPCG(1, 2))
-	alpha := []string{"{", "}", "[", "]", `"`, "'", ":", ",", `\`, " ", "\n", "x", "1", "“", "”", "True", "None", "```", "&amp;", "e", "-"}
+mutate:
+	rng := rand.New(rand.NewPCG(seed, 2))
+	alpha := append(extraAlphabet, []string{"{", "}", "[", "]", `"`, "'", ":", ",", `\`, " ", "\n", "x", "1", "“", "”", "True", "None", "```", "&amp;", "e", "-"}...)
 	src := append(append([]string{}, bases...), quirks...)
 	src = append(src, smart...)
-	for n := 0; n < 2500; n++ {
+	for n := 0; n < mutations; n++ {
 		s := []byte(src[rng.IntN(len(src))])
 		for k := 0; k < 1+rng.IntN(3); k++ {
 			if len(s) == 0 {
