@@ -249,7 +249,12 @@ func (s *repairStream) finish() {
 
 func (s *repairStream) Close() error {
 	err := s.closeInner()
-	s.finish()
+	for i := range s.args {
+		st := &s.args[i]
+		st.clearIndex()
+		st.hasRepair = false
+		st.repaired = st.repaired[:0]
+	}
 	*s = repairStream{args: s.args[:0], name: s.name[:0], scratch: s.scratch[:0]}
 	repairPool.Put(s)
 	return err

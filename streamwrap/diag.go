@@ -2,6 +2,7 @@ package streamwrap
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,6 +124,7 @@ func DiagnosticModelCallEvents(next llm.StreamFunc, cfg DiagnosticsConfig) llm.S
 		inner, err := next(ctx, req)
 		if err != nil {
 			s.end(ModelCallError, DiagRequestFailed, err.Error(), nil)
+			*s = diagStream{}
 			diagPool.Put(s)
 			return nil, err
 		}
@@ -189,10 +191,7 @@ func (s *diagStream) finish(e *llm.Event) {
 	}
 }
 
-func isIdleTimeout(err error) bool {
-	_, ok := err.(*IdleTimeoutError)
-	return ok
-}
+func isIdleTimeout(err error) bool { return errors.Is(err, ErrIdleTimeout) }
 
 func (s *diagStream) end(p ModelCallPhase, cat, msg string, m *llm.Message) {
 	s.ended = true

@@ -1,0 +1,55 @@
+package streamwrap
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzResolveToolName checks the invariants of name resolution on any
+// input: it never panics; without requireAllowed it always answers, with a
+// trimmed name or the raw blank one; with requireAllowed a success is an
+// allowlist name; resolution is idempotent (the trim decorator's per-block
+// cache relies on it); and the slow-path cache answers as a fresh
+// resolution does.
+func FuzzResolveToolName(f *testing.F) {
+	for _, s := range [][2]string{
+		{" read ", ""}, {"functionsread3", ""}, {"", "functions.read:0"}, {"", "Functions.Read_7"},
+		{"functions.exec2", "functions.exec2"}, {" BASH ", ""}, {"read\" parameter=\"path\"", ""},
+		{"qualified/write<parameter=path", ""}, {"functions.graph.search", ""}, {"someOtherTool", "functionswrite4"},
+		{"   ", "call_1"}, {"tools-7", ""}, {"ReAd", ""}, {"\u00a0exec\u3000", ""}, {"apply-patch", ""},
+	} {
+		f.Add(s[0], s[1], true)
+		f.Add(s[0], s[1], false)
+	}
+	allowed := NewAllowlist("read", "write", "exec", "exec2", "graph.search", "search", "qualified.write", "apply_patch", "Read2")
+	fresh := func() *Allowlist { return NewAllowlist(allowed.Names()...) }
+	f.Fuzz(func(t *testing.T, name, id string, require bool) {
+		got, ok := ResolveToolName(name, id, allowed, require)
+		if !require && !ok {
+			t.Fatalf("ResolveToolName(%q, %q) failed without requireAllowed", name, id)
+		}
+		if require && ok && !allowed.Has(got) && trimSpace(name) != "" {
+			t.Fatalf("requireAllowed gave %q, not in the allowlist", got)
+		}
+		if ok && !require && trimSpace(name) == "" && got != name && !allowed.Has(got) {
+			t.Fatalf("blank %q became %q", name, got)
+		}
+		if ok && trimSpace(got) != "" && got != trimSpace(got) {
+			t.Fatalf("result %q is not trimmed", got)
+		}
+		if utf8.ValidString(name) && ok {
+			again, ok2 := ResolveToolName(got, id, allowed, require)
+			if !ok2 || again != got {
+				t.Fatalf("not idempotent: %q -> %q -> %q (%v)", name, got, again, ok2)
+			}
+		}
+		g2, ok2 := ResolveToolName(name, id, fresh(), require)
+		if g2 != got || ok2 != ok {
+			t.Fatalf("cached %q,%v vs fresh %q,%v for %q", got, ok, g2, ok2, name)
+		}
+		if n := NormalizeToolPolicyName(name); strings.TrimSpace(n) != n && utf8.ValidString(n) && !strings.ContainsAny(n, "\u0085\u180e\u200b") {
+			t.Fatalf("normalized %q is not trimmed: %q", name, n)
+		}
+	})
+}
