@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider"
@@ -256,3 +257,5 @@ func checkTurn(t testing.TB, w wireenc.Wire, turn *Turn, m *llm.Message) {
 func errorsAs[T any](err error, target *T) bool { return err != nil && errors.As(err, target) }
 
 func validJSON(b []byte) bool { return fastjson.ValidateBytes(b) == nil }
+
+func validUTF8(s string) bool { return utf8.ValidString(s) }
