@@ -2,32 +2,105 @@ package engine
 
 import (
 	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ocbench/ocbench/prompt"
+	"github.com/ocbench/ocbench/provider"
+
+	"github.com/ocbench/ocbench/streamwrap"
 
 	"github.com/ocbench/ocbench/llm"
 )
 
-// StreamOptions configure the decorator chain the run wraps the provider in.
-type StreamOptions struct {
-	// UnknownToolThreshold is the unknown-tool loop guard's threshold
-	// (default 10; negative turns the guard off).
-	UnknownToolThreshold int
-}
+// StreamOptions configure the decorator chain the run wraps the provider
+// in (streamwrap.Chain). LiveTools defaults to the run's tools and
+// LastToolActivity to the end of the run's last tool call.
+type StreamOptions = streamwrap.Options
 
 // PromptOptions are the prompt inputs a run does not derive itself.
-type PromptOptions struct{}
+type PromptOptions struct {
+	// Config is the prompt resolver's configuration (session key, agent,
+	// bootstrap and skills settings, runtime line). Nil means a plain
+	// main-agent configuration. The run sets the tool names and the model.
+	Config *prompt.Config
+	// Renderer renders the prompt; share one with a prefix cache across
+	// runs so the stable prefix is rendered once. Nil renders uncached.
+	Renderer *prompt.Renderer
+}
 
-// resolveProvider returns the HTTP transport for p.Model.
+var defaultClient = sync.OnceValues(func() (*provider.Client, error) { return provider.NewClient() })
+
+// resolveProvider returns package provider's HTTP transport for p.Model
+// (API keys come from the environment unless p.APIKey is set).
 func resolveProvider(p *Params) (llm.StreamFunc, error) {
-	return nil, fmt.Errorf("%w: no StreamFunc and no transport for api %q", ErrNoProvider, p.Model.API)
+	if p.Model.API == "" {
+		return nil, fmt.Errorf("%w: Params.Model.API is empty and no StreamFunc was given", ErrNoProvider)
+	}
+	if _, ok := provider.ParseWire(p.Model.API); !ok {
+		return nil, fmt.Errorf("%w: api %q", ErrNoProvider, p.Model.API)
+	}
+	c, err := defaultClient()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoProvider, err)
+	}
+	return c.Stream, nil
 }
 
-// buildSystemPrompt returns the system prompt and its cache boundary.
+// buildSystemPrompt returns the system prompt and the byte offset where
+// its stable (cacheable) prefix ends. Params.SystemPrompt wins; otherwise
+// package prompt resolves the workspace (bootstrap files, skills) and
+// renders OpenClaw's prompt for the run's tools and model.
 func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, error) {
-	return p.SystemPrompt, p.CacheBoundary, nil
+	if p.SystemPrompt != "" {
+		return p.SystemPrompt, p.CacheBoundary, nil
+	}
+	var cfg prompt.Config
+	if p.PromptOptions.Config != nil {
+		cfg = *p.PromptOptions.Config
+	}
+	cfg.Base.ToolNames = tools
+	if p.Model.ID != "" {
+		model := p.Model.ID
+		if p.Model.Provider != "" {
+			model = p.Model.Provider + "/" + p.Model.ID
+		}
+		cfg.Base.Runtime.Model = model
+		if cfg.Base.Runtime.DefaultModel == "" {
+			cfg.Base.Runtime.DefaultModel = model
+		}
+	}
+	params := cfg.Base
+	if ws != nil {
+		res, err := prompt.Resolve(&cfg, ws.Dir())
+		if err != nil {
+			return "", 0, fmt.Errorf("engine: system prompt: %w", err)
+		}
+		params = res.Params
+	}
+	rd := p.PromptOptions.Renderer
+	if rd == nil {
+		rd = &prompt.Renderer{}
+	}
+	buf, lay, err := rd.AppendPrompt(nil, &params)
+	if err != nil {
+		return "", 0, fmt.Errorf("engine: system prompt: %w", err)
+	}
+	return string(buf), lay.StableLen, nil
 }
 
-// wrapStream wraps fn in the decorator chain.
-func wrapStream(fn llm.StreamFunc, p *Params, tools []string) llm.StreamFunc { return fn }
+// wrapStream wraps fn in the decorator chain; one chain per run, since it
+// carries the run's unknown-tool streak.
+func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
+	o := r.p.Stream
+	if o.LiveTools == nil {
+		o.LiveTools = streamwrap.NewAllowlist(tools...)
+	}
+	if o.LastToolActivity == nil {
+		o.LastToolActivity = func() time.Time { return r.lastTool }
+	}
+	return streamwrap.Chain(fn, o)
+}
 
 // prepareHistory runs history preparation on the session context.
 func prepareHistory(p *Params, msgs []llm.Message) []llm.Message {

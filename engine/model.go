@@ -56,7 +56,7 @@ func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 			}
 			return r.failedMessage(llm.StopError, err.Error()), false, fmt.Errorf("%w: %w", ErrProvider, err)
 		}
-		m, interrupted, err := r.drain(ctx, pctx, tctx, s)
+		m, interrupted, err := r.drain(ctx, pctx, tctx, cancel, s)
 		p.Queue.setPhase(nil)
 		tcancel()
 		cancel(nil)
@@ -95,7 +95,7 @@ func (r *runner) failedMessage(reason llm.StopReason, text string) *llm.Message 
 
 // drain reads the stream to its end, forwarding events, and returns a
 // clone of the final message.
-func (r *runner) drain(ctx, pctx, tctx context.Context, s llm.Stream) (*llm.Message, bool, error) {
+func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCauseFunc, s llm.Stream) (*llm.Message, bool, error) {
 	p := r.p
 	size := 0
 	tooLarge := false
@@ -107,9 +107,12 @@ func (r *runner) drain(ctx, pctx, tctx context.Context, s llm.Stream) (*llm.Mess
 			r.ev = Event{Kind: EventStream, Turn: r.turn, Stream: e, Message: s.Message()}
 			p.OnEvent(&r.ev)
 		}
-		if size > p.MaxMessageBytes {
-			tooLarge = true
-			break
+		if size > p.MaxMessageBytes && !tooLarge {
+			// Cut the call through its context and let every layer of
+			// the chain see the stream end, rather than closing it
+			// mid-flight.
+			tooLarge, emit = true, false
+			cancel(ErrMessageTooLarge)
 		}
 	}
 	serr := s.Err()

@@ -248,6 +248,9 @@ type runner struct {
 	turn int
 	idx  []int
 	take []queued
+	// lastTool is when the last tool call ended (the idle timer's tool
+	// activity); read by the chain on the run's goroutine only.
+	lastTool time.Time
 }
 
 func (r *runner) emit(k EventKind, fill func(*Event)) {
@@ -344,7 +347,7 @@ func (r *runner) setup() (err error) {
 		return err
 	}
 	// Phase 5: the decorator chain.
-	r.fn = wrapStream(r.fn, p, r.reg.Names())
+	r.fn = r.wrapStream(r.fn, r.reg.Names())
 	// Phase 6: history.
 	r.hist = prepareHistory(p, r.sess.messages())
 	if n := len(r.hist); n > 0 && r.hist[n-1].Role == llm.RoleUser {
@@ -438,7 +441,8 @@ func (r *runner) loop(ctx context.Context) error {
 			return err
 		}
 		r.addToHistory(msg)
-		if msg.StopReason == llm.StopToolUse {
+		r.idx = msg.ToolCalls(r.idx[:0])
+		if msg.StopReason == llm.StopToolUse && len(r.idx) > 0 {
 			if err := r.runTools(ctx, msg); err != nil {
 				return err
 			}
@@ -556,6 +560,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 			cr = r.reg.Call(tctx, name, b.Arguments)
 		}
 		r.p.Queue.setPhase(nil)
+		r.lastTool = time.Now()
 		cause := context.Cause(tctx)
 		cancel(nil)
 		if cause != nil && cr.Err == nil {
