@@ -38,7 +38,7 @@ func Example() {
 	}
 	// Output:
 	// toolUse: I'll start by reading the work
-	// stop: I read AGENTS.md. The workspace
+	// stop: I read AGENTS.md. The workspac
 }
 
 // A script in its JSON form, with a malformed tool call: the arguments
