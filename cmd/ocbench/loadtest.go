@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ocbench/ocbench/loadtest"
+)
+
+func init() {
+	register("loadtest", "drive a gateway at a rate and report latency, first-event time and memory", runLoadtest)
+}
+
+// Request bodies per route. Runs get a fresh session per request, so that
+// concurrent runs never wait on one session's lock.
+const (
+	chatLoadBody     = `{"model":"scripted-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}`
+	messagesLoadBody = `{"model":"scripted-1","max_tokens":512,"stream":true,"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
+)
+
+func runLoadtest(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	target := fs.String("target", "", "gateway base URL on loopback (default: start a gateway and a scripted upstream)")
+	route := fs.String("route", "chat", "what to drive: chat, messages, runs, or direct (the scripted upstream itself, for the proxy's overhead)")
+	rate := fs.Float64("rate", 100, "requests per second")
+	rampTo := fs.Float64("ramp-to", 0, "raise the rate linearly to this by the end")
+	dur := fs.Duration("duration", 10*time.Second, "how long to attack (at most 1h)")
+	conns := fs.Int("connections", 64, "open connections at most")
+	findMax := fs.Bool("find-max", false, "step the rate up until p99 reaches 50ms or a request fails; report the highest rate held")
+	maxStreams := fs.Int("max-streams", 4096, "the started gateway's concurrent stream limit")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	htmlOut := fs.String("html", "", "write an HTML plot of the run to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	path, body, bodyFunc, err := routeRequest(*route)
+	if err != nil {
+		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	base, upstream := *target, ""
+	var probe func() (uint64, error)
+	if base == "" {
+		gw, err := startGatewayProcess(ctx, *maxStreams, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
+			return 1
+		}
+		defer gw.stop()
+		base, upstream = gw.url, gw.upstream
+		client := &http.Client{Timeout: time.Second}
+		probe = func() (uint64, error) { return loadtest.ScrapeRSS(client, gw.url+"/metrics") }
+	}
+	if *route == "direct" {
+		if upstream == "" {
+			fmt.Fprintln(stderr, "ocbench loadtest: --route direct needs the started gateway (no --target)")
+			return 2
+		}
+		base, probe = upstream, nil
+	}
+	cfg := loadtest.Config{Target: base, Path: path, Body: body, BodyFunc: bodyFunc, Rate: *rate, RampTo: *rampTo,
+		Duration: *dur, Connections: *conns, MemoryProbe: probe}
+
+	var rep *loadtest.Report
+	if *findMax {
+		rep, err = findMaxRate(ctx, cfg, stderr)
+	} else {
+		rep, err = loadtest.Run(ctx, cfg)
+	}
+	if err != nil && rep == nil {
+		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
+		return 1
+	}
+	if *htmlOut != "" {
+		if err := writeTo(*htmlOut, stdout, rep.WriteHTML); err != nil {
+			fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
+			return 1
+		}
+	}
+	if *jsonOut {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteTable(stdout)
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64) []byte, err error) {
+	switch route {
+	case "chat", "direct":
+		return "/v1/chat/completions", []byte(chatLoadBody), nil, nil
+	case "messages":
+		return "/v1/messages", []byte(messagesLoadBody), nil, nil
+	case "runs":
+		prefix := "lt" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
+		return "/v1/runs", nil, func(n uint64) []byte {
+			return []byte(`{"session":"` + prefix + strconv.FormatUint(n, 10) + `","message":"read AGENTS.md"}`)
+		}, nil
+	}
+	return "", nil, nil, fmt.Errorf("unknown --route %q (chat, messages, runs, direct)", route)
+}
+
+// findMaxRate doubles the rate from cfg.Rate, then bisects, each step for
+// cfg.Duration, keeping the highest rate with no failure and p99 under
+// 50 ms. The returned report is that step's.
+func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*loadtest.Report, error) {
+	const p99Limit = 50.0
+	ok := func(r *loadtest.Report) bool {
+		return r.SuccessRate == 1 && r.LatencyP99Ms < p99Limit && r.StreamErrors == 0
+	}
+	var best *loadtest.Report
+	lo, hi := 0.0, 0.0
+	for rate := cfg.Rate; hi == 0 && rate <= 100000; rate *= 2 {
+		c := cfg
+		c.Rate = rate
+		r, err := loadtest.Run(ctx, c)
+		if err != nil {
+			return best, err
+		}
+		fmt.Fprintf(log, "rate %6.0f/s: p99 %.2fms success %.2f%%\n", rate, r.LatencyP99Ms, 100*r.SuccessRate)
+		if ok(r) {
+			best, lo = r, rate
+		} else {
+			hi = rate
+		}
+	}
+	for i := 0; i < 3 && hi > 0 && hi-lo > lo/10; i++ {
+		c := cfg
+		c.Rate = (lo + hi) / 2
+		r, err := loadtest.Run(ctx, c)
+		if err != nil {
+			return best, err
+		}
+		fmt.Fprintf(log, "rate %6.0f/s: p99 %.2fms success %.2f%%\n", c.Rate, r.LatencyP99Ms, 100*r.SuccessRate)
+		if ok(r) {
+			best, lo = r, c.Rate
+		} else {
+			hi = c.Rate
+		}
+	}
+	if best == nil {
+		return nil, errors.New("even the starting rate failed the 50ms p99 / no-error bar; lower --rate")
+	}
+	return best, nil
+}
+
+// gatewayProcess is `ocbench serve` started as a child process, so that its
+// memory is its own and not the load generator's.
+type gatewayProcess struct {
+	url, upstream string
+	cmd           *exec.Cmd
+}
+
+func startGatewayProcess(ctx context.Context, maxStreams int, stderr io.Writer) (*gatewayProcess, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "serve", "--addr", "127.0.0.1:0", "--max-streams", strconv.Itoa(maxStreams))
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("gateway did not start: %w", err)
+	}
+	// "ocbench gateway on http://ADDR upstream URL"
+	f := strings.Fields(line)
+	if len(f) != 6 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("gateway said %q", line)
+	}
+	return &gatewayProcess{url: f[3], upstream: f[5], cmd: cmd}, nil
+}
+
+func (g *gatewayProcess) stop() {
+	g.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { g.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		g.cmd.Process.Kill()
+		<-done
+	}
+}
