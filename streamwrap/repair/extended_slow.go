@@ -85,7 +85,7 @@ func extendedAt(dst, raw, toolName []byte, level int) ([]byte, Result, error) {
 	}
 	if s > 0 {
 		lead := text[:s]
-		if len(lead) > maxLeadingProse || bytes.ContainsAny(lead, "[]\"") {
+		if len(lead) > maxLeadingProse || bytes.ContainsAny(lead, "[]\",=") {
 			return dst, res, &Error{Kind: ErrKindProse, Offset: base}
 		}
 		res.Leading = utf16Len(bytes.TrimSpace(lead))

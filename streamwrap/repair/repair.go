@@ -147,11 +147,12 @@ func (f Fix) AppendTokens(dst []byte) []byte {
 func (f Fix) String() string { return string(f.AppendTokens(nil)) }
 
 // Result reports what Extended did. The zero Result means the input was a
-// valid JSON object and was returned byte for byte.
+// valid JSON object (or whitespace around one) and was returned byte for
+// byte.
 type Result struct {
 	Fixes    Fix // the repairs applied
-	Leading  int // bytes of text dropped before the object
-	Trailing int // bytes of text dropped after the object
+	Leading  int // text dropped before the object, in UTF-16 code units (as OpenClaw logs it)
+	Trailing int // text dropped after the object, in UTF-16 code units
 }
 
 // Repaired reports whether the output differs from the input.
