@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -316,6 +317,71 @@ func TestExtendedQuirks(t *testing.T) {
 			if err != nil || string(got) != tt.want || res.Fixes != tt.fixes {
 				t.Errorf("Extended(%q) = %q %v %v; want %q %v", tt.in, got, res.Fixes, err, tt.want, tt.fixes)
 			}
+		}
+	}
+}
+
+func TestSmartQuoteEscapedKeys(t *testing.T) {
+	// An ASCII key spelled with escapes is the same key for the duplicate
+	// rule and the successor tables.
+	for _, c := range []struct {
+		in   string
+		want string // "" = no repair
+	}{
+		{`{“path”:“a”,"p\u0061th":“b”}`, ``},
+		{`{"p\u0061th":“a.txt”, “limit”:5}`, `{"path":"a.txt","limit":5}`},
+		{`{"c\u006fntent":“x”, “path”:“y”}`, `{"content":"x”, “path”:“y"}`},
+	} {
+		out, _, _, _, ok := OpenClawExtract(nil, []byte(c.in), []byte("read"))
+		if ok != (c.want != "") || ok && !sameJSON(t, out, []byte(c.want)) {
+			t.Errorf("OpenClawExtract(%q) = %s %v, want %s", c.in, out, ok, c.want)
+		}
+	}
+}
+
+// TestDecodeEntitiesInJSONMatchesLeafDecoding: DecodeEntitiesInJSON equals
+// decoding every string value (not key) with DecodeHTMLEntities.
+func TestDecodeEntitiesInJSONMatchesLeafDecoding(t *testing.T) {
+	parts := []string{"a", "&amp;", "&amp;amp;", "&lt;", "&#x27;", "&#39;", "&#0;", "&#xD800;", "&quot;", "&notin;", "&AMP;", "&", ";", "#", "x", "日本", "\\u0026lt;", "\\u0026", "\\\"", "\\\\", "\\n", "\\ud83d\\ude00"}
+	rng := rand.New(rand.NewPCG(11, 12))
+	var decodeLeaves func(v any) any
+	decodeLeaves = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return string(DecodeHTMLEntities(nil, []byte(x)))
+		case []any:
+			for i := range x {
+				x[i] = decodeLeaves(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = decodeLeaves(x[k])
+			}
+		}
+		return v
+	}
+	for n := 0; n < 2000; n++ {
+		var b strings.Builder
+		str := func() string {
+			var s strings.Builder
+			s.WriteByte('"')
+			for i, m := 0, rng.IntN(6); i < m; i++ {
+				s.WriteString(parts[rng.IntN(len(parts))])
+			}
+			s.WriteByte('"')
+			return s.String()
+		}
+		b.WriteString(`{` + str() + `:` + str() + `,"n":[` + str() + `,1,{` + str() + `:` + str() + `}]}`)
+		in := []byte(b.String())
+		if !json.Valid(in) {
+			continue
+		}
+		got := DecodeEntitiesInJSON(nil, in)
+		want, _ := jsonValue(t, in)
+		want = decodeLeaves(want)
+		gotV, ok := jsonValue(t, got)
+		if !ok || !reflect.DeepEqual(gotV, want) {
+			t.Fatalf("DecodeEntitiesInJSON(%s) = %s, want %v", in, got, want)
 		}
 	}
 }

@@ -111,12 +111,13 @@ func (p *smartParser) object(dst []byte, i, depth int) ([]byte, int, bool) {
 		if i >= len(raw) || raw[i] != ':' {
 			return dst, i, false
 		}
-		// The decoded key (for the successor tables) is the encoded key
-		// without quotes when it needs no escapes; keys with escapes are
-		// never in the tables.
+		// The decoded key, for the successor tables (all plain ASCII).
 		keyText := dst[ks+1 : ke-1]
 		if bytes.IndexByte(keyText, '\\') >= 0 {
-			keyText = nil
+			var good bool
+			if keyText, good = unescapeShort(p.keyBuf[:0], keyText, cap(p.keyBuf)); !good {
+				keyText = nil
+			}
 		}
 		// __proto__ assigned on a plain object sets the prototype instead
 		// of creating a member: OpenClaw's result lacks it.
@@ -159,7 +160,21 @@ func (p *smartParser) key(dst []byte, i int) ([]byte, int, bool) {
 		return dst, i, false
 	}
 	if raw[i] == '"' {
-		return p.asciiString(dst, i)
+		// Keys are written canonically (decoded, re-encoded) so that
+		// duplicates compare equal however they were escaped.
+		end, e := scanString(raw, i)
+		if e != scanOK {
+			return dst, i, false
+		}
+		if bytes.IndexByte(raw[i:end], '\\') < 0 {
+			return append(dst, raw[i:end]...), end, true
+		}
+		n := len(dst)
+		dst = appendUnquoted(dst, raw[i:end])
+		m := len(dst)
+		dst = appendJSONStr(dst, dst[n:m])
+		k := copy(dst[n:], dst[m:])
+		return dst[:n+k], end, true
 	}
 	if isSmartQuoteAt(raw, i) {
 		s, e, end, ok := p.smartKey(i)
