@@ -74,9 +74,23 @@ type Cache struct {
 	hits, misses, puts, evictions, rejects atomic.Uint64
 }
 
-// New returns a cache bounded by maxBytes (DefaultMaxBytes if 0), with 16
-// shards, each allowed maxBytes/16.
-func New(maxBytes int64) *Cache { return NewSharded(maxBytes, 16) }
+// minShardBytes keeps shards big enough for large prompt prefixes.
+const minShardBytes = 1 << 20
+
+// New returns a cache bounded by maxBytes (DefaultMaxBytes if 0), with up to
+// 16 shards, each allowed an equal share but at least 1 MiB (fewer shards
+// for small caches), so that one large prefix always fits a shard of a
+// cache sized for it.
+func New(maxBytes int64) *Cache {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	n := 16
+	for n > 1 && maxBytes/int64(n) < minShardBytes {
+		n >>= 1
+	}
+	return NewSharded(maxBytes, n)
+}
 
 // NewSharded is New with a chosen number of shards, rounded up to a power
 // of two (1 for a single LRU over all entries).

@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -230,5 +231,41 @@ func TestSplitFullTypicalFromInputs(t *testing.T) {
 	}
 	if !strings.Contains(in, "\n\n<!-- OPENCLAW_CACHE_BOUNDARY -->\n\n") {
 		t.Fatal("case lost its marker")
+	}
+}
+
+func TestRendererConcurrent(t *testing.T) {
+	base := benchParams(t)
+	r := NewCachedRenderer(1<<20, nil) // one shard of 1 MiB shared by four prefixes
+	var want [4][]byte
+	var ps [4]*Params
+	for i := range ps {
+		p := *base
+		p.UserTimezone = []string{"UTC", "Europe/Berlin", "Asia/Tokyo", "America/New_York"}[i]
+		ps[i] = &p
+		want[i], _, _ = AppendPrompt(nil, &p)
+	}
+	done := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			var buf []byte
+			for i := 0; i < 50; i++ {
+				k := (g + i) % 4
+				buf, _, _ = r.AppendPrompt(buf[:0], ps[k])
+				if !bytes.Equal(buf, want[k]) {
+					done <- fmt.Errorf("goroutine %d iteration %d: output differs", g, i)
+					return
+				}
+			}
+			done <- nil
+		}(g)
+	}
+	for i := 0; i < 4; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := r.Cache.Stats(); st.Hits == 0 || st.Bytes > st.MaxBytes {
+		t.Fatalf("cache stats %+v", st)
 	}
 }
