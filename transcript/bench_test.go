@@ -93,7 +93,7 @@ func BenchmarkReadLargeSession(b *testing.B) {
 	for _, mode := range []struct {
 		name string
 		opts Options
-	}{{"messages", Options{}}, {"raw", Options{RawMessages: true}}} {
+	}{{"messages", Options{}}, {"raw", Options{RawMessages: true}}, {"skip", Options{SkipContent: true}}} {
 		b.Run(mode.name, func(b *testing.B) {
 			br := bytes.NewReader(data)
 			r := NewReader(br, mode.opts)

@@ -246,7 +246,7 @@ func BashExecutionText(command, output string, exitCode *int, cancelled, truncat
 // last entry to the root. Malformed lines are skipped and a torn last line
 // is ignored, both counted in the returned Stats.
 func LoadContext(path string) (SessionContext, error) {
-	opts := Options{KeepUnknown: true, RawMessages: true}
+	opts := Options{KeepUnknown: true, SkipContent: true}
 	r, err := OpenFile(path, opts)
 	if err != nil {
 		return SessionContext{}, err

@@ -42,6 +42,18 @@ func FuzzReader(f *testing.F) {
 		}
 		_ = BuildSessionContext(entries)
 
+		// The id-only pass sees the same entries.
+		rs := NewReader(bytes.NewReader(data), Options{MaxLineSize: 1 << 16, KeepUnknown: true, SkipContent: true})
+		n := 0
+		for ; rs.Next(); n++ {
+			if n >= len(entries) || !bytes.Equal(rs.Entry().ID, entries[n].ID) || !bytes.Equal(rs.Entry().ParentID, entries[n].ParentID) {
+				t.Fatalf("SkipContent entry %d differs", n)
+			}
+		}
+		if n != len(entries) || rs.Stats().Torn != st.Torn || (rs.Err() == nil) != (err == nil) {
+			t.Fatalf("SkipContent: %d of %d entries", n, len(entries))
+		}
+
 		// Round trip: what we write, we read back the same.
 		var buf []byte
 		buf = append(buf, `{"type":"session","version":3,"id":"rt"}`+"\n"...)
@@ -61,7 +73,8 @@ func FuzzReader(f *testing.F) {
 		i := 0
 		for ; r2.Next(); i++ {
 			g, w := r2.Entry(), written[i]
-			if g.Type != w.Type || !bytes.Equal(g.ID, w.ID) || !bytes.Equal(g.ParentID, w.ParentID) || g.Timestamp != w.Timestamp {
+			if g.Type != w.Type || !bytes.Equal(bytes.ToValidUTF8(g.ID, []byte("\uFFFD")), bytes.ToValidUTF8(w.ID, []byte("\uFFFD"))) ||
+				!bytes.Equal(bytes.ToValidUTF8(g.ParentID, []byte("\uFFFD")), bytes.ToValidUTF8(w.ParentID, []byte("\uFFFD"))) || g.Timestamp != w.Timestamp {
 				t.Fatalf("round trip %d: got %v %q %q %d, want %v %q %q %d", i, g.Type, g.ID, g.ParentID, g.Timestamp, w.Type, w.ID, w.ParentID, w.Timestamp)
 			}
 			if w.Message != nil {
@@ -72,8 +85,12 @@ func FuzzReader(f *testing.F) {
 					t.Fatalf("round trip %d: message %s != %s", i, gj, wj)
 				}
 			}
-			if !bytes.Equal(g.Summary, w.Summary) || !bytes.Equal(g.CustomType, w.CustomType) || !bytes.Equal(g.Data, w.Data) ||
-				!bytes.Equal(g.Provider, w.Provider) || !bytes.Equal(g.FirstKeptEntryID, w.FirstKeptEntryID) || g.TokensBefore != w.TokensBefore {
+			// Strings with invalid UTF-8 are written with U+FFFD.
+			same := func(a, b []byte) bool {
+				return bytes.Equal(bytes.ToValidUTF8(a, []byte("\uFFFD")), bytes.ToValidUTF8(b, []byte("\uFFFD")))
+			}
+			if !same(g.Summary, w.Summary) || !same(g.CustomType, w.CustomType) || !bytes.Equal(g.Data, w.Data) ||
+				!same(g.Provider, w.Provider) || !same(g.FirstKeptEntryID, w.FirstKeptEntryID) || g.TokensBefore != w.TokensBefore {
 				t.Fatalf("round trip %d: fields differ", i)
 			}
 		}

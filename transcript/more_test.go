@@ -243,3 +243,24 @@ func TestModelSnapshot(t *testing.T) {
 		t.Errorf("round trip %+v", got)
 	}
 }
+
+func TestWriterTornHeader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(path, []byte(`{"type":"session","version":3,"id":"ab`), 0o644)
+	w, err := OpenWriter(path, WriterOptions{SessionID: "fresh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := w.Recovery()
+	if !rec.Torn || !rec.Created || rec.TornOffset != 0 || rec.SideFile == "" || w.Header().ID != "fresh" {
+		t.Errorf("recovery %+v header %+v", rec, w.Header())
+	}
+	w.Append(textEntry(llm.RoleUser, "x"))
+	w.Close()
+	if es, h, _ := readFile(t, path, Options{Strict: true}); len(es) != 1 || h.ID != "fresh" {
+		t.Errorf("entries %d header %+v", len(es), h)
+	}
+	if side, _ := os.ReadFile(rec.SideFile); string(side) != `{"type":"session","version":3,"id":"ab` {
+		t.Errorf("side file %q", side)
+	}
+}

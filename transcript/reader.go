@@ -35,6 +35,10 @@ type Options struct {
 	// MessageJSON holds the raw message. Reading then allocates nothing per
 	// entry in steady state.
 	RawMessages bool
+	// SkipContent sets only Type, RawType, ID, ParentID, Timestamp, Line
+	// and Offset of each entry: the fastest pass, for walking the tree
+	// (LoadContext's first pass, the Writer's recovery scan).
+	SkipContent bool
 	// Strict makes a malformed line an error (ErrBadLine) instead of being
 	// skipped and counted, as pi skips it.
 	Strict bool
@@ -408,6 +412,11 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 		if !r.opts.KeepUnknown {
 			return false
 		}
+	}
+	if r.opts.SkipContent {
+		r.st.Entries++
+		r.st.ByType[e.Type]++
+		return true
 	}
 	switch e.Type {
 	case TypeMessage:

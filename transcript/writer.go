@@ -166,7 +166,7 @@ func (w *Writer) open() error {
 		return err
 	}
 	size := st.Size()
-	r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, RawMessages: true})
+	r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, SkipContent: true})
 	clear(w.ids)
 	w.leaf = w.leaf[:0]
 	var n int64
