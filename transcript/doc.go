@@ -93,7 +93,9 @@
 // PlanToolResultReductions reproduce OpenClaw's limits (16000 chars, 30% of
 // the context window, minKeep 2000, head+tail for important tails), with
 // lengths counted in UTF-16 units as OpenClaw counts them. None of these
-// functions modifies its input.
+// functions modifies its input. ModelSnapshot and NeedsModelSnapshot
+// cover the model-snapshot custom entry OpenClaw appends when the model
+// changes.
 //
 // # Allocation
 //
