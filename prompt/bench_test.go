@@ -68,9 +68,7 @@ func BenchmarkAssembleCold(b *testing.B) {
 	dst, _, _ := r.AppendPrompt(nil, p)
 	b.SetBytes(int64(len(dst)))
 	b.ReportAllocs()
-	for b.Loop() {
-		dst, _, _ = r.AppendPrompt(dst[:0], p)
-	}
+	cpuLoop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
 }
 
 // BenchmarkAssembleWarm copies the cached stable prefix and renders the
@@ -81,9 +79,7 @@ func BenchmarkAssembleWarm(b *testing.B) {
 	dst, _, _ := r.AppendPrompt(nil, p)
 	b.SetBytes(int64(len(dst)))
 	b.ReportAllocs()
-	for b.Loop() {
-		dst, _, _ = r.AppendPrompt(dst[:0], p)
-	}
+	cpuLoop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
 }
 
 // BenchmarkAssembleWarmSplit is the warm path without copying the stable
@@ -93,9 +89,7 @@ func BenchmarkAssembleWarmSplit(b *testing.B) {
 	r := NewCachedRenderer(64<<20, nil)
 	_, dst, _, _ := r.AppendSplit(nil, p)
 	b.ReportAllocs()
-	for b.Loop() {
-		_, dst, _, _ = r.AppendSplit(dst[:0], p)
-	}
+	cpuLoop(b, func() { _, dst, _, _ = r.AppendSplit(dst[:0], p) })
 }
 
 // BenchmarkAssembleWarmParallel is the warm path from all CPUs.
@@ -117,9 +111,7 @@ func BenchmarkAssembleWarmParallel(b *testing.B) {
 func BenchmarkStableKey(b *testing.B) {
 	p := benchParams(b)
 	b.ReportAllocs()
-	for b.Loop() {
-		_ = StableKey(p)
-	}
+	cpuLoop(b, func() { _ = StableKey(p) })
 }
 
 // BenchmarkColdWithTokenize is a cold call that also counts the stable
@@ -130,9 +122,7 @@ func BenchmarkColdWithTokenize(b *testing.B) {
 	dst, _, _ := r.AppendPrompt(nil, p)
 	b.SetBytes(int64(len(dst)))
 	b.ReportAllocs()
-	for b.Loop() {
-		dst, _, _ = r.AppendPrompt(dst[:0], p)
-	}
+	cpuLoop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
 }
 
 func BenchmarkTrimContent(b *testing.B) {
