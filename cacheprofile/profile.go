@@ -793,3 +793,6 @@ func describeRules(r cachesim.Rules, model string) string {
 	}
 	return s
 }
+
+// statsZero is the reader statistics of a report built without a reader.
+func (r *Report) statsZero() transcript.Stats { return transcript.Stats{} }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 
 	"github.com/ocbench/ocbench/cacheprofile"
+	"github.com/ocbench/ocbench/prompt"
 )
 
 func init() {
@@ -114,6 +116,34 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 }
 
 func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonOut bool, htmlOut string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "ocbench cache-profile: --workspace is not available yet")
-	return 1
+	if dir == "sample" {
+		d, cleanup, err := prompt.SampleDir()
+		if err != nil {
+			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
+			return 1
+		}
+		defer cleanup()
+		dir = d
+	}
+	wr, err := cacheprofile.ProfileWorkspace(dir, turns, cacheprofile.WorkspaceOptions{
+		Provider: opts.Provider, Model: opts.Model, Retention: opts.Retention})
+	if err != nil {
+		fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
+		return 1
+	}
+	if jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(wr)
+	} else {
+		err = cacheprofile.WriteWorkspaceText(stdout, wr)
+	}
+	if err == nil && htmlOut != "" {
+		err = writeFileWith(htmlOut, func(w io.Writer) error { return cacheprofile.WriteHTML(w, []*cacheprofile.Report{wr.Report}) })
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
+		return 1
+	}
+	return 0
 }

@@ -108,3 +108,31 @@ func TestCacheProfileBadInput(t *testing.T) {
 		t.Errorf("no files: exit %d, want 2", code)
 	}
 }
+
+func TestCacheProfileWorkspace(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"cache-profile", "--workspace", "sample", "--turns", "4"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"stable hash", "stable prefix: constant over all turns", "dynamic system part"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := run([]string{"cache-profile", "--workspace", "sample", "--turns", "3", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("json exit %d: %s", code, errb.String())
+	}
+	var wr struct {
+		Turns []struct {
+			StableHash   string `json:"stableHash"`
+			StableTokens int    `json:"stableTokens"`
+		} `json:"turns"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &wr); err != nil || len(wr.Turns) != 3 || wr.Turns[0].StableHash == "" || wr.Turns[0].StableTokens <= 0 {
+		t.Errorf("json: %v %+v", err, wr)
+	}
+	if code := run([]string{"cache-profile", "--workspace", filepath.Join(t.TempDir(), "nope")}, &out, &errb); code != 1 {
+		t.Errorf("missing workspace: exit %d", code)
+	}
+}
