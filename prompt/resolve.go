@@ -189,6 +189,7 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 		p.Mode = ModeMinimal
 	}
 	p.ApprovalUI = ApprovalUIFor(p.Runtime.Channel, p.Runtime.Capabilities)
+	p.UserTimezone = ResolveTimezone(p.UserTimezone)
 	trigger := cfg.Trigger
 	if trigger == "" {
 		trigger = "user"
@@ -297,6 +298,26 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	}
 	res.Params = p
 	return res, nil
+}
+
+// ResolveTimezone is the time zone of the "Current Date & Time" section:
+// the configured zone if it is a valid IANA name, else the host's zone (from
+// TZ), else "UTC".
+func ResolveTimezone(configured string) string {
+	valid := func(tz string) bool {
+		if tz == "" || tz == "Local" {
+			return false
+		}
+		_, err := time.LoadLocation(tz)
+		return err == nil
+	}
+	if tz := strings.TrimSpace(configured); valid(tz) {
+		return tz
+	}
+	if tz := strings.TrimPrefix(os.Getenv("TZ"), ":"); valid(tz) {
+		return tz
+	}
+	return "UTC"
 }
 
 // exactNameExists reports whether the workspace has an entry named exactly

@@ -275,3 +275,17 @@ func TestParseSkill(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveTimezone(t *testing.T) {
+	t.Setenv("TZ", "")
+	if tz := ResolveTimezone("Europe/Berlin"); tz != "Europe/Berlin" {
+		t.Fatal(tz)
+	}
+	if tz := ResolveTimezone("Mars/Olympus"); tz != "UTC" {
+		t.Fatal(tz)
+	}
+	t.Setenv("TZ", "Asia/Tokyo")
+	if tz := ResolveTimezone(""); tz != "Asia/Tokyo" {
+		t.Fatal(tz)
+	}
+}
