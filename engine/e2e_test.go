@@ -141,7 +141,7 @@ func TestE2EMalformedCalls(t *testing.T) {
 	forEachWire(t, func(t *testing.T, api string) {
 		script := &scripted.Script{Turns: []scripted.Turn{
 			{Steps: []scripted.Step{scripted.ToolCall("call_t", "write", `{"path":"x.txt","content":"unterminated`)}},
-			}}
+		}}
 		e := startE2E(t, api, scripted.Options{Script: script})
 		res, err := Run(context.Background(), e.params("go"))
 		// The argument stage refuses a cut-off call: the turn ends as an

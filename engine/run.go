@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -163,6 +164,9 @@ type Result struct {
 	Usage llm.Usage
 	// ToolCalls lists every tool call, in order.
 	ToolCalls []ToolCallRecord
+	// Repairs counts tool calls whose arguments the stream chain repaired
+	// (final arguments differ from the streamed text).
+	Repairs int
 	// Steered counts queued messages delivered during the run.
 	Steered int
 	// Retries counts refused requests retried (rate limits, 5xx).
@@ -404,6 +408,7 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		r.res.Final = msg
 		r.res.StopReason = msg.StopReason
+		r.emit(EventTurnEnd, func(e *Event) { e.Message = msg })
 		addUsage(&r.res.Usage, &msg.Usage)
 		if err := r.sess.append(msg); err != nil {
 			return err
@@ -442,6 +447,12 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		r.addToHistory(msg)
 		r.idx = msg.ToolCalls(r.idx[:0])
+		for _, i := range r.idx {
+			b := &msg.Content[i]
+			if len(b.Arguments) > 0 && len(b.RawArgs) > 0 && !bytes.Equal(bytes.TrimSpace(b.RawArgs), b.Arguments) {
+				r.res.Repairs++
+			}
+		}
 		if msg.StopReason == llm.StopToolUse && len(r.idx) > 0 {
 			if err := r.runTools(ctx, msg); err != nil {
 				return err

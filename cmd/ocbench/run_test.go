@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runRun(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"run"}, args...), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestRunCommandDefault(t *testing.T) {
+	for _, wire := range []string{"openai-chat", "openai-responses", "anthropic"} {
+		t.Run(wire, func(t *testing.T) {
+			out, errs, code := runRun(t, "--wire", wire, "read", "the", "instructions")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			for _, want := range []string{"→ read", "← read", "I read AGENTS.md", "turns 2", "tool calls 1 (0 errors)", "cache read 6144"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+func TestRunCommandJSON(t *testing.T) {
+	dir := t.TempDir()
+	session := filepath.Join(dir, "s.jsonl")
+	out, errs, code := runRun(t, "--json", "--quiet", "--session", session, "hello")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Turns       int    `json:"turns"`
+		StopReason  string `json:"stopReason"`
+		SessionFile string `json:"sessionFile"`
+		ToolCalls   []struct {
+			Name string `json:"name"`
+		} `json:"toolCalls"`
+		Usage struct {
+			CacheRead int `json:"cacheRead"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if res.Turns != 2 || res.StopReason != "stop" || len(res.ToolCalls) != 1 || res.SessionFile != session || res.Usage.CacheRead == 0 {
+		t.Fatalf("%+v", res)
+	}
+	if b, err := os.ReadFile(session); err != nil || bytes.Count(b, []byte("\n")) != 5 {
+		t.Fatalf("session file: %v, %d lines", err, bytes.Count(b, []byte("\n")))
+	}
+	// Events as JSON lines.
+	out, _, code = runRun(t, "--json", "--session", session, "again")
+	if code != 0 {
+		t.Fatal(out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first["event"] != "run_start" {
+		t.Fatalf("first line %q", lines[0])
+	}
+}
+
+func TestRunCommandErrors(t *testing.T) {
+	if _, errs, code := runRun(t); code != 2 || !strings.Contains(errs, "MESSAGE is required") {
+		t.Fatalf("no message: %d %s", code, errs)
+	}
+	if _, _, code := runRun(t, "--wire", "smoke-signals", "hi"); code != 2 {
+		t.Fatalf("bad wire: %d", code)
+	}
+	if _, _, code := runRun(t, "--base-url", "http://127.0.0.1:1", "hi"); code != 2 {
+		t.Fatalf("base url without model: %d", code)
+	}
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "notes.jsonl")
+	os.WriteFile(foreign, []byte("{\"a\":1}\n"), 0o644)
+	_, errs, code := runRun(t, "--session", foreign, "hi")
+	if code != 1 || !strings.Contains(errs, "not a session file") {
+		t.Fatalf("foreign session: %d %s", code, errs)
+	}
+	// An endpoint that refuses the connection: a clear error, exit 1.
+	_, errs, code = runRun(t, "--base-url", "http://127.0.0.1:1", "--model", "m", "--session", filepath.Join(dir, "s.jsonl"), "hi")
+	if code != 1 || !strings.Contains(errs, "model call failed") {
+		t.Fatalf("refused connection: %d %s", code, errs)
+	}
+	// A workspace that does not exist.
+	_, errs, code = runRun(t, "--workspace", filepath.Join(dir, "nope"), "hi")
+	if code != 1 || errs == "" {
+		t.Fatalf("missing workspace: %d %s", code, errs)
+	}
+}
