@@ -22,6 +22,13 @@
 //     refused with ErrTruncated, never closed.
 //   - DecodeHTMLEntities / DecodeEntitiesInJSON: OpenClaw's xAI entity decoding.
 //
+// Outputs are JSON text. Where they keep input bytes (valid input, spans
+// cut out of metadata) they keep them as they are: duplicate keys stay
+// duplicated (JavaScript and encoding/json read the last one), numbers keep
+// their spelling (a number beyond float64, which JavaScript reads as
+// Infinity, stays as written). The differential tests compare with the
+// reference implementations by value.
+//
 // What it does not own: the stream plumbing (which delta triggers what, the
 // per-index buffers, writing results into the live message, gating by
 // provider). That is package streamwrap, which calls these functions.
