@@ -602,6 +602,8 @@ func (p *Profiler) reasonText(c *Call, res *cachesim.Result, rules cachesim.Rule
 		return "no cache breakpoint"
 	case cachesim.ReasonBreakpointLimit:
 		return fmt.Sprintf("more than %d breakpoints: rejected", rules.MaxBreakpoints)
+	case cachesim.ReasonTTLOrder:
+		return "a 1-hour breakpoint after a 5-minute one: rejected"
 	}
 	return res.Reason.String()
 }

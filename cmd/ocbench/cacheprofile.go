@@ -116,7 +116,9 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 }
 
 func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonOut bool, htmlOut string, stdout, stderr io.Writer) int {
+	name := dir
 	if dir == "sample" {
+		name = "sample (built-in)"
 		d, cleanup, err := prompt.SampleDir()
 		if err != nil {
 			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
@@ -131,6 +133,8 @@ func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonO
 		fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
 		return 1
 	}
+	wr.Workspace = name
+	wr.Report.File = name
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -66,12 +66,15 @@ const (
 	// the provider rejects the request (Anthropic: "A maximum of 4 blocks
 	// with cache_control may be provided"), so it caches nothing.
 	ReasonBreakpointLimit
+	// ReasonTTLOrder: a 1-hour breakpoint follows a 5-minute one; Anthropic
+	// requires 1-hour entries first and rejects the request.
+	ReasonTTLOrder
 	numReasons
 )
 
 var reasonNames = [numReasons]string{
 	"hit", "cold", "expired", "prefix-changed", "model-changed", "below-minimum",
-	"no-breakpoint", "breakpoint-limit",
+	"no-breakpoint", "breakpoint-limit", "ttl-order",
 }
 
 func (r Reason) String() string {
@@ -285,7 +288,9 @@ func (s *Sim) lookup(i int, now time.Time) (e *entry, live bool) {
 }
 
 // Simulate runs one request through the cache and returns what the provider
-// would report. Requests must come in time order.
+// would report. Requests must come in time order and pass Check (token
+// counts are not validated again here). A request the provider would
+// reject (ReasonBreakpointLimit, ReasonTTLOrder) leaves the cache as it was.
 func (s *Sim) Simulate(req *Request) Result {
 	r := &s.rules
 	now := req.Time
@@ -343,6 +348,20 @@ func (s *Sim) Simulate(req *Request) Result {
 		if r.MaxBreakpoints > 0 && nbp > r.MaxBreakpoints {
 			res.Reason, res.Uncached = ReasonBreakpointLimit, res.Total
 			return res
+		}
+		if r.Provider == ProviderAnthropic {
+			short := false
+			for i := range req.Blocks {
+				b := &req.Blocks[i]
+				if !b.Breakpoint {
+					continue
+				}
+				if b.LongTTL && short {
+					res.Reason, res.Uncached = ReasonTTLOrder, res.Total
+					return res
+				}
+				short = short || !b.LongTTL
+			}
 		}
 		for i := range req.Blocks {
 			if !req.Blocks[i].Breakpoint {

@@ -117,6 +117,22 @@ func TestAnthropicOneHourTTL(t *testing.T) {
 	}
 }
 
+func TestAnthropicTTLOrder(t *testing.T) {
+	s := New(RulesFor(ProviderAnthropic, "claude-sonnet-4-5"), Options{})
+	blocks := []Block{
+		{Hash: 1, Tokens: 3000, Breakpoint: true},
+		{Hash: 2, Tokens: 100, Breakpoint: true, LongTTL: true},
+	}
+	got := s.Simulate(&Request{Time: t0, Blocks: blocks})
+	want(t, "5m then 1h", got, 0, 0, 3100, ReasonTTLOrder)
+	blocks[0].LongTTL, blocks[1].LongTTL = true, false
+	got = s.Simulate(&Request{Time: t0, Blocks: blocks})
+	want(t, "1h then 5m", got, 0, 3100, 0, ReasonCold)
+	if got.Write1h != 3000 {
+		t.Errorf("write1h %d, want 3000", got.Write1h)
+	}
+}
+
 func TestAnthropicMinimumPerModel(t *testing.T) {
 	cases := []struct {
 		model  string
