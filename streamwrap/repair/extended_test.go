@@ -38,6 +38,9 @@ func checkExtended(t testing.TB, in, tool []byte) ([]byte, Result, error) {
 	if !validObject(got) {
 		t.Fatalf("Extended(%q) = %q: not a JSON object", in, got)
 	}
+	if validObject(in) != (json.Valid(in) && bytes.HasPrefix(bytes.TrimLeft(in, " \t\r\n"), []byte("{"))) {
+		t.Fatalf("validObject(%q) disagrees with encoding/json", in)
+	}
 	if validObject(in) {
 		if !bytes.Equal(got, bytes.TrimSpace(in)) || res != (Result{}) {
 			t.Fatalf("Extended(valid %q) = %q %+v, want identity", in, got, res)
