@@ -166,9 +166,21 @@ func main() {
 }
 
 func run(seed uint64, mutations int, onlyMutations bool) {
-	if onlyMutations {
-		goto mutate
+	if !onlyMutations {
+		fixedRows()
 	}
+	mutate(seed, mutations)
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rows); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Fprintln(os.Stderr, len(rows), "rows")
+}
+
+// fixedRows adds the spec inputs, the quirks and their combinations.
+func fixedRows() {
 	for _, b := range bases {
 		for _, p := range prefixes {
 			for _, s := range suffixes {
@@ -203,8 +215,10 @@ func run(seed uint64, mutations int, onlyMutations bool) {
 		add("", e)
 		add("", `{"q":"`+strings.ReplaceAll(e, `"`, `\"`)+`"}`)
 	}
-	// Deterministic random mutations of the bases and quirks.
-mutate:
+}
+
+// mutate adds n deterministic random mutations of the bases and quirks.
+func mutate(seed uint64, mutations int) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	alpha := append(extraAlphabet, []string{"{", "}", "[", "]", `"`, "'", ":", ",", `\`, " ", "\n", "x", "1", "“", "”", "True", "None", "```", "&amp;", "e", "-"}...)
 	src := append(append([]string{}, bases...), quirks...)
@@ -232,11 +246,4 @@ mutate:
 		tools := []string{"", "read", "write", "grep"}
 		add(tools[rng.IntN(len(tools))], string(s))
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rows); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Fprintln(os.Stderr, len(rows), "rows")
 }
