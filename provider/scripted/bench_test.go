@@ -42,6 +42,9 @@ func drain(tb testing.TB, p *Provider, req *llm.Request) int {
 // A scripted in-process stream allocates nothing per event once warm: the
 // only allocation is the stream handle, whatever the stream's length.
 func TestInProcessStreamAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
 	for _, w := range wireenc.Wires {
 		var perStream [2]float64
 		for i, n := range []int{20, 2000} {
@@ -50,7 +53,11 @@ func TestInProcessStreamAllocs(t *testing.T) {
 			req.Model.API = w.API()
 			drain(t, p, req) // warm the pools
 			drain(t, p, req)
-			perStream[i] = testing.AllocsPerRun(50, func() { drain(t, p, req) })
+			// A GC in the middle empties the pools; take the best of three.
+			perStream[i] = 1e9
+			for range 3 {
+				perStream[i] = min(perStream[i], testing.AllocsPerRun(50, func() { drain(t, p, req) }))
+			}
 		}
 		if perStream[1] > perStream[0] || perStream[1] > 1 {
 			t.Errorf("%v: %v allocations for a 20-event stream, %v for 2000 events; want at most 1 and no growth with events",

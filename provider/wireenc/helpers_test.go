@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"unicode/utf8"
 )
 
 func readFile(t testing.TB, path string) []byte {
@@ -16,3 +17,5 @@ func readFile(t testing.TB, path string) []byte {
 }
 
 func errorsAs[T any](err error, target *T) bool { return err != nil && errors.As(err, target) }
+
+func validUTF8(s string) bool { return utf8.ValidString(s) }

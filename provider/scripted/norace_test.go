@@ -1,0 +1,5 @@
+//go:build !race
+
+package scripted
+
+const raceEnabled = false
