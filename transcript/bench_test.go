@@ -177,3 +177,23 @@ func BenchmarkAppend(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkPrepare(b *testing.B) {
+	sc, err := LoadContext(piV1File)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, api := range []string{"anthropic-messages", "openai-responses"} {
+		b.Run(api, func(b *testing.B) {
+			opts := PrepareOptions{Policy: PolicyForAPI(api), Now: func() int64 { return 1 }}
+			b.ReportAllocs()
+			for b.Loop() {
+				out, _ := Prepare(sc.Messages, opts)
+				if len(out) == 0 {
+					b.Fatal("empty")
+				}
+			}
+			b.ReportMetric(float64(len(sc.Messages)), "messages/op")
+		})
+	}
+}

@@ -115,7 +115,7 @@ func buildFromPath(path []*Entry) SessionContext {
 	sc.Messages = append(sc.Messages, summaryMessage(CompactionSummaryPrefix, c.Summary, CompactionSummarySuffix, c.Timestamp))
 	found := false
 	for _, e := range path[:compaction] {
-		if string(e.ID) == string(c.FirstKeptEntryID) {
+		if len(c.FirstKeptEntryID) > 0 && string(e.ID) == string(c.FirstKeptEntryID) {
 			found = true
 		}
 		if found {

@@ -402,7 +402,7 @@ func pairedInvariant(t *testing.T, msgs []llm.Message) {
 		}
 		for _, c := range toolCallsOf(m, nil) {
 			i++
-			if i >= len(msgs) || msgs[i].Role != llm.RoleToolResult || msgs[i].ToolCallID != c.id {
+			if i >= len(msgs) || msgs[i].Role != llm.RoleToolResult || msgs[i].ToolCallID != string(c.id) {
 				t.Fatalf("call %q not followed by its result", c.id)
 			}
 		}

@@ -10,8 +10,9 @@ import (
 // units). These helpers reproduce that on Go strings so that limits and cut
 // points match byte for byte; for ASCII text they are plain byte lengths.
 
-// u16len returns the length of s in UTF-16 code units.
-func u16len(s string) int {
+// u16len returns the length of s in UTF-16 code units; never more than
+// len(s).
+func u16len[T string | []byte](s T) int {
 	n := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -20,7 +21,7 @@ func u16len(s string) int {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		i += size
 		if r >= 0x10000 {
 			n += 2

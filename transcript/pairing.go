@@ -46,14 +46,16 @@ func (r PairingReport) Changed() bool {
 	return r.Added+r.DroppedDuplicates+r.DroppedOrphans+r.DroppedErrored > 0 || r.Moved
 }
 
-type callRef struct{ id, name string }
+// callRef is a tool call of an assistant message (views of its id and
+// name).
+type callRef struct{ id, name []byte }
 
 // toolCallsOf lists the tool calls of an assistant message that have an id.
 func toolCallsOf(m *llm.Message, dst []callRef) []callRef {
 	for i := range m.Content {
 		b := &m.Content[i]
 		if b.Type == llm.BlockToolCall && len(b.ID) > 0 {
-			dst = append(dst, callRef{string(b.ID), string(b.Name)})
+			dst = append(dst, callRef{b.ID, b.Name})
 		}
 	}
 	return dst
@@ -99,6 +101,8 @@ func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.
 		out = append(out, m)
 	}
 	var calls []callRef
+	var span, remainder []llm.Message
+	var has []bool
 	for i := 0; i < len(msgs); i++ {
 		m := &msgs[i]
 		if m.Role != llm.RoleAssistant {
@@ -122,60 +126,66 @@ func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.
 			out = append(out, *m)
 			continue
 		}
-		isCall := func(id string) (string, bool) {
-			for _, c := range calls {
-				if c.id == id {
-					return c.name, true
-				}
-			}
-			return "", false
-		}
-		span := make(map[string]llm.Message, len(calls))
-		var remainder []llm.Message
+		// span[k] is the result found for calls[k] (has[k] says whether).
+		span = append(span[:0], make([]llm.Message, len(calls))...)
+		has = append(has[:0], make([]bool, len(calls))...)
+		found := 0
+		remainder = remainder[:0]
 		j := i + 1
 		for ; j < len(msgs); j++ {
 			next := &msgs[j]
 			if next.Role == llm.RoleAssistant {
 				break
 			}
-			if next.Role == llm.RoleToolResult {
-				if name, ok := isCall(next.ToolCallID); ok && next.ToolCallID != "" {
-					if seen[next.ToolCallID] {
-						rep.DroppedDuplicates++
-						continue
+			if next.Role != llm.RoleToolResult {
+				remainder = append(remainder, *next)
+				continue
+			}
+			k := -1
+			if next.ToolCallID != "" {
+				for c := range calls {
+					if string(calls[c].id) == next.ToolCallID {
+						k = c
+						break
 					}
-					if _, dup := span[next.ToolCallID]; !dup {
-						r := *next
-						if t := jsTrim(r.ToolName); t != r.ToolName || t == "" {
-							switch {
-							case t != "":
-								r.ToolName = t
-							case jsTrim(name) != "":
-								r.ToolName = jsTrim(name)
-							default:
-								r.ToolName = "unknown"
-							}
-						}
-						span[next.ToolCallID] = r
-					}
-					continue
 				}
+			}
+			if k < 0 {
 				rep.DroppedOrphans++
 				continue
 			}
-			remainder = append(remainder, *next)
+			if seen[next.ToolCallID] {
+				rep.DroppedDuplicates++
+				continue
+			}
+			if has[k] {
+				continue // a second result in the span: the first one wins
+			}
+			r := *next
+			if t := jsTrim(r.ToolName); t != r.ToolName || t == "" {
+				switch name := jsTrim(string(calls[k].name)); {
+				case t != "":
+					r.ToolName = t
+				case name != "":
+					r.ToolName = name
+				default:
+					r.ToolName = "unknown"
+				}
+			}
+			span[k], has[k] = r, true
+			found++
 		}
 		out = append(out, *m)
-		if len(span) > 0 && len(remainder) > 0 {
+		if found > 0 && len(remainder) > 0 {
 			rep.Moved = true
 		}
-		for _, c := range calls {
-			if r, ok := span[c.id]; ok {
-				pushResult(r)
+		for k, c := range calls {
+			if has[k] {
+				pushResult(span[k])
 				continue
 			}
 			rep.Added++
-			pushResult(MissingToolResult(c.id, c.name, opts.MissingResultText, now()))
+			pushResult(MissingToolResult(string(c.id), string(c.name), opts.MissingResultText, now()))
 		}
 		out = append(out, remainder...)
 		i = j - 1

@@ -57,7 +57,7 @@ func PolicyForAPI(api string) ReplayPolicy {
 	return p
 }
 
-func isBlankText(b []byte) bool { return jsTrim(string(b)) == "" }
+func isBlankText(b []byte) bool { return len(bytes.TrimFunc(b, jsSpace)) == 0 }
 
 // NormalizeAssistantReplayContent is step 2 of sanitizeSessionHistory:
 // blank text blocks of user messages are removed and user messages left
@@ -66,9 +66,9 @@ func isBlankText(b []byte) bool { return jsTrim(string(b)) == "" }
 // an assistant turn with no content that ended in error (or an empty stop
 // with zero usage) gets FailedTurnText. msgs is not modified.
 func NormalizeAssistantReplayContent(msgs []llm.Message) []llm.Message {
-	out := make([]llm.Message, 0, len(msgs))
+	c := cow{in: msgs}
 	for i := range msgs {
-		m := msgs[i]
+		m := &msgs[i]
 		switch m.Role {
 		case llm.RoleUser:
 			blank := 0
@@ -77,33 +77,40 @@ func NormalizeAssistantReplayContent(msgs []llm.Message) []llm.Message {
 					blank++
 				}
 			}
-			if blank > 0 {
+			switch {
+			case len(m.Content) == 0 || blank == len(m.Content):
+				c.drop(i)
+			case blank > 0:
 				kept := make([]llm.Block, 0, len(m.Content)-blank)
 				for j := range m.Content {
 					if !(m.Content[j].Type == llm.BlockText && isBlankText(m.Content[j].Text)) {
 						kept = append(kept, m.Content[j])
 					}
 				}
-				if len(kept) == 0 {
-					continue
-				}
-				m.Content = kept
-			} else if len(m.Content) == 0 {
-				continue
+				r := *m
+				r.Content = kept
+				c.replace(i, r)
+			default:
+				c.keep(i)
 			}
 		case llm.RoleAssistant:
-			if m.Provider == "openclaw" && (m.Model == "delivery-mirror" || m.Model == "gateway-injected") {
-				continue
-			}
-			if len(m.Content) == 0 && (m.StopReason == llm.StopError ||
+			switch {
+			case m.Provider == "openclaw" && (m.Model == "delivery-mirror" || m.Model == "gateway-injected"):
+				c.drop(i)
+			case len(m.Content) == 0 && (m.StopReason == llm.StopError ||
 				(m.StopReason == llm.StopStop && m.Usage.Input == 0 && m.Usage.Output == 0 &&
-					m.Usage.CacheRead == 0 && m.Usage.CacheWrite == 0 && m.Usage.TotalTokens == 0)) {
-				m.Content = []llm.Block{{Type: llm.BlockText, Text: []byte(FailedTurnText)}}
+					m.Usage.CacheRead == 0 && m.Usage.CacheWrite == 0 && m.Usage.TotalTokens == 0)):
+				r := *m
+				r.Content = []llm.Block{{Type: llm.BlockText, Text: []byte(FailedTurnText)}}
+				c.replace(i, r)
+			default:
+				c.keep(i)
 			}
+		default:
+			c.keep(i)
 		}
-		out = append(out, m)
 	}
-	return out
+	return c.result()
 }
 
 // DropThinkingBlocks removes thinking blocks from assistant messages; an
@@ -158,44 +165,51 @@ func RepairToolCallInputs(msgs []llm.Message, allowed []string) ([]llm.Message, 
 		}
 	}
 	droppedCalls, droppedMsgs := 0, 0
-	out := make([]llm.Message, 0, len(msgs))
+	c := cow{in: msgs}
 	for i := range msgs {
 		m := msgs[i]
 		if m.Role != llm.RoleAssistant {
-			out = append(out, m)
+			c.keep(i)
 			continue
 		}
-		var content []llm.Block
+		var content []llm.Block // built only once something changes
 		changed := false
 		for j := range m.Content {
 			b := m.Content[j]
 			if b.Type == llm.BlockToolCall {
-				name := jsTrim(string(b.Name))
+				name := bytes.TrimFunc(b.Name, jsSpace)
 				bad := (len(b.Arguments) == 0 && len(b.RawArgs) == 0) || bytes.Equal(b.Arguments, []byte("null")) ||
-					jsTrim(string(b.ID)) == "" || name == "" || u16len(name) > 64 || !toolNameRE.MatchString(name) ||
-					(allow != nil && !allow[strings.ToLower(name)])
+					len(bytes.TrimFunc(b.ID, jsSpace)) == 0 || len(name) == 0 || u16len(name) > 64 || !toolNameRE.Match(name) ||
+					(allow != nil && !allow[strings.ToLower(string(name))])
+				if (bad || len(name) != len(b.Name)) && !changed {
+					content = append(make([]llm.Block, 0, len(m.Content)), m.Content[:j]...)
+					changed = true
+				}
 				if bad {
 					droppedCalls++
-					changed = true
 					continue
 				}
-				if name != string(b.Name) {
-					b.Name = []byte(name)
-					changed = true
+				if len(name) != len(b.Name) {
+					b.Name = append([]byte(nil), name...)
 				}
 			}
-			content = append(content, b)
-		}
-		if changed {
-			if len(content) == 0 {
-				droppedMsgs++
-				continue
+			if changed {
+				content = append(content, b)
 			}
-			m.Content = content
 		}
-		out = append(out, m)
+		if !changed {
+			c.keep(i)
+			continue
+		}
+		if len(content) == 0 {
+			droppedMsgs++
+			c.drop(i)
+			continue
+		}
+		m.Content = content
+		c.replace(i, m)
 	}
-	return out, droppedCalls, droppedMsgs
+	return c.result(), droppedCalls, droppedMsgs
 }
 
 // SanitizeToolCallIDStrict keeps only [A-Za-z0-9] of id ("sanitizedtoolid"
@@ -345,8 +359,18 @@ func ZeroUsageBeforeCompaction(msgs []llm.Message) []llm.Message {
 
 // mergeTurns merges runs of consecutive messages of role r with merge.
 func mergeTurns(msgs []llm.Message, r llm.Role, merge func(prev, cur llm.Message) llm.Message) []llm.Message {
-	out := make([]llm.Message, 0, len(msgs))
-	for i := range msgs {
+	first := -1
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Role == r && msgs[i-1].Role == r {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return msgs
+	}
+	out := append(make([]llm.Message, 0, len(msgs)), msgs[:first]...)
+	for i := first; i < len(msgs); i++ {
 		if len(out) > 0 && out[len(out)-1].Role == r && msgs[i].Role == r {
 			out[len(out)-1] = merge(out[len(out)-1], msgs[i])
 			continue
@@ -386,35 +410,43 @@ func mergeAssistants(prev, cur llm.Message) llm.Message {
 // merges consecutive user messages (content concatenated, the later
 // timestamp unless zero).
 func ValidateAnthropicTurns(msgs []llm.Message) []llm.Message {
-	stripped := make([]llm.Message, 0, len(msgs))
+	c := cow{in: msgs}
 	var calls []callRef
 	for i := range msgs {
 		m := msgs[i]
 		if m.Role != llm.RoleAssistant || len(m.Content) == 0 {
-			stripped = append(stripped, m)
+			c.keep(i)
 			continue
 		}
 		if calls = toolCallsOf(&m, calls[:0]); len(calls) == 0 {
-			stripped = append(stripped, m)
+			c.keep(i)
 			continue
 		}
-		results := make(map[string]bool)
-		for j := i + 1; j < len(msgs) && msgs[j].Role != llm.RoleAssistant; j++ {
-			if msgs[j].Role == llm.RoleToolResult && msgs[j].ToolCallID != "" {
-				results[msgs[j].ToolCallID] = true
+		answered := func(id []byte) bool {
+			for j := i + 1; j < len(msgs) && msgs[j].Role != llm.RoleAssistant; j++ {
+				if msgs[j].Role == llm.RoleToolResult && msgs[j].ToolCallID != "" && msgs[j].ToolCallID == string(id) {
+					return true
+				}
+			}
+			return false
+		}
+		dangling := 0
+		for j := range m.Content {
+			if b := &m.Content[j]; b.Type == llm.BlockToolCall && !(len(b.ID) > 0 && answered(b.ID)) {
+				dangling++
 			}
 		}
-		var kept []llm.Block
+		if dangling == 0 {
+			c.keep(i)
+			continue
+		}
+		kept := make([]llm.Block, 0, len(m.Content)-dangling)
 		for j := range m.Content {
 			b := &m.Content[j]
-			if b.Type == llm.BlockToolCall && !(len(b.ID) > 0 && results[string(b.ID)]) {
+			if b.Type == llm.BlockToolCall && !(len(b.ID) > 0 && answered(b.ID)) {
 				continue
 			}
 			kept = append(kept, *b)
-		}
-		if len(kept) == len(m.Content) {
-			stripped = append(stripped, m)
-			continue
 		}
 		if len(kept) == 0 {
 			if m.StopReason == llm.StopError || m.StopReason == llm.StopAborted {
@@ -424,9 +456,9 @@ func ValidateAnthropicTurns(msgs []llm.Message) []llm.Message {
 			}
 		}
 		m.Content = kept
-		stripped = append(stripped, m)
+		c.replace(i, m)
 	}
-	return mergeTurns(stripped, llm.RoleUser, func(prev, cur llm.Message) llm.Message {
+	return mergeTurns(c.result(), llm.RoleUser, func(prev, cur llm.Message) llm.Message {
 		m := cur
 		m.Content = concatBlocks(prev.Content, cur.Content)
 		if m.Timestamp == 0 {

@@ -132,7 +132,7 @@ func ToolResultTextLength(m *llm.Message) int {
 	n := 0
 	for i := range m.Content {
 		if m.Content[i].Type == llm.BlockText {
-			n += u16len(string(m.Content[i].Text))
+			n += u16len(m.Content[i].Text)
 		}
 	}
 	return n
@@ -179,7 +179,7 @@ func TruncateOversizedToolResults(msgs []llm.Message, maxChars int) ([]llm.Messa
 	var out []llm.Message
 	n := 0
 	for i := range msgs {
-		if msgs[i].Role != llm.RoleToolResult || ToolResultTextLength(&msgs[i]) <= maxChars {
+		if msgs[i].Role != llm.RoleToolResult || textBytes(&msgs[i]) <= maxChars || ToolResultTextLength(&msgs[i]) <= maxChars {
 			continue
 		}
 		if out == nil {
@@ -291,4 +291,16 @@ func ApplyToolResultPlan(msgs []llm.Message, plan ToolResultPlan) []llm.Message 
 		}
 	}
 	return out
+}
+
+// textBytes is the UTF-8 size of m's text blocks, an upper bound of their
+// UTF-16 length.
+func textBytes(m *llm.Message) int {
+	n := 0
+	for i := range m.Content {
+		if m.Content[i].Type == llm.BlockText {
+			n += len(m.Content[i].Text)
+		}
+	}
+	return n
 }

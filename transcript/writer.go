@@ -695,6 +695,9 @@ func (w *Writer) keptOrdinals() (map[int32]bool, error) {
 }
 
 func byIDName(byID map[string]int32, ord int32, id string) bool {
+	if id == "" {
+		return false
+	}
 	o, ok := byID[id]
 	return ok && o == ord
 }
