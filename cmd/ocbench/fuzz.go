@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/ocbench/ocbench/fuzz"
+	"github.com/ocbench/ocbench/streamwrap/repair"
+)
+
+func init() {
+	register("fuzz", "push generated malformed tool calls through decoding and the chain; check invariants", runFuzz)
+}
+
+func runFuzz(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fuzz", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Uint64("n", 10000, "number of cases")
+	seed := fs.Uint64("seed", 1, "seed: the same seed gives the same cases")
+	profile := fs.String("profile", "extended", "argument-repair profile whose promises are checked: extended or openclaw")
+	out := fs.String("out", "fuzz-failures", "directory for failing cases (replayable with ocbench replay)")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	p, ok := repair.ParseProfile(*profile)
+	if !ok || p == repair.ProfileOff {
+		fmt.Fprintf(stderr, "ocbench fuzz: --profile must be extended or openclaw, not %q\n", *profile)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := fuzz.Run(ctx, fuzz.Options{N: *n, Seed: *seed, Profile: p, OutDir: *out,
+		Progress: func(done uint64) { fmt.Fprintf(stderr, "%d/%d cases\n", done, *n) }})
+	if err != nil {
+		fmt.Fprintf(stderr, "ocbench fuzz: %v\n", err)
+		return 1
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		fmt.Fprintf(stdout, "cases       %d (seed %d, profile %s)\n", rep.Cases, rep.Seed, rep.Profile)
+		fmt.Fprintf(stdout, "tool calls  %d: %d executed (%d repaired), %d refused\n", rep.Calls, rep.Executed, rep.Repaired, rep.Refused)
+		fmt.Fprintf(stdout, "truncated   %d cases cut by the stream end or the length limit\n", rep.Truncated)
+		fmt.Fprintf(stdout, "panics      %d\nhangs       %d\nviolations  %d\n", rep.Panics, rep.Hangs, rep.Violations)
+		fmt.Fprintf(stdout, "throughput  %.0f cases/s, %.1f MB/s over %.1fs\n", rep.CasesPerS, rep.MBPerS, rep.Seconds)
+		for _, f := range rep.Failures {
+			fmt.Fprintf(stdout, "failure     %s\n", f)
+		}
+	}
+	if !rep.OK() {
+		return 1
+	}
+	return 0
+}
