@@ -395,3 +395,22 @@ func TestDecodeEntitiesInJSONMatchesLeafDecoding(t *testing.T) {
 		}
 	}
 }
+
+func TestSmartQuoteProtoKey(t *testing.T) {
+	// __proto__ assigned on a plain object is no member, and a second
+	// __proto__ key is still a duplicate. Expectations recorded from
+	// OpenClaw 2026.9.6.
+	for _, c := range []struct{ in, want string }{
+		{`{“__proto__”:“x”,“__proto__”:“y”}`, `{}`},
+		{`{“__proto__”:“x”,“path”:“y”}`, `{"path":"y"}`},
+		{`{“__proto__”:“x”,“path”:“y”,“__proto__”:“z”}`, `{"path":"y”,“__proto__”:“z"}`},
+		{`{“__proto__”:“x”,“a”:1}`, ``},
+		{`{"__proto__":"x","path":“z”}`, `{"path":"z"}`},
+		{`{"__proto__":"x","__proto__":"y","path":“z”}`, ``},
+	} {
+		out, _, _, _, ok := OpenClawExtract(nil, []byte(c.in), nil)
+		if ok != (c.want != "") || ok && string(out) != c.want {
+			t.Errorf("OpenClawExtract(%q) = %s %v, want %q", c.in, out, ok, c.want)
+		}
+	}
+}

@@ -66,6 +66,7 @@ func (p *smartParser) object(dst []byte, i, depth int) ([]byte, int, bool) {
 	var keysSmall [16][2]int // spans of emitted (encoded) keys in dst
 	keys := keysSmall[:0]
 	var seen map[string]struct{}
+	sawProto := false // a dropped __proto__ member still counts as seen
 	dst = append(dst, '{')
 	i = p.skipWS(i + 1)
 	if i < len(raw) && raw[i] == '}' {
@@ -122,6 +123,12 @@ func (p *smartParser) object(dst []byte, i, depth int) ([]byte, int, bool) {
 		// __proto__ assigned on a plain object sets the prototype instead
 		// of creating a member: OpenClaw's result lacks it.
 		dropMember := string(keyText) == "__proto__"
+		if dropMember {
+			if sawProto {
+				return dst, i, false
+			}
+			sawProto = true
+		}
 		dst = append(dst, ':')
 		var vend int
 		dst, vend, good = p.value(dst, p.skipWS(i+1), keyText, depth)
