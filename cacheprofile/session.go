@@ -154,6 +154,12 @@ func (b *branch) compact(firstKept uint64) {
 func utf16Len(b []byte) int {
 	n := 0
 	for len(b) > 0 {
+		if b[0] < utf8.RuneSelf {
+			// Fast path: ASCII.
+			n++
+			b = b[1:]
+			continue
+		}
 		r, size := utf8.DecodeRune(b)
 		b = b[size:]
 		if r >= 0x10000 {

@@ -57,9 +57,11 @@ func (s *synthSession) entry(typ, body string) string {
 	return id
 }
 
+// text returns n bytes of filler as a JSON string literal (the filler is
+// plain ASCII, so quoting is just the quotes).
 func (s *synthSession) text(n int) string {
 	start := s.rng.IntN(len(s.pad) - n)
-	return s.pad[start : start+n]
+	return `"` + s.pad[start:start+n] + `"`
 }
 
 func (s *synthSession) call(stop string, content string, added int64) {
@@ -86,7 +88,7 @@ func (s *synthSession) next() {
 	if s.turn%s.compactEvery == 0 && len(s.sinceCompact) > 8 {
 		kept := s.sinceCompact[len(s.sinceCompact)-6]
 		s.sinceCompact = s.sinceCompact[:0]
-		s.entry("compaction", fmt.Sprintf(`,"summary":%q,"firstKeptEntryId":%q,"tokensBefore":%d`, s.text(2000), kept, s.prompt))
+		s.entry("compaction", fmt.Sprintf(`,"summary":%s,"firstKeptEntryId":%q,"tokensBefore":%d`, s.text(2000), kept, s.prompt))
 		s.prompt = 0 // the next call writes afresh
 	}
 	// A pause: mostly short, sometimes past the 5-minute lifetime.
@@ -96,8 +98,8 @@ func (s *synthSession) next() {
 		s.now = s.now.Add(time.Duration(20+s.rng.IntN(100)) * time.Second)
 	}
 	u := s.text(200 + s.rng.IntN(400))
-	s.entry("message", fmt.Sprintf(`,"message":{"role":"user","content":[{"type":"text","text":%q}],"timestamp":%d}`, u, s.now.UnixMilli()))
-	added := int64(len(u)/4 + 1)
+	s.entry("message", fmt.Sprintf(`,"message":{"role":"user","content":[{"type":"text","text":%s}],"timestamp":%d}`, u, s.now.UnixMilli()))
+	added := int64((len(u)-2)/4 + 1)
 	if s.prompt == 0 {
 		added += 3000
 	}
@@ -106,15 +108,15 @@ func (s *synthSession) next() {
 		s.now = s.now.Add(time.Duration(2+s.rng.IntN(8)) * time.Second)
 		callID := fmt.Sprintf("toolu_%d_%d", s.turn, i)
 		args := s.text(60)
-		s.call("toolUse", fmt.Sprintf(`{"type":"toolCall","id":%q,"name":"bash","arguments":{"command":%q}}`, callID, args), added)
+		s.call("toolUse", fmt.Sprintf(`{"type":"toolCall","id":%q,"name":"bash","arguments":{"command":%s}}`, callID, args), added)
 		res := s.text(1000 + s.rng.IntN(8000))
 		s.now = s.now.Add(time.Second)
-		s.entry("message", fmt.Sprintf(`,"message":{"role":"toolResult","toolCallId":%q,"toolName":"bash","content":[{"type":"text","text":%q}],"isError":false,"timestamp":%d}`,
+		s.entry("message", fmt.Sprintf(`,"message":{"role":"toolResult","toolCallId":%q,"toolName":"bash","content":[{"type":"text","text":%s}],"isError":false,"timestamp":%d}`,
 			callID, res, s.now.UnixMilli()))
-		added = int64(len(args)/4 + 20 + len(res)/4)
+		added = int64((len(args)-2)/4 + 20 + (len(res)-2)/4)
 	}
 	s.now = s.now.Add(3 * time.Second)
-	s.call("stop", fmt.Sprintf(`{"type":"text","text":%q}`, s.text(300)), added)
+	s.call("stop", fmt.Sprintf(`{"type":"text","text":%s}`, s.text(300)), added)
 	if s.rng.IntN(50) == 0 {
 		s.entry("future_entry_type", `,"data":{}`)
 	}
