@@ -40,7 +40,14 @@ func FuzzReader(f *testing.F) {
 		if st.Torn && st.TornOffset+st.TornBytes != int64(len(data)) {
 			t.Fatalf("torn line %d+%d is not the tail of %d bytes", st.TornOffset, st.TornBytes, len(data))
 		}
-		_ = BuildSessionContext(entries)
+		sc := BuildSessionContext(entries)
+		// History preparation takes whatever a file holds.
+		for _, api := range []string{"anthropic-messages", "openai-responses", "openai-completions"} {
+			out, rep := Prepare(sc.Messages, PrepareOptions{Policy: PolicyForAPI(api), HistoryLimit: 3, ContextWindowTokens: 8000, Now: func() int64 { return 1 }})
+			if rep.Out != len(out) {
+				t.Fatalf("Prepare report %+v for %d messages", rep, len(out))
+			}
+		}
 
 		// The id-only pass sees the same entries.
 		rs := NewReader(bytes.NewReader(data), Options{MaxLineSize: 1 << 16, KeepUnknown: true, SkipContent: true})
