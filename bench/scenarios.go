@@ -7,6 +7,7 @@ func Scenarios() ([]Scenario, error) {
 	var scs []Scenario
 	for _, add := range []func() ([]Scenario, error){
 		decodeScenarios,
+		chainScenarios,
 		tokenizeScenarios,
 	} {
 		s, err := add()

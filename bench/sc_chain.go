@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
+	"github.com/ocbench/ocbench/streamwrap"
+	"github.com/ocbench/ocbench/streamwrap/repair"
+)
+
+// chainScenarios decode each synthetic stream through the whole decorator
+// chain as a live turn runs it: every always-on decorator, argument repair
+// (the extended profile, with OpenClaw's wrapper where its gate allows),
+// the idle timeout and diagnostics.
+func chainScenarios() ([]Scenario, error) {
+	var scs []Scenario
+	for _, ws := range WireStreams() {
+		var names []string
+		for _, c := range ws.Stream.Calls {
+			names = append(names, c.Name)
+		}
+		scs = append(scs, Scenario{
+			Name: "decode+chain/" + ws.Name, Stage: "decode+chain", Input: ws.Name, Impl: Ours,
+			Bytes: int64(len(ws.Stream.Body)), Events: int64(ws.Stream.Events),
+			Setup: func() (func() error, func(), error) {
+				r := bytes.NewReader(ws.Stream.Body)
+				d := provider.NewDecoder(ws.Wire, r, provider.Options{})
+				base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+					r.Reset(ws.Stream.Body)
+					d.Reset(ws.Wire, r, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
+					return d, nil
+				}
+				calls := 0
+				fn := streamwrap.Chain(base, streamwrap.Options{
+					Profile:     repair.ProfileExtended,
+					LiveTools:   streamwrap.NewAllowlist(names...),
+					IdleTimeout: time.Minute,
+					Diagnostics: streamwrap.DiagnosticSinkFunc(func(*streamwrap.ModelCallEvent) { calls++ }),
+				})
+				req := &llm.Request{Model: llm.Model{ID: "synth", API: ws.Wire.API(), Provider: "openai-compatible"}}
+				ctx := context.Background()
+				first := true
+				return func() error {
+					st, err := fn(ctx, req)
+					if err != nil {
+						return err
+					}
+					m, err := llm.Drain(st)
+					if err == nil && first {
+						first = false
+						err = checkDecoded(ws, m)
+					}
+					st.Close()
+					return err
+				}, nil, nil
+			},
+		})
+	}
+	return scs, nil
+}
