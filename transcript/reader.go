@@ -94,7 +94,9 @@ func NewReader(rd io.Reader, opts Options) *Reader {
 }
 
 // Reset makes r read rd from the start, keeping its buffers and options.
+// A file opened by OpenFile is closed first.
 func (r *Reader) Reset(rd io.Reader) {
+	r.Close()
 	r.br.Reset(rd)
 	r.e = Entry{}
 	r.hdr = Header{}
@@ -106,7 +108,6 @@ func (r *Reader) Reset(rd io.Reader) {
 	r.v1 = false
 	r.index = 0
 	r.offset = 0
-	r.closers = r.closers[:0]
 }
 
 // zstdMagic starts every zstd frame.
