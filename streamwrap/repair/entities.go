@@ -244,12 +244,13 @@ func lookupEntity(name []byte) (string, bool) {
 
 // DecodeEntitiesInJSON appends js, a JSON value, with every string value
 // (not object keys, as OpenClaw's decodeHtmlEntitiesInObject) decoded once
-// with DecodeHTMLEntities and re-encoded. Input without '&' (and without a
-// \u0026 escape) and input that is not valid JSON are appended unchanged.
-// Escapes of other characters, including lone surrogates, are kept as
-// they were.
+// with DecodeHTMLEntities and re-encoded. Escapes of other characters,
+// including lone surrogates, are kept as they were. As OpenClaw rebuilds
+// every object by assignment, a member named __proto__ does not survive
+// and is dropped. Input with nothing to change (no '&', no \u0026 escape,
+// no __proto__) and input that is not valid JSON are appended unchanged.
 func DecodeEntitiesInJSON(dst, js []byte) []byte {
-	if bytes.IndexByte(js, '&') < 0 && !hasEscapedAmp(js) {
+	if bytes.IndexByte(js, '&') < 0 && !hasEscapedAmp(js) && !bytes.Contains(js, []byte("proto")) {
 		return append(dst, js...)
 	}
 	if !Valid(js) {
@@ -283,6 +284,28 @@ func DecodeEntitiesInJSON(dst, js []byte) []byte {
 		case '"':
 			end, _ := scanString(js, i)
 			body := js[i+1 : end-1]
+			if inKey && isProtoKey(js[i:end]) {
+				// Drop the member and one adjacent comma.
+				k := skipWS(js, end) + 1 // past ':'
+				vend, _ := scanValue(js, skipWS(js, k), depth)
+				after := skipWS(js, vend)
+				if js[after] == ',' {
+					dst = append(dst, js[start:i]...)
+					start, i = after+1, after+1
+					continue
+				}
+				seg := js[start:i]
+				t := len(seg)
+				for t > 0 && isWS(seg[t-1]) {
+					t--
+				}
+				if t > 0 && seg[t-1] == ',' {
+					t--
+				}
+				dst = append(dst, seg[:t]...)
+				start, i = vend, vend
+				continue
+			}
 			if !inKey && (bytes.IndexByte(body, '&') >= 0 || hasEscapedAmp(body)) {
 				dst = append(dst, js[start:i+1]...)
 				sc := entityScanner{raw: body, json: true}

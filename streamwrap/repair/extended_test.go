@@ -414,3 +414,20 @@ func TestSmartQuoteProtoKey(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeEntitiesDropsProto(t *testing.T) {
+	// Recorded from OpenClaw 2026.9.6's decodeHtmlEntitiesInObject.
+	for _, c := range []struct{ in, want string }{
+		{`{"a":1,"__proto__":{"x":1},"b":"&amp;"}`, `{"a":1,"b":"&"}`},
+		{`{"__proto__":"q"}`, `{}`},
+		{`[{"__proto__":null,"c":[{"__proto__":1}]}]`, `[{"c":[{}]}]`},
+		{`{"k":{"__proto__":1}}`, `{"k":{}}`},
+		{`{ "__proto__" : [1,{"y":2}] , "z" : "&lt;" }`, `{  "z" : "<" }`},
+		{`{"proto":"x","__proto":1}`, `{"proto":"x","__proto":1}`},
+	} {
+		got := DecodeEntitiesInJSON(nil, []byte(c.in))
+		if string(got) != c.want {
+			t.Errorf("DecodeEntitiesInJSON(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
