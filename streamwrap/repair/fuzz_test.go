@@ -113,7 +113,8 @@ func FuzzDecodeHTMLEntities(f *testing.F) {
 		if bytes.IndexByte(in, '&') < 0 && !bytes.Equal(out, in) {
 			t.Fatalf("changed text without '&': %q -> %q", in, out)
 		}
-		if len(out) > len(in) {
+		// Only &nGt; and &nLt; (5 bytes, 6 decoded) grow, by one byte each.
+		if len(out) > len(in)+len(in)/5 {
 			t.Fatalf("decoding grew %q -> %q", in, out)
 		}
 		if Valid(in) {
