@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func longScript(n int) *Script {
 	args := `{"path":"` + strings.Repeat("d/", n/4) + `f.txt"}`
 	text := strings.Repeat("tok ", n*3/4)
 	return &Script{Chunk: 4, Turns: []Turn{{
-		Steps: []Step{Text(text), ToolCall("call_1", "read", args)},
+		Steps: []Step{Text(text).Chunked(4), ToolCall("call_1", "read", args).Chunked(4)},
 		Usage: llm.Usage{Input: 1000, Output: int64(n), CacheRead: 4096},
 	}}}
 }
@@ -76,11 +77,17 @@ func BenchmarkInProcessStream(b *testing.B) {
 			body := encodeTurn(b, p, w, &longScript(2000).Turns[0])
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
-			b.ResetTimer()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := threadCPU()
 			for b.Loop() {
 				drain(b, p, req)
 			}
+			cpu = threadCPU() - cpu
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*events), "cpu-ns/event")
+			}
 			b.ReportMetric(float64(events), "events/op")
 		})
 	}
