@@ -111,6 +111,12 @@ func TestSpecRepairCases(t *testing.T) {
 			if endSeen && repair != nil {
 				args["FTC"] = repair
 			}
+			// The superset rule on the case's final argument text.
+			if oc, _, _, _, ok := OpenClawExtract(nil, buf, name); ok {
+				if got, _, err := checkExtended(t, buf, name); err != nil || !sameJSON(t, got, oc) {
+					t.Errorf("Extended(%q) = %s %v; OpenClaw %s", buf, got, err, oc)
+				}
+			}
 			for _, e := range c.Expected {
 				key, ok := strings.CutPrefix(e.Path, "objects.")
 				if !ok || !strings.HasSuffix(key, ".arguments") {
