@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ocbench/ocbench/llm"
@@ -834,7 +835,7 @@ func runIdleCase(t *testing.T, c *jsonCase) map[string]any {
 	if err := json.Unmarshal(c.Input, &in); err != nil {
 		t.Fatal(err)
 	}
-	calls := 0
+	var calls atomic.Int32
 	var baseCtx context.Context
 	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		baseCtx = ctx
@@ -867,7 +868,7 @@ func runIdleCase(t *testing.T, c *jsonCase) map[string]any {
 	if in.Opts.Scope == "creation-only" {
 		scope = IdleCreationOnly
 	}
-	f := IdleTimeout(base, IdleConfig{Timeout: msDur(in.TimeoutMs), Scope: scope, OnIdleTimeout: func(error) { calls++ }})
+	f := IdleTimeout(base, IdleConfig{Timeout: msDur(in.TimeoutMs), Scope: scope, OnIdleTimeout: func(error) { calls.Add(1) }})
 	root := map[string]any{}
 	chunks := []any{}
 	s, err := f(context.Background(), &llm.Request{})
@@ -896,6 +897,6 @@ func runIdleCase(t *testing.T, c *jsonCase) map[string]any {
 		root["signalAborted"] = baseCtx != nil && baseCtx.Err() != nil
 	}
 	root["chunks"] = chunks
-	root["onIdleTimeoutCalls"] = calls
+	root["onIdleTimeoutCalls"] = int(calls.Load())
 	return root
 }

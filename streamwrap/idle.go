@@ -59,7 +59,7 @@ type IdleConfig struct {
 	Timeout time.Duration
 	Scope   IdleScope
 	// OnIdleTimeout, when set, is called once, from the timer's goroutine,
-	// when the timeout fires.
+	// when the timeout fires, before the stream's context is cancelled.
 	OnIdleTimeout func(err error)
 	// LastToolActivity, when set, reports the last tool activity of the run;
 	// the first timer of a stream is shortened by the time since then when
@@ -168,10 +168,12 @@ func (s *idleStream) fire() {
 	if !s.fired.CompareAndSwap(false, true) {
 		return
 	}
-	s.cancel(err)
+	// The hook runs before the cancellation releases the blocked reader, so
+	// that it has run by the time the consumer sees the error.
 	if s.cfg.OnIdleTimeout != nil {
 		s.cfg.OnIdleTimeout(err)
 	}
+	s.cancel(err)
 }
 
 func (s *idleStream) stop() {

@@ -122,7 +122,7 @@ type trimStream struct {
 	guard    *UnknownToolGuard
 	fallback [][]byte // fallback id per content index, for this stream
 	resolved []resolvedName
-	counted  bool     // streamAttemptAlreadyCounted
+	counted  bool // streamAttemptAlreadyCounted
 	finished bool
 }
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package streamwrap
+
+const raceEnabled = false
