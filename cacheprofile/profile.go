@@ -552,19 +552,24 @@ func (p *Profiler) judge(c *Call, res *cachesim.Result, rules cachesim.Rules) {
 		if rec.CacheRead == 0 {
 			p.rep.RecordedMisses++
 			missTokens = int(rec.CacheWrite + rec.Input)
-			if res.Reason == cachesim.ReasonHit {
-				c.Explanation = "unexplained"
-				p.evidence(c, res, rules)
-			} else {
+			if res.Read == 0 && res.Reason != cachesim.ReasonHit {
 				c.Explanation = res.Reason.String()
 				if c.Predicted.ChangedAt != "" {
 					c.Explanation += ": " + c.Predicted.ChangedAt
 				}
 				c.Evidence = append(c.Evidence, p.reasonText(c, res, rules))
-				if res.Read > 0 {
-					c.Evidence = append(c.Evidence, fmt.Sprintf("predicted a partial read of %d tokens; the record read none", res.Read))
+			} else {
+				// The transcript explains at most the loss after a change
+				// it shows; the record lost the tokens before it too.
+				c.Explanation = "unexplained"
+				if res.Reason != cachesim.ReasonHit {
+					c.Evidence = append(c.Evidence, p.reasonText(c, res, rules)+
+						fmt.Sprintf(": that explains losing what follows it, not the %d tokens before it, which the record did not read either", res.Read))
 				}
+				p.evidence(c, res, rules)
 			}
+		} else if res.Read == 0 {
+			c.Evidence = append(c.Evidence, fmt.Sprintf("the record read %d tokens where the simulation predicted a miss (%s)", rec.CacheRead, p.reasonText(c, res, rules)))
 		}
 	} else if res.Reason != cachesim.ReasonHit {
 		missTokens = res.Write + res.Uncached
@@ -617,7 +622,9 @@ func (p *Profiler) evidence(c *Call, res *cachesim.Result, rules cachesim.Rules)
 	} else {
 		ev = append(ev, fmt.Sprintf("gap %s since the previous call, within the %s lifetime", res.Gap.Round(time.Second), rules.TTL))
 	}
-	ev = append(ev, fmt.Sprintf("the transcript's prefix is unchanged: all %d messages of the previous request are still sent first (predicted read %d tokens)", p.prevCall.messages, res.Read))
+	if res.Reason == cachesim.ReasonHit {
+		ev = append(ev, fmt.Sprintf("the transcript's prefix is unchanged: all %d messages of the previous request are still sent first (predicted read %d tokens)", p.prevCall.messages, res.Read))
+	}
 	if rec.CacheRead == 0 {
 		ev = append(ev, fmt.Sprintf("recorded read 0 and wrote %d of %d prompt tokens: nothing before the first breakpoint was reused, so the tools, system prompt or request options differed", rec.CacheWrite, rec.Prompt()))
 	}

@@ -204,10 +204,11 @@ func TestBranchAndCompaction(t *testing.T) {
 	k := s.tool("y", strings.Repeat("c", 400))
 	s.call(2, "anthropic", m, "stop", 3, 4025, 110)
 	// Compaction keeping the last tool result: the summary leads the
-	// context, so the next call re-reads only tools+system.
+	// context, so the next call re-reads only tools+system (1500 tokens:
+	// the first prompt, 3003, less the 1500-token message and the tail).
 	s.add("", "compaction", fmt.Sprintf(`,"summary":"we did things","firstKeptEntryId":%q,"tokensBefore":4135`, k))
 	s.user("next")
-	s.call(2, "anthropic", m, "toolUse", 3, 0, 200)
+	s.call(2, "anthropic", m, "toolUse", 3, 1500, 200)
 	rep, calls := profileString(t, s.b.String(), Options{})
 	if len(calls) != 5 {
 		t.Fatalf("%d calls", len(calls))
@@ -219,8 +220,8 @@ func TestBranchAndCompaction(t *testing.T) {
 	if c.Predicted.Reason != "prefix-changed" || c.Predicted.ChangedAt != "compaction summary" || c.Messages != 4 {
 		t.Errorf("after compaction: %+v", c)
 	}
-	if c.Explanation != "prefix-changed: compaction summary" {
-		t.Errorf("explanation %q", c.Explanation)
+	if c.Predicted.CacheRead != 1500 || !*c.Agree || c.Explanation != "" {
+		t.Errorf("after compaction: read %d agree %v explanation %q", c.Predicted.CacheRead, *c.Agree, c.Explanation)
 	}
 	if rep.UnexplainedN != 0 {
 		t.Errorf("unexplained %d", rep.UnexplainedN)
