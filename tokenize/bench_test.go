@@ -15,6 +15,21 @@ func benchCount(b *testing.B, enc Encoding) {
 	})
 }
 
+func benchCountParallel(b *testing.B, enc Encoding) {
+	text := mixedCorpus(b, 1<<20)
+	c := MustGet(enc)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.CountParallel(text, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCountParallel1MiB_cl100k(b *testing.B) { benchCountParallel(b, Cl100kBase) }
+func BenchmarkCountParallel1MiB_o200k(b *testing.B)  { benchCountParallel(b, O200kBase) }
+
 func BenchmarkCount1MiB_cl100k(b *testing.B) { benchCount(b, Cl100kBase) }
 func BenchmarkCount1MiB_o200k(b *testing.B)  { benchCount(b, O200kBase) }
 

@@ -75,7 +75,7 @@ func (cc *Cache) lookup(k countKey, s string) (int, error) {
 	}
 	// Slow path: count outside the lock, then publish.
 	cc.miss.Add(1)
-	n, err := cc.c.Count(s)
+	n, err := cc.c.CountParallel(s, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 )
 
 func mixedCorpus(tb testing.TB, size int) string {
@@ -202,4 +203,56 @@ func FuzzCount(f *testing.F) {
 			t.Fatalf("%d tokens for %d bytes", n, len(s))
 		}
 	})
+}
+
+func TestCountParallelExact(t *testing.T) {
+	text := mixedCorpus(t, 600<<10)
+	for _, enc := range []Encoding{Cl100kBase, O200kBase} {
+		c := MustGet(enc)
+		want, _ := c.Count(text)
+		for _, w := range []int{0, 2, 3, 8} {
+			got, err := c.CountParallel(text, w)
+			if err != nil || got != want {
+				t.Fatalf("%v workers=%d: %d %v, want %d", enc, w, got, err, want)
+			}
+		}
+	}
+	// Every cut is after '\n' and before a letter, and nothing is lost.
+	chunks := splitForCount(text, 10000)
+	if strings.Join(chunks, "") != text || len(chunks) < 10 {
+		t.Fatalf("%d chunks", len(chunks))
+	}
+	for _, ch := range chunks[1:] {
+		if r := []rune(ch[:4])[0]; !unicode.IsLetter(r) {
+			t.Fatalf("chunk starts with %q", r)
+		}
+	}
+}
+
+func FuzzCountParallel(f *testing.F) {
+	f.Add("a\nb\nc d\n\n  e\nf", 2)
+	f.Add("x\n\u00e9t\u00e9\n\tTab\nZ", 1)
+	c := MustGet(Cl100kBase)
+	f.Fuzz(func(t *testing.T, s string, size int) {
+		size = 1 + abs(size)%64
+		want, err := c.Count(s)
+		if err != nil {
+			t.Skip()
+		}
+		sum := 0
+		for _, ch := range splitForCount(s, size) {
+			n, _ := c.Count(ch)
+			sum += n
+		}
+		if sum != want {
+			t.Fatalf("split count %d != %d for %q", sum, want, s)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
