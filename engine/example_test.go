@@ -1,0 +1,84 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ocbench/ocbench/engine"
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/prompt"
+	"github.com/ocbench/ocbench/provider/scripted"
+)
+
+// Embedding the engine: one run against the scripted provider (in
+// process; point Model.BaseURL at a real endpoint and drop StreamFunc to
+// use package provider's HTTP transport instead), in a workspace, with a
+// session file and an event callback.
+func Example() {
+	ws, _ := os.MkdirTemp("", "ocbench-example-")
+	defer os.RemoveAll(ws)
+	prompt.MaterializeSample(ws) // AGENTS.md, SOUL.md, ...
+
+	prov := scripted.MustNew(scripted.Options{}) // built-in script: read AGENTS.md, then answer
+	res, err := engine.Run(context.Background(), engine.Params{
+		Prompt:      "Read the workspace instructions.",
+		Model:       llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
+		StreamFunc:  prov.StreamFunc(),
+		Workspace:   ws,
+		SessionFile: filepath.Join(ws, ".sessions", "main.jsonl"),
+		OnEvent: func(e *engine.Event) {
+			switch e.Kind {
+			case engine.EventToolStart:
+				fmt.Printf("tool %s %s\n", e.ToolName, e.Args)
+			case engine.EventToolEnd:
+				fmt.Printf("tool result, error=%t\n", e.Result.IsError)
+			}
+		},
+	})
+	if err != nil {
+		fmt.Println("run failed:", err)
+		return
+	}
+	fmt.Println("turns:", res.Turns, "stop:", res.StopReason)
+	fmt.Println(res.Text()[:18])
+	// Output:
+	// tool read {"path":"AGENTS.md"}
+	// tool result, error=false
+	// turns: 2 stop: stop
+	// I read AGENTS.md.
+}
+
+// A tool of the embedding program: its arguments are checked against the
+// JSON schema before the handler runs; a call that fails the schema, or an
+// unknown tool, becomes an error result for the model, never a crash.
+func ExampleNewTool() {
+	weather := engine.MustNewTool("weather", "Current weather for a city.",
+		[]byte(`{"type":"object","properties":{"city":{"type":"string","minLength":1}},"required":["city"],"additionalProperties":false}`),
+		func(ctx context.Context, args []byte) (engine.ToolOutput, error) {
+			return engine.ToolOutput{Text: "sunny, 21°C"}, nil
+		})
+	reg, _ := engine.NewRegistry(weather)
+	ctx := context.Background()
+	fmt.Println(reg.Call(ctx, "weather", []byte(`{"city":"Lisbon"}`)).Text)
+	bad := reg.Call(ctx, "weather", []byte(`{"town":"Lisbon"}`))
+	fmt.Println(bad.IsError)
+	fmt.Println(reg.Call(ctx, "forecast", []byte(`{}`)).Text)
+	// Output:
+	// sunny, 21°C
+	// true
+	// Tool "forecast" not found. Available tools: weather.
+}
+
+// Steering: messages queued while a run is active reach the model between
+// turns; Interrupt also cancels the model call or tool in progress.
+func ExampleQueue() {
+	q := &engine.Queue{}
+	q.Push(engine.Steer, "also check the tests")
+	q.Push(engine.FollowUp, "then summarize")
+	fmt.Println(q.Len())
+	// Pass q as Params.Queue; the run delivers the steer message after the
+	// current turn's tool calls, the follow-up when the model stops.
+	// Output: 2
+}
