@@ -211,7 +211,9 @@ func TestStalls(t *testing.T) {
 			}
 			// Chat has no end marker: the first block ends when the second
 			// starts, so the pause is seen before the first end instead.
-			if w != wireenc.OpenAIChat && gapSeen < pause {
+			// Over loopback the end event reaches the client a little after
+			// the server starts its pause, so allow for the transit.
+			if w != wireenc.OpenAIChat && gapSeen < pause*3/4 {
 				t.Errorf("%s/%v: pause of %v between blocks, want >= %v", mode, w, gapSeen, pause)
 			}
 			if got := s.Message().TextContent(); w != wireenc.OpenAIChat && got != "beforeafter" {
