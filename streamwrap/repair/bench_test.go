@@ -3,6 +3,8 @@ package repair
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/valyala/fastjson"
 )
 
 // quirkInputs are one argument text per malformed kind (wire-and-cache.md
@@ -115,6 +117,17 @@ func BenchmarkValidEncodingJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if !json.Valid(validArgs2K) {
+			b.Fatal("invalid")
+		}
+	}
+}
+
+// BenchmarkValidFastjson is the second baseline for BenchmarkValid.
+func BenchmarkValidFastjson(b *testing.B) {
+	b.SetBytes(int64(len(validArgs2K)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if fastjson.ValidateBytes(validArgs2K) != nil {
 			b.Fatal("invalid")
 		}
 	}

@@ -1,5 +1,7 @@
 package repair
 
+//go:generate go run ./internal/genentities
+
 import (
 	"bytes"
 	"unicode/utf8"
