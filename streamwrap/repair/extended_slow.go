@@ -104,6 +104,9 @@ func extendedAt(dst, raw, toolName []byte, level int) ([]byte, Result, error) {
 		if hasSmartQuote(text) {
 			sq := smartParser{raw: text}
 			name, ok := normalizeToolName(toolName)
+			if !ok {
+				name, ok = toolNameFromPrefix(bytes.TrimSpace(text[:s]))
+			}
 			sq.read = ok && name == "read"
 			if o, e, good := sq.object(out, s, 0); good {
 				res.Fixes |= FixSmartQuote
