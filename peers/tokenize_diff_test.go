@@ -84,6 +84,9 @@ func TestTokenizeMatchesPkoukk(t *testing.T) {
 			if got != want {
 				t.Fatalf("%v sample %d (%d bytes, %q…): ocbench %d tokens, pkoukk %d", enc, i, len(s), s[:min(len(s), 40)], got, want)
 			}
+			if par, err := ours.CountParallel(s, 4); err != nil || par != want {
+				t.Fatalf("%v sample %d: parallel count %d, pkoukk %d", enc, i, par, want)
+			}
 			ids, _ := ours.Encode(s)
 			pids := theirs.EncodeOrdinary(s)
 			for j := range pids {
