@@ -325,7 +325,7 @@ func (r *runner) compact(ctx context.Context, trigger string, route PreemptiveRo
 	r.res.Notes = append(r.res.Notes, r.sess.takeNotes()...)
 	out.Compacted = true
 	out.Summary = d.summary
-	r.hist = prepareHistory(p, msgs)
+	r.hist = r.prepareHistory(msgs)
 	out.TokensAfter = EstimatePromptTokens(r.hist, nil)
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ocbench/ocbench/provider"
 
 	"github.com/ocbench/ocbench/streamwrap"
+	"github.com/ocbench/ocbench/transcript"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -102,22 +103,52 @@ func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
 	return streamwrap.Chain(fn, o)
 }
 
-// prepareHistory runs history preparation on the session context.
-func prepareHistory(p *Params, msgs []llm.Message) []llm.Message {
-	return append([]llm.Message(nil), msgs...)
+// prepareHistory runs OpenClaw's history preparation (transcript.Prepare:
+// sanitize, validate turns, drop heartbeat pairs, limit turns, repair
+// pairing, cap tool results) on the session context.
+func (r *runner) prepareHistory(msgs []llm.Message) []llm.Message {
+	p := r.p
+	pol := transcript.PolicyForAPI(p.Model.API)
+	if r.reg != nil {
+		pol.AllowedToolNames = r.reg.Names()
+	}
+	out, rep := transcript.Prepare(msgs, transcript.PrepareOptions{
+		Policy:              pol,
+		HistoryLimit:        p.HistoryLimit,
+		ContextWindowTokens: p.Model.ContextWindow,
+		ToolResultMaxChars:  p.Compaction.ToolResultMaxChars,
+		Now:                 func() int64 { return p.Now().UnixMilli() },
+	})
+	if rep.Pairing != (transcript.PairingReport{}) {
+		r.note("history: tool-call/result pairing repaired (%+v)", rep.Pairing)
+	}
+	if rep.TruncatedToolResult > 0 {
+		r.note("history: %d oversized tool results truncated", rep.TruncatedToolResult)
+	}
+	// The run appends to the prepared slice: never share its array.
+	return append(make([]llm.Message, 0, len(out)+8), out...)
 }
 
 // liveToolResultMaxChars is OpenClaw's live cap on one tool result.
 func liveToolResultMaxChars(ctxTokens, configured int) int {
-	if configured <= 0 {
-		configured = DefaultToolResultMaxChars
-	}
-	return min(ctxTokens*3/10*4, configured)
+	return transcript.LiveToolResultMaxChars(ctxTokens, configured)
 }
 
-// toolResultReducibleChars is what truncating the tool results of msgs to
-// maxChars would remove.
-func toolResultReducibleChars(msgs []llm.Message, maxChars int) int { return 0 }
+// toolResultReducibleChars is what OpenClaw's tool-result reduction plan
+// (minKeep 0, aggregate budget = the cap) would remove from msgs.
+func toolResultReducibleChars(msgs []llm.Message, maxChars int) int {
+	plan := transcript.PlanToolResultReductions(msgs, maxChars, maxChars, 0)
+	return plan.Reducible()
+}
 
-// truncateToolResults truncates oversized tool results in the history.
-func (r *runner) truncateToolResults(maxChars int) int { return 0 }
+// truncateToolResults applies the reduction plan to the history of the
+// next call and returns how many tool results it rewrote. The session file
+// keeps the full results (the rewrite is in memory, redone on each run).
+func (r *runner) truncateToolResults(maxChars int) int {
+	plan := transcript.PlanToolResultReductions(r.hist, maxChars, maxChars, 0)
+	if len(plan.Replacements) == 0 {
+		return 0
+	}
+	r.hist = append(r.hist[:0:0], transcript.ApplyToolResultPlan(r.hist, plan)...)
+	return plan.Oversized + plan.Aggregate
+}

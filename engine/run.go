@@ -78,6 +78,9 @@ type Params struct {
 	// SessionID names the session in the header of a new file and in
 	// requests (prompt-cache key); empty derives one.
 	SessionID string
+	// HistoryLimit keeps only the last N user turns of the history (0:
+	// unlimited; OpenClaw's per-channel historyLimit).
+	HistoryLimit int
 	// Session options for file sessions (durability etc.).
 	Session SessionOptions
 
@@ -353,7 +356,7 @@ func (r *runner) setup() (err error) {
 	// Phase 5: the decorator chain.
 	r.fn = r.wrapStream(r.fn, r.reg.Names())
 	// Phase 6: history.
-	r.hist = prepareHistory(p, r.sess.messages())
+	r.hist = r.prepareHistory(r.sess.messages())
 	if n := len(r.hist); n > 0 && r.hist[n-1].Role == llm.RoleUser {
 		// An orphaned user leaf (a run that died before the model
 		// answered): the new prompt replaces it in the context, so the
