@@ -212,8 +212,10 @@ func (s *Script) Validate() error {
 		if len(t.Steps) > MaxStepsPerTurn {
 			return &ScriptError{Turn: ti, Step: -1, Msg: "too many steps"}
 		}
-		if t.Stop > llm.StopAborted {
-			return &ScriptError{Turn: ti, Step: -1, Msg: "unknown stop reason"}
+		if t.Stop > llm.StopToolUse {
+			// Failures are scripted as steps (InBandError, EOF, a cut) or
+			// an HTTPError, so that they travel the way real ones do.
+			return &ScriptError{Turn: ti, Step: -1, Msg: "stop reason " + t.Stop.String() + " is not stop, length or toolUse; script failures as an error step, a cut or an HTTP error"}
 		}
 		if t.HTTPError != nil && (t.HTTPError.Status < 400 || t.HTTPError.Status > 599) {
 			return &ScriptError{Turn: ti, Step: -1, Msg: fmt.Sprintf("HTTP error status %d is not 4xx or 5xx", t.HTTPError.Status)}

@@ -14,6 +14,10 @@ const NoIndex = -1
 
 const unassigned = math.MinInt32
 
+// maxBlocks bounds the content indexes an Encoder numbers; blocks past it
+// all go out under index 0 rather than growing the table without bound.
+const maxBlocks = 1 << 16
+
 // Encoder writes one stream's events in one wire format. The zero value is
 // ready after Reset. See the package documentation for the lifetime rules.
 type Encoder struct {
@@ -74,7 +78,7 @@ func (e *Encoder) Meta() Meta { return e.meta }
 // an index when idx is NoIndex. Call it before the block's start event. It
 // is how the scripted provider reproduces a reused or missing index.
 func (e *Encoder) SetWireIndex(ci, idx int) {
-	if ci < 0 {
+	if ci < 0 || ci > maxBlocks {
 		return
 	}
 	e.grow(ci)
@@ -90,7 +94,7 @@ func (e *Encoder) grow(ci int) {
 // index returns the wire index of content index ci, numbering it on first
 // use with the counter of its kind.
 func (e *Encoder) index(ci int, tool bool) int {
-	if ci < 0 {
+	if ci < 0 || ci > maxBlocks {
 		return 0
 	}
 	e.grow(ci)

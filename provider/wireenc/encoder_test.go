@@ -7,6 +7,7 @@ import (
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider/wireenc"
+	"github.com/valyala/fastjson"
 )
 
 func longMessage() *llm.Message {
@@ -92,5 +93,52 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatal("no events")
 		}
 		compare(t, w, m, got)
+	})
+}
+
+// FuzzAppendEvent: any sequence of events, in any order and with any
+// content index, encodes without panicking into well-formed SSE whose data
+// lines are JSON (or the chat [DONE] sentinel).
+func FuzzAppendEvent(f *testing.F) {
+	f.Add(uint8(0), []byte{1, 2, 3, 3, 4, 11}, []byte("hello"))
+	f.Add(uint8(1), []byte{1, 8, 9, 9, 10, 2, 3, 4, 11}, []byte(`{"a":1}`))
+	f.Add(uint8(2), []byte{1, 5, 6, 7, 12, 200, 0}, []byte("\x00é"))
+	f.Fuzz(func(t *testing.T, wire uint8, ops []byte, delta []byte) {
+		w := wireenc.Wires[int(wire)%len(wireenc.Wires)]
+		if len(ops) > 200 {
+			ops = ops[:200]
+		}
+		var m llm.Message
+		for i := 0; i < 4; i++ {
+			_, b := m.AddBlock(llm.BlockType(i % 3))
+			b.Text = append(b.Text, delta...)
+			b.RawArgs = append(b.RawArgs, delta...)
+			b.ID = append(b.ID, "id|item"...)
+			b.Redacted = i == 1 && len(delta)%2 == 0
+		}
+		m.StopReason = llm.StopReason(len(delta) % 6)
+		var e wireenc.Encoder
+		e.Reset(w, wireenc.Meta{ID: "x", Model: "m"}, wireenc.Options{ToolArgs: wireenc.ToolArgsMode(len(ops) % 2), Ping: true})
+		var out []byte
+		for i, op := range ops {
+			if op%7 == 0 {
+				e.SetWireIndex(int(op)%6-1, int(op)%3-1)
+			}
+			ev := llm.Event{Type: llm.EventType(op % 13), ContentIndex: int(op/13) - 2, Delta: delta[:i%(len(delta)+1)]}
+			out = e.AppendEvent(out, &ev, &m)
+		}
+		out = e.AppendError(out, "t", string(delta))
+		out = e.AppendDoneRaw(out, &m, string(delta))
+		for _, ev := range bytes.Split(out, []byte("\n\n")) {
+			for _, line := range bytes.Split(ev, []byte("\n")) {
+				data, ok := bytes.CutPrefix(line, []byte("data: "))
+				if !ok || string(data) == "[DONE]" {
+					continue
+				}
+				if err := fastjson.ValidateBytes(data); err != nil {
+					t.Fatalf("%v: invalid data %q: %v", w, data, err)
+				}
+			}
+		}
 	})
 }
