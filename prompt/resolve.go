@@ -152,6 +152,9 @@ type cachedFile struct {
 	invalid bool
 }
 
+// commitReminder is the workspace note added when BOOTSTRAP.md exists.
+const commitReminder = "Reminder: commit your changes in this workspace after edits."
+
 // Resolve resolves with a fresh Resolver.
 func Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	var r Resolver
@@ -240,8 +243,11 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	// Bootstrap mode.
 	pending := false
 	for _, f := range files {
-		if f.Name == "BOOTSTRAP.md" && !f.Missing && f.Error == nil && (!cfg.SetupCompleted || f.Content != "") {
+		if f.Name == "BOOTSTRAP.md" && !f.Missing && f.Error == nil {
 			pending = !cfg.SetupCompleted
+			if !slices.Contains(p.WorkspaceNotes, commitReminder) {
+				p.WorkspaceNotes = append(slices.Clip(p.WorkspaceNotes), commitReminder)
+			}
 		}
 	}
 	p.BootstrapMode = BootstrapNone

@@ -289,3 +289,50 @@ func TestResolveTimezone(t *testing.T) {
 		t.Fatal(tz)
 	}
 }
+
+func TestResolveBootstrapPending(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "AGENTS.md"), "agents")
+	writeFile(t, filepath.Join(dir, "BOOTSTRAP.md"), "Hello, bootstrap me.")
+	res, err := Resolve(SampleConfig(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ := AppendPrompt(nil, &res.Params)
+	s := string(out)
+	if res.Params.BootstrapMode != BootstrapFull || !strings.Contains(s, bootstrapPendingFull) ||
+		!strings.Contains(s, "/BOOTSTRAP.md\nHello, bootstrap me.") || !strings.Contains(s, commitReminder) {
+		t.Fatalf("full bootstrap mode not rendered (mode %v)", res.Params.BootstrapMode)
+	}
+	// Without the read tool: limited, and BOOTSTRAP.md is not injected.
+	cfg := SampleConfig()
+	cfg.Base.ToolNames = []string{"exec"}
+	res, _ = Resolve(cfg, dir)
+	out, _, _ = AppendPrompt(nil, &res.Params)
+	if res.Params.BootstrapMode != BootstrapLimited || strings.Contains(string(out), "Hello, bootstrap me.") {
+		t.Fatalf("limited mode: %v", res.Params.BootstrapMode)
+	}
+	// Heartbeat runs, subagents and completed setups: none.
+	for name, mut := range map[string]func(*Config){
+		"heartbeat": func(c *Config) { c.Trigger = "heartbeat" },
+		"subagent":  func(c *Config) { c.SessionKey = "subagent:1" },
+		"completed": func(c *Config) { c.SetupCompleted = true },
+	} {
+		cfg := SampleConfig()
+		mut(cfg)
+		res, _ := Resolve(cfg, dir)
+		if res.Params.BootstrapMode != BootstrapNone {
+			t.Errorf("%s: mode %v", name, res.Params.BootstrapMode)
+		}
+		if _, ok := fileContent(res, "BOOTSTRAP.md"); ok {
+			t.Errorf("%s: BOOTSTRAP.md injected", name)
+		}
+	}
+	// contextInjection never: no files at all.
+	cfg = SampleConfig()
+	cfg.ContextInjection = "never"
+	res, _ = Resolve(cfg, dir)
+	if len(res.Params.ContextFiles) != 0 {
+		t.Fatal("contextInjection=never injected files")
+	}
+}
