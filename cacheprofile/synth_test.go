@@ -23,9 +23,11 @@ type synthSession struct {
 	now           time.Time
 	turn          int
 	prompt        int64 // prompt tokens of the last call
+	ctx           int64 // tokens of the context after tools+system
+	lastCall      time.Time
+	compacted     bool
 	started       bool
 	compactEvery  int
-	sinceCompact  []string // ids since the last compaction
 	pad           string
 }
 
@@ -53,7 +55,6 @@ func (s *synthSession) entry(typ, body string) string {
 	}
 	s.line(`{"type":%q,"id":%q,"parentId":%s,"timestamp":%q%s}`, typ, id, parent, s.now.Format(time.RFC3339Nano), body)
 	s.parent = id
-	s.sinceCompact = append(s.sinceCompact, id)
 	return id
 }
 
@@ -64,13 +65,27 @@ func (s *synthSession) text(n int) string {
 	return `"` + s.pad[start:start+n] + `"`
 }
 
+// synthSystem is the size of the synthetic tools + system prompt.
+const synthSystem = 3000
+
+// call appends an assistant message whose usage follows Anthropic's rules
+// with OpenClaw's breakpoints: the previous prompt is read back unless the
+// cache expired (cold) or a compaction rewrote the history (only tools +
+// system are read).
 func (s *synthSession) call(stop string, content string, added int64) {
-	read := s.prompt
-	if s.prompt == 0 {
+	s.ctx += added
+	total := synthSystem + s.ctx
+	var read int64
+	switch {
+	case s.lastCall.IsZero() || s.now.Sub(s.lastCall) > 5*time.Minute:
 		read = 0
+	case s.compacted:
+		read = synthSystem
+	default:
+		read = s.prompt
 	}
-	write := added
-	s.prompt = read + write
+	write := total - read
+	s.prompt, s.compacted, s.lastCall = total, false, s.now
 	s.entry("message", fmt.Sprintf(`,"message":{"role":"assistant","content":[%s],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":3,"output":50,"cacheRead":%d,"cacheWrite":%d,"totalTokens":%d},"stopReason":%q,"timestamp":%d}`,
 		content, read, write, read+write+53, stop, s.now.UnixMilli()))
 }
@@ -81,15 +96,14 @@ func (s *synthSession) next() {
 		s.started = true
 		s.line(`{"type":"session","version":3,"id":"synth-%d","timestamp":%q,"cwd":"/w"}`, s.size, s.now.Format(time.RFC3339Nano))
 		s.entry("model_change", `,"provider":"anthropic","modelId":"claude-sonnet-4-5"`)
-		s.prompt = 0
 		return
 	}
 	s.turn++
-	if s.turn%s.compactEvery == 0 && len(s.sinceCompact) > 8 {
-		kept := s.sinceCompact[len(s.sinceCompact)-6]
-		s.sinceCompact = s.sinceCompact[:0]
-		s.entry("compaction", fmt.Sprintf(`,"summary":%s,"firstKeptEntryId":%q,"tokensBefore":%d`, s.text(2000), kept, s.prompt))
-		s.prompt = 0 // the next call writes afresh
+	if s.turn%s.compactEvery == 0 {
+		// Nothing kept: the summary alone replaces the history.
+		sum := s.text(2000)
+		s.entry("compaction", fmt.Sprintf(`,"summary":%s,"firstKeptEntryId":"","tokensBefore":%d`, sum, s.prompt))
+		s.ctx, s.compacted = int64(len(sum))/4+25, true
 	}
 	// A pause: mostly short, sometimes past the 5-minute lifetime.
 	if s.rng.IntN(10) == 0 {
@@ -100,9 +114,6 @@ func (s *synthSession) next() {
 	u := s.text(200 + s.rng.IntN(400))
 	s.entry("message", fmt.Sprintf(`,"message":{"role":"user","content":[{"type":"text","text":%s}],"timestamp":%d}`, u, s.now.UnixMilli()))
 	added := int64((len(u)-2)/4 + 1)
-	if s.prompt == 0 {
-		added += 3000
-	}
 	loops := 1 + s.rng.IntN(6)
 	for i := 0; i < loops; i++ {
 		s.now = s.now.Add(time.Duration(2+s.rng.IntN(8)) * time.Second)
