@@ -100,6 +100,11 @@ func fullChain(base llm.StreamFunc) (llm.StreamFunc, *llm.Request) {
 		RunID:         "run",
 	})
 	req := &llm.Request{Model: llm.Model{ID: "m", API: "openai-completions", Provider: "openai-compatible", HTMLEntityArgs: true}}
+	// A history with a tool call and its result, as every later turn has.
+	call := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockToolCall, ID: []byte("call_0"), Name: []byte("read"), Arguments: []byte(`{"path":"a"}`)}}}
+	res := llm.TextMessage(llm.RoleToolResult, "file a")
+	res.ToolCallID, res.ToolName = "call_0", "read"
+	req.Messages = []llm.Message{llm.TextMessage(llm.RoleUser, "read a"), call, res}
 	return f, req
 }
 

@@ -146,7 +146,7 @@ func SanitizeReplayMessages(msgs []llm.Message, api string, cfg SanitizeConfig) 
 				continue
 			}
 			keep, name := replayKeep(b, cfg.ReplayAllowed, answered(trimSpace(b.ID)))
-			if keep && name == string(b.Name) {
+			if keep && name == b2s(b.Name) {
 				if mchanged {
 					content = append(content, *b)
 				}
@@ -225,7 +225,7 @@ func replayKeep(b *llm.Block, allowed *Allowlist, completed bool) (bool, string)
 	if len(trimSpace(b.Arguments)) == 0 || len(trimSpace(b.ID)) == 0 {
 		return false, ""
 	}
-	n, ok := resolveReplayToolName(string(b.Name), string(b.ID), allowed, completed)
+	n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, completed)
 	return ok, n
 }
 
@@ -244,8 +244,8 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, answeredAfter fu
 				return false
 			}
 		}
-		n, ok := resolveReplayToolName(string(b.Name), string(b.ID), allowed, answered(trimSpace(b.ID)))
-		if !ok || n != string(b.Name) {
+		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, answered(trimSpace(b.ID)))
+		if !ok || n != b2s(b.Name) {
 			return false
 		}
 		if !answeredAfter(at, b.ID) {
@@ -259,6 +259,9 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, answeredAfter fu
 // assistant turn, inserts a synthetic error result for a call without one,
 // and drops results no call asked for. ok is false when nothing changed.
 func pairToolResults(msgs []llm.Message) ([]llm.Message, bool) {
+	if pairedAlready(msgs) {
+		return msgs, false // fast path: nothing to move, insert or drop
+	}
 	used := make([]bool, len(msgs))
 	out := make([]llm.Message, 0, len(msgs))
 	changed := false
@@ -311,6 +314,32 @@ func pairToolResults(msgs []llm.Message) ([]llm.Message, bool) {
 		return msgs, false
 	}
 	return out, true
+}
+
+// pairedAlready reports whether every assistant turn's tool calls are
+// followed, in order, by exactly their results and no result is orphaned.
+// It allocates nothing.
+func pairedAlready(msgs []llm.Message) bool {
+	for i := 0; i < len(msgs); {
+		m := &msgs[i]
+		i++
+		switch m.Role {
+		case llm.RoleToolResult:
+			return false // not right after its call: orphaned or displaced
+		case llm.RoleAssistant:
+			for j := range m.Content {
+				b := &m.Content[j]
+				if b.Type != llm.BlockToolCall {
+					continue
+				}
+				if i >= len(msgs) || msgs[i].Role != llm.RoleToolResult || msgs[i].ToolCallID != b2s(b.ID) {
+					return false
+				}
+				i++
+			}
+		}
+	}
+	return true
 }
 
 // mergeUserTurns merges consecutive user messages into one.

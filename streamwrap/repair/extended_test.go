@@ -47,7 +47,50 @@ func checkExtended(t testing.TB, in, tool []byte) ([]byte, Result, error) {
 		}
 	}
 	checkNoInvention(t, in, got)
+	checkKeyOrder(t, in, got)
 	return got, res, nil
+}
+
+// checkKeyOrder: the top-level keys of out appear in in in the same order.
+func checkKeyOrder(t testing.TB, in, out []byte) {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(out))
+	inSk := skeleton(in)
+	pos := 0
+	depth := 0
+	expectKey := false
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				depth++
+				expectKey = v == '{' && depth == 1
+			case '}', ']':
+				depth--
+				expectKey = depth == 1 // a nested value ended
+			}
+			continue
+		case string:
+			if depth == 1 && expectKey {
+				sk := skeleton([]byte(v))
+				k := strings.Index(inSk[pos:], sk)
+				if k < 0 {
+					t.Fatalf("Extended(%q) = %q: key %q out of order", in, out, v)
+				}
+				pos += k + len(sk)
+				expectKey = false
+				continue
+			}
+		}
+		if depth == 1 {
+			expectKey = true
+		}
+	}
 }
 
 // skeleton reduces a text to what survives any escape normalisation:
