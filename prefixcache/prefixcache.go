@@ -47,10 +47,6 @@ type Entry struct {
 	Tokens int
 	// PrefixHash is the xxhash of Prefix, the value a report shows.
 	PrefixHash uint64
-	// Aux lets the producer keep derived data with the entry (the prompt
-	// package keeps its per-section report there). It is never inspected.
-	Aux any
-
 	prev, next *Entry
 	size       int64
 }

@@ -256,3 +256,15 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// TestNoPeerInLibraryGraph: the reference tokenizer is only compared with
+// in the separate peers module; the library's go.mod never names it.
+func TestNoPeerInLibraryGraph(t *testing.T) {
+	b, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "pkoukk") {
+		t.Fatal("pkoukk/tiktoken-go entered the library's go.mod")
+	}
+}
