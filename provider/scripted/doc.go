@@ -29,7 +29,8 @@
 // latency nothing sleeps, no goroutine is started, and players and decoders
 // are pooled, so a stream allocates nothing per event. Over loopback,
 // Provider.Handler serves /v1/chat/completions, /v1/responses,
-// /v1/messages and /v1/models, and Start runs it on 127.0.0.1:0.
+// /v1/messages and /v1/models, and Start runs it on 127.0.0.1:0. Render
+// writes a turn's whole body without waiting, for replayable fixtures.
 //
 // It owns scripts, their playback and the fake endpoints. It does not own
 // the wire layouts (wireenc), decoding (provider) or repair (streamwrap).
