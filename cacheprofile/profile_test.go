@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // v3 builds a version-3 session line by line.
@@ -263,4 +264,24 @@ func TestOpenAISession(t *testing.T) {
 	if rep.ToolLoop.ReadError() != 0 {
 		t.Errorf("read error %v", rep.ToolLoop.ReadError())
 	}
+}
+
+func TestMessageNodeAllocs(t *testing.T) {
+	// Hashing and estimating a parsed message allocates nothing.
+	var p Profiler
+	msgEntry := newV3()
+	msgEntry.tool("x", strings.Repeat("é", 100))
+	rd := transcriptReader(msgEntry.b.String())
+	if !rd.Next() {
+		t.Fatal(rd.Err())
+	}
+	e := rd.Entry()
+	allocs := testing.AllocsPerRun(100, func() { entryNode(e, &p.dig) })
+	if allocs != 0 {
+		t.Errorf("entryNode allocates %.1f times per message, want 0", allocs)
+	}
+}
+
+func transcriptReader(s string) *transcript.Reader {
+	return transcript.NewReader(strings.NewReader(s), transcript.Options{KeepUnknown: true})
 }

@@ -171,20 +171,26 @@ func utf16Len(b []byte) int {
 	return n
 }
 
+// tags are one-byte separators for content hashes.
+const tags = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09"
+
+func tag(i int) string {
+	if i < 0 || i >= len(tags) {
+		i = len(tags) - 1
+	}
+	return tags[i : i+1]
+}
+
 // messageNode reduces an LLM message to a node: a content hash over what
 // is sent (role, block types, texts, tool ids, names and arguments; not
 // timestamps, usage or tool-result details) and pi's chars/4 estimate.
 func messageNode(m *llm.Message, d *xxhash.Digest) node {
 	d.Reset()
-	var role [1]byte
-	role[0] = byte(m.Role) + 1
-	d.Write(role[:])
+	d.WriteString(tag(int(m.Role) + 1))
 	chars := 0
 	for i := range m.Content {
 		b := &m.Content[i]
-		var t [1]byte
-		t[0] = byte(b.Type) + 1
-		d.Write(t[:])
+		d.WriteString(tag(int(b.Type) + 1))
 		switch b.Type {
 		case llm.BlockText:
 			d.Write(b.Text)
@@ -210,7 +216,7 @@ func messageNode(m *llm.Message, d *xxhash.Digest) node {
 				chars += tokenize.ImageChars
 			}
 		}
-		d.Write([]byte{0})
+		d.WriteString(tag(0))
 	}
 	if m.Role == llm.RoleToolResult {
 		d.WriteString(m.ToolCallID)
