@@ -721,6 +721,9 @@ func (p *Profiler) timeline(c *Call) {
 			cur.RecRead = 0
 		}
 		mix(&cur.RecRead, float64(c.Recorded.CacheRead))
+		if c.Recorded.CacheRead == 0 {
+			cur.RecMiss = true
+		}
 	}
 	if c.Predicted.Reason != "hit" {
 		cur.Miss = true
@@ -736,7 +739,7 @@ func (p *Profiler) timeline(c *Call) {
 		for i := 0; i+1 < len(p.tl); i += 2 {
 			a, b := p.tl[i], p.tl[i+1]
 			w := float64(a.Calls + b.Calls)
-			m := Point{First: a.First, Calls: a.Calls + b.Calls, Miss: a.Miss || b.Miss,
+			m := Point{First: a.First, Calls: a.Calls + b.Calls, Miss: a.Miss || b.Miss, RecMiss: a.RecMiss || b.RecMiss,
 				Read:     (a.Read*float64(a.Calls) + b.Read*float64(b.Calls)) / w,
 				Write:    (a.Write*float64(a.Calls) + b.Write*float64(b.Calls)) / w,
 				Uncached: (a.Uncached*float64(a.Calls) + b.Uncached*float64(b.Calls)) / w,

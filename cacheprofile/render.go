@@ -268,14 +268,14 @@ func writeSVG(w *bufio.Writer, r *Report) {
 	if len(pts) == 0 {
 		return
 	}
-	const W, H, padL, padB = 1000.0, 320.0, 60.0, 24.0
+	const W, H, padL, padB = 1000.0, 330.0, 60.0, 34.0
 	top := 1.0
 	for _, p := range pts {
 		top = max(top, p.Read+p.Write+p.Uncached, p.RecRead)
 	}
 	bw := (W - padL) / float64(len(pts))
 	y := func(v float64) float64 { return (H - padB) - v/top*(H-padB-10) }
-	fmt.Fprintf(w, `<p class=k><span style="background:#2e7d32"></span>cache read<span style="background:#f9a825"></span>cache write<span style="background:#9e9e9e"></span>uncached<span style="background:#1565c0;height:3px"></span>recorded read<span style="background:#c62828"></span>predicted miss</p>`)
+	fmt.Fprintf(w, `<p class=k><span style="background:#2e7d32"></span>cache read<span style="background:#f9a825"></span>cache write<span style="background:#9e9e9e"></span>uncached<span style="background:#1565c0;height:3px"></span>recorded read<span style="background:#c62828"></span>predicted miss<span style="background:#6a1b9a"></span>recorded miss</p>`)
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img">`, W, H, W, H)
 	fmt.Fprintf(w, `<text x="4" y="14" font-size="11">%s</text><text x="4" y="%.0f" font-size="11">0</text>`, group(int64(top)), H-padB)
 	for i, p := range pts {
@@ -294,7 +294,10 @@ func writeSVG(w *bufio.Writer, r *Report) {
 			y0 -= h
 		}
 		if p.Miss {
-			fmt.Fprintf(w, `<rect x="%.2f" y="%.0f" width="%.2f" height="6" fill="#c62828"/>`, x, H-padB+4, max(bw-0.3, 0.6))
+			fmt.Fprintf(w, `<rect x="%.2f" y="%.0f" width="%.2f" height="6" fill="#c62828"/>`, x, H-padB+3, max(bw-0.3, 0.6))
+		}
+		if p.RecMiss {
+			fmt.Fprintf(w, `<rect x="%.2f" y="%.0f" width="%.2f" height="6" fill="#6a1b9a"/>`, x, H-padB+11, max(bw-0.3, 0.6))
 		}
 	}
 	var path strings.Builder
