@@ -85,6 +85,9 @@ func (p *Provider) meta(w wireenc.Wire, req *llm.Request) wireenc.Meta {
 
 // choose picks the turn of req; a nil turn is a refusal.
 func (p *Provider) choose(req *llm.Request) (*Script, *Turn, *provider.HTTPError) {
+	if req == nil {
+		req = &emptyRequest
+	}
 	s, t := p.pick(req)
 	if t == nil {
 		return nil, nil, &provider.HTTPError{Status: 500, Type: "api_error", Message: "scripted: the script has no turn for this request"}
@@ -126,6 +129,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, er
 	st.reset(p, ctx, w, req, s, t)
 	return &stream{st: st}, nil
 }
+
+// emptyRequest stands for a nil request; pickers only read it.
+var emptyRequest llm.Request
 
 // estimateInput is the prompt size in tokens at four bytes a token.
 func estimateInput(req *llm.Request) int64 {

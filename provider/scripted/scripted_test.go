@@ -458,3 +458,18 @@ func TestValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestNilRequest(t *testing.T) {
+	s, err := MustNew(Options{}).Stream(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Drain(s)
+	if err != nil || m.StopReason != llm.StopToolUse {
+		t.Fatalf("%v %v", err, m.StopReason)
+	}
+	s.Close()
+	if s.Next() || s.Close() != nil {
+		t.Error("a closed stream still streams")
+	}
+}
