@@ -169,6 +169,7 @@ type Point struct {
 	Uncached float64 `json:"uncached"`
 	RecRead  float64 `json:"recordedRead"` // -1 when no call records usage
 	Miss     bool    `json:"miss"`         // a predicted miss in the bucket
+	RecMiss  bool    `json:"recordedMiss"` // a recorded miss in the bucket
 }
 
 // Report is the profile of one session.
