@@ -46,9 +46,10 @@ func (d *Decoder) str(v span) ([]byte, bool) {
 	return out[start:len(out):len(out)], true
 }
 
-// key returns a member name, unescaped when it has escapes.
-func (d *Decoder) key(k []byte) []byte {
-	if bytes.IndexByte(k, '\\') < 0 {
+// key returns the member name it just read, unescaped when it has
+// escapes (provider keys never have any).
+func (d *Decoder) key(it *objIter, k []byte) []byte {
+	if !it.keyEsc {
 		return k
 	}
 	out, ok := unescapeTo(d.kbuf[:0], k)
@@ -57,19 +58,6 @@ func (d *Decoder) key(k []byte) []byte {
 		return nil
 	}
 	return out
-}
-
-// topObject validates data as one JSON object and returns its span.
-func topObject(data []byte) (span, bool) {
-	i := skipWS(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return absent, false
-	}
-	e := skipValue(data, i)
-	if e < 0 || skipWS(data, e) != len(data) {
-		return absent, false
-	}
-	return span{i, e}, true
 }
 
 func first(dst *span, v span) {
@@ -85,32 +73,65 @@ func (d *Decoder) chatFast(data []byte) error {
 		d.finish()
 		return nil
 	}
-	top, ok := topObject(data)
-	if !ok {
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
 		return d.badJSON()
 	}
-	model, id, choices, usage, errv := absent, absent, absent, absent, absent
-	it, _ := iterObj(data, top)
+	top := vIter{b: data, i: i + 1}
+	model, id, usage, errv := absent, absent, absent, absent
+	sawChoices, choicesArray := false, false
 	for {
-		k, v, ok := it.next()
+		k, ok := top.more()
 		if !ok {
 			break
 		}
-		switch string(d.key(k)) {
+		var kn []byte
+		if top.keyEsc {
+			kn = d.unescKey(k)
+		} else {
+			kn = k
+		}
+		var v span
+		switch string(kn) {
 		case "choices":
-			first(&choices, v)
+			if !sawChoices && top.peek() == '[' {
+				sawChoices, choicesArray = true, true
+				arr, _ := top.child()
+				if err := d.chatChoices(&arr); err != nil {
+					d.chatIdentityCold(data)
+					return err
+				}
+				if !top.resume(&arr) {
+					return d.badJSON()
+				}
+				continue
+			}
+			sawChoices = true
+			v, ok = top.skip()
 		case "model":
+			v, ok = top.skip()
 			first(&model, v)
 		case "id":
+			v, ok = top.skip()
 			first(&id, v)
 		case "usage":
+			v, ok = top.skip()
 			first(&usage, v)
 		case "error":
+			v, ok = top.skip()
 			first(&errv, v)
+		default:
+			_, ok = top.skip()
+		}
+		if !ok {
+			return d.badJSON()
 		}
 	}
-	if usage.isObject(data) || (!choices.isArray(data) && errv.ok() && !errv.isNull(data)) {
-		return d.chatEvent(data) // Slow path: usage chunk or in-band error.
+	if !top.closed || skipWS(data, top.i) != len(data) {
+		return d.badJSON()
+	}
+	if !choicesArray && errv.ok() && !errv.isNull(data) {
+		return d.chatEvent(data) // Slow path: in-band error (nothing applied yet).
 	}
 	if !d.gotModel {
 		s, ok := d.str(model)
@@ -126,43 +147,99 @@ func (d *Decoder) chatFast(data []byte) error {
 		}
 		d.setResponseID(s)
 	}
-	arr, ok := iterArr(data, choices)
+	if usage.isObject(data) {
+		d.chatUsageFast(usage)
+	}
+	return nil
+}
+
+// chatIdentityCold sets the model and response id when a chunk fails
+// half-way, as the reference (which reads them first) does.
+func (d *Decoder) chatIdentityCold(data []byte) {
+	v, err := d.p.ParseBytes(data)
+	if err != nil {
+		return
+	}
+	if !d.gotModel {
+		d.setModel(v.GetStringBytes("model"))
+	}
+	if !d.gotID {
+		d.setResponseID(v.GetStringBytes("id"))
+	}
+}
+
+func (d *Decoder) unescKey(k []byte) []byte {
+	out, ok := unescapeTo(d.kbuf[:0], k)
+	d.kbuf = out
 	if !ok {
 		return nil
 	}
+	return out
+}
+
+// chatChoices decodes the choices array in the same pass that validates it.
+func (d *Decoder) chatChoices(arr *vIter) error {
 	for {
-		c, ok := arr.next()
-		if !ok {
+		if _, ok := arr.more(); !ok {
+			if !arr.closed {
+				return d.badJSON()
+			}
 			return nil
 		}
-		if err := d.chatChoiceFast(c); err != nil {
+		if arr.peek() != '{' {
+			if _, ok := arr.skip(); !ok {
+				return d.badJSON()
+			}
+			continue
+		}
+		c, _ := arr.child()
+		if err := d.chatChoiceInline(&c); err != nil {
 			return err
+		}
+		if !arr.resume(&c) {
+			return d.badJSON()
 		}
 	}
 }
 
-func (d *Decoder) chatChoiceFast(c span) error {
+func (d *Decoder) chatChoiceInline(c *vIter) error {
 	data := d.data
-	it, ok := iterObj(data, c)
-	if !ok {
-		return nil
-	}
 	idx, delta, fr := absent, absent, absent
 	for {
-		k, v, ok := it.next()
+		k, ok := c.more()
 		if !ok {
+			if !c.closed {
+				return d.badJSON()
+			}
 			break
 		}
-		switch string(d.key(k)) {
+		if c.keyEsc {
+			k = d.unescKey(k)
+		}
+		var v span
+		switch string(k) {
 		case "index":
+			v, ok = c.skip()
 			first(&idx, v)
 		case "delta":
+			v, ok = c.skip()
 			first(&delta, v)
 		case "finish_reason":
+			v, ok = c.skip()
 			first(&fr, v)
+		default:
+			_, ok = c.skip()
+		}
+		if !ok {
+			return d.badJSON()
 		}
 	}
-	choice := int32(intOf(data, idx))
+	return d.chatChoiceSpans(int32(intOf(data, idx)), delta, fr)
+}
+
+// chatChoiceSpans applies a validated choice's delta and finish reason.
+func (d *Decoder) chatChoiceSpans(choice int32, delta, fr span) error {
+	data := d.data
 	if dit, ok := iterObj(data, delta); ok {
 		var reasoning [len(reasoningFields)]span
 		for i := range reasoning {
@@ -174,7 +251,7 @@ func (d *Decoder) chatChoiceFast(c span) error {
 			if !ok {
 				break
 			}
-			switch string(d.key(k)) {
+			switch string(d.key(&dit, k)) {
 			case "content":
 				first(&content, v)
 			case "tool_calls":
@@ -234,6 +311,57 @@ func (d *Decoder) chatChoiceFast(c span) error {
 	return nil
 }
 
+// chatUsageFast reads a validated usage object (the reference's rules).
+func (d *Decoder) chatUsageFast(u span) {
+	data := d.data
+	prompt, completion, hit, ptd, ctd := absent, absent, absent, absent, absent
+	it, _ := iterObj(data, u)
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			break
+		}
+		switch string(d.key(&it, k)) {
+		case "prompt_tokens":
+			first(&prompt, v)
+		case "completion_tokens":
+			first(&completion, v)
+		case "prompt_cache_hit_tokens":
+			first(&hit, v)
+		case "prompt_tokens_details":
+			first(&ptd, v)
+		case "completion_tokens_details":
+			first(&ctd, v)
+		}
+	}
+	cached := d.memberInt(ptd, "cached_tokens")
+	if cached == 0 {
+		cached = intOf(data, hit)
+	}
+	d.uCacheRead = cached
+	d.uCacheWrite = d.memberInt(ptd, "cache_write_tokens")
+	d.uIn = max(intOf(data, prompt)-cached-d.uCacheWrite, 0)
+	d.uOut = intOf(data, completion)
+	d.uReason = d.memberInt(ctd, "reasoning_tokens")
+}
+
+// memberInt returns the integer member name of the validated object at o.
+func (d *Decoder) memberInt(o span, name string) int64 {
+	it, ok := iterObj(d.data, o)
+	if !ok {
+		return 0
+	}
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			return 0
+		}
+		if string(d.key(&it, k)) == name {
+			return intOf(d.data, v)
+		}
+	}
+}
+
 func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
 	data := d.data
 	id, fn, index := absent, absent, absent
@@ -243,7 +371,7 @@ func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
 			if !ok {
 				break
 			}
-			switch string(d.key(k)) {
+			switch string(d.key(&it, k)) {
 			case "id":
 				first(&id, v)
 			case "function":
@@ -260,7 +388,7 @@ func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
 			if !ok {
 				break
 			}
-			switch string(d.key(k)) {
+			switch string(d.key(&it, k)) {
 			case "name":
 				first(&name, v)
 			case "arguments":
@@ -280,18 +408,17 @@ func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
 // ---- Anthropic Messages ----
 
 func (d *Decoder) anthropicFast(data []byte) error {
-	top, ok := topObject(data)
+	it, ok := topIter(data)
 	if !ok {
 		return d.badJSON()
 	}
 	typ, index, delta := absent, absent, absent
-	it, _ := iterObj(data, top)
 	for {
 		k, v, ok := it.next()
 		if !ok {
 			break
 		}
-		switch string(d.key(k)) {
+		switch string(d.key(&it, k)) {
 		case "type":
 			first(&typ, v)
 		case "index":
@@ -299,6 +426,9 @@ func (d *Decoder) anthropicFast(data []byte) error {
 		case "delta":
 			first(&delta, v)
 		}
+	}
+	if !it.complete() {
+		return d.badJSON()
 	}
 	t, ok := d.str(typ)
 	if !ok {
@@ -328,7 +458,7 @@ func (d *Decoder) anthropicFast(data []byte) error {
 		if !ok {
 			break
 		}
-		switch string(d.key(k)) {
+		switch string(d.key(&dit, k)) {
 		case "type":
 			first(&dtype, v)
 		case "text":
@@ -397,18 +527,17 @@ func (d *Decoder) responsesFast(data []byte) error {
 	if isDone(data) {
 		return d.responsesEvent(data)
 	}
-	top, ok := topObject(data)
+	it, ok := topIter(data)
 	if !ok {
 		return d.badJSON()
 	}
 	typ, oi, ci, itemID, delta := absent, absent, absent, absent, absent
-	it, _ := iterObj(data, top)
 	for {
 		k, v, ok := it.next()
 		if !ok {
 			break
 		}
-		switch string(d.key(k)) {
+		switch string(d.key(&it, k)) {
 		case "type":
 			first(&typ, v)
 		case "output_index":
@@ -420,6 +549,9 @@ func (d *Decoder) responsesFast(data []byte) error {
 		case "delta":
 			first(&delta, v)
 		}
+	}
+	if !it.complete() {
+		return d.badJSON()
 	}
 	t, ok := d.str(typ)
 	if !ok {

@@ -48,7 +48,12 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 	ref := NewDecoder(w, bytes.NewReader(body), o)
 	ref.ref = true
 	rr := drain(ref)
-	if !errors.Is(r.err, ErrBadJSON) && !errors.Is(rr.err, ErrBadJSON) && !hasSurrogateEscape(body) {
+	// A body cut inside a line reports a JSON failure of the cut line as
+	// truncation, so that case is skipped too.
+	syntaxish := func(x result) bool {
+		return errors.Is(x.err, ErrBadJSON) || (x.d.cut && errors.Is(x.err, ErrTruncated))
+	}
+	if !syntaxish(r) && !syntaxish(rr) && !hasSurrogateEscape(body) {
 		if !reflect.DeepEqual(r.events, rr.events) {
 			t.Fatalf("fast and reference events differ:\n%v\n%v\nerrs %v / %v", r.events, rr.events, r.err, rr.err)
 		}

@@ -16,7 +16,7 @@ func TestHangHunt(t *testing.T) {
 		seeds = append(seeds, readStream(t, c.file))
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for n := 0; n < 60000; n++ {
+	for n := 0; n < 20000; n++ {
 		s := seeds[rng.IntN(len(seeds))]
 		b := append([]byte(nil), s...)
 		for k := rng.IntN(4) + 1; k > 0; k-- {

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -14,38 +16,105 @@ import (
 
 const maxJSONDepth = 256
 
+// byte classes for the scanners
+const (
+	clWS     = 1 << iota // ' ' \t \n \r
+	clStruct             // " { } [ ]
+	clEnd                // , } ] and whitespace: ends a scalar
+)
+
+var class = func() (t [256]uint8) {
+	for _, c := range " \t\n\r" {
+		t[c] |= clWS | clEnd
+	}
+	for _, c := range `"{}[]` {
+		t[c] |= clStruct
+	}
+	for _, c := range ",}]" {
+		t[c] |= clEnd
+	}
+	return t
+}()
+
 func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
+	for i < len(b) && class[b[i]]&clWS != 0 {
+		i++
 	}
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] == '"',
-// or -1.
-func skipString(b []byte, i int) int {
+const (
+	swarLSB    = 0x0101010101010101
+	swarMSB    = 0x8080808080808080
+	swarQuotes = 0x2222222222222222
+	swarSlash  = 0x5c5c5c5c5c5c5c5c
+)
+
+// zeroBytes has the high bit set in (at least) the lowest zero byte of v;
+// bits above it may be false positives.
+func zeroBytes(v uint64) uint64 { return (v - swarLSB) &^ v & swarMSB }
+
+// findQuote returns the index of the first '"' in b at or after i (-1 if
+// none) and whether a backslash comes before it. It reads eight bytes at a
+// time (SWAR): provider strings are mostly short, where this beats a call
+// to IndexByte.
+func findQuote(b []byte, i int) (int, bool) {
+	esc := false
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q := zeroBytes(w ^ swarQuotes)
+		sl := zeroBytes(w ^ swarSlash)
+		if q == 0 {
+			esc = esc || sl != 0
+			i += 8
+			continue
+		}
+		qb := uint(bits.TrailingZeros64(q))
+		esc = esc || sl&(1<<qb-1) != 0
+		return i + int(qb>>3), esc
+	}
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			return i, esc
+		case '\\':
+			esc = true
+		}
+	}
+	return -1, esc
+}
+
+// scanString returns the index after the string starting at b[i] == '"'
+// (-1 if it is not terminated) and whether it has escapes.
+func scanString(b []byte, i int) (int, bool) {
 	start := i
 	i++
+	esc := false
 	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return -1
+		k, e := findQuote(b, i)
+		esc = esc || e
+		if k < 0 {
+			return -1, esc
 		}
-		k := i + j
+		if b[k-1] != '\\' {
+			return k + 1, esc
+		}
 		n := 0
 		for p := k - 1; p > start && b[p] == '\\'; p-- {
 			n++
 		}
 		if n&1 == 0 {
-			return k + 1
+			return k + 1, esc
 		}
 		i = k + 1
 	}
+}
+
+// skipString returns the index after the string starting at b[i] == '"',
+// or -1.
+func skipString(b []byte, i int) int {
+	e, _ := scanString(b, i)
+	return e
 }
 
 func skipNumber(b []byte, i int) int {
@@ -101,6 +170,28 @@ func skipLit(b []byte, i int, lit string) int {
 // skipValue returns the index after the JSON value at b[i] (leading
 // whitespace allowed), or -1 when it is malformed or nested too deep.
 func skipValue(b []byte, i int) int {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '{', '[':
+		return skipContainer(b, i)
+	case '"':
+		return skipString(b, i)
+	case 't':
+		return skipLit(b, i, "true")
+	case 'f':
+		return skipLit(b, i, "false")
+	case 'n':
+		return skipLit(b, i, "null")
+	default:
+		return skipNumber(b, i)
+	}
+}
+
+// skipContainer validates and skips the object or array at b[i].
+func skipContainer(b []byte, i int) int {
 	var stack [maxJSONDepth]byte
 	depth := 0
 	for {
@@ -198,20 +289,40 @@ var absent = span{-1, -1}
 
 func (v span) ok() bool { return v.s >= 0 }
 
-// objIter walks the members of an already validated object.
+// objIter walks the members of an object as raw spans. A validating
+// iterator (topIter) checks each value with skipValue; the others rely on
+// an enclosing validation and skip values with skipKnown.
 type objIter struct {
-	b       []byte
-	i       int
-	started bool
+	b        []byte
+	i        int
+	started  bool
+	validate bool
+	closed   bool // the closing brace was reached
+	keyEsc   bool // the last key read has escapes
 }
 
-// iterObj returns an iterator over the object at v, ok false if v is not
-// an object.
+// iterObj returns an iterator over the object at v (already validated),
+// ok false if v is not an object.
 func iterObj(b []byte, v span) (objIter, bool) {
 	if !v.ok() || b[v.s] != '{' {
 		return objIter{}, false
 	}
 	return objIter{b: b[:v.e], i: v.s + 1}, true
+}
+
+// topIter returns a validating iterator over the object that must make up
+// all of b. After the last member, complete reports whether b was one
+// well-formed object.
+func topIter(b []byte) (objIter, bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return objIter{}, false
+	}
+	return objIter{b: b, i: i + 1, validate: true}, true
+}
+
+func (o *objIter) complete() bool {
+	return o.closed && skipWS(o.b, o.i) == len(o.b)
 }
 
 // next returns the next member's raw key (without quotes, still escaped)
@@ -223,6 +334,11 @@ func (o *objIter) next() (key []byte, v span, ok bool) {
 		return nil, absent, false
 	}
 	if o.started {
+		if b[i] == '}' {
+			o.closed = true
+			o.i = i + 1
+			return nil, absent, false
+		}
 		if b[i] != ',' {
 			return nil, absent, false
 		}
@@ -230,23 +346,31 @@ func (o *objIter) next() (key []byte, v span, ok bool) {
 	} else {
 		o.started = true
 		if b[i] == '}' {
+			o.closed = true
+			o.i = i + 1
 			return nil, absent, false
 		}
 	}
 	if i >= len(b) || b[i] != '"' {
 		return nil, absent, false
 	}
-	ke := skipString(b, i)
+	ke, esc := scanString(b, i)
 	if ke < 0 {
 		return nil, absent, false
 	}
 	key = b[i+1 : ke-1]
+	o.keyEsc = esc
 	i = skipWS(b, ke)
 	if i >= len(b) || b[i] != ':' {
 		return nil, absent, false
 	}
 	vs := skipWS(b, i+1)
-	ve := skipValue(b, vs)
+	var ve int
+	if o.validate {
+		ve = skipValue(b, vs)
+	} else {
+		ve = skipKnown(b, vs)
+	}
 	if ve < 0 {
 		return nil, absent, false
 	}
@@ -285,7 +409,7 @@ func (a *arrIter) next() (span, bool) {
 			return absent, false
 		}
 	}
-	e := skipValue(b, i)
+	e := skipKnown(b, i)
 	if e < 0 {
 		return absent, false
 	}
@@ -408,4 +532,141 @@ func hex4(s []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// skipKnown returns the index after the value at b[i] of JSON already
+// validated by skipValue: it only counts nesting and jumps over strings.
+func skipKnown(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			c := b[i]
+			if class[c]&clStruct == 0 {
+				i++
+				continue
+			}
+			switch c {
+			case '"':
+				if i = skipString(b, i); i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			default:
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	default:
+		for i < len(b) && class[b[i]]&clEnd == 0 {
+			i++
+		}
+		return i
+	}
+}
+
+// vIter is a validating, single-pass iterator for descending into the
+// containers a decoder needs: it stops at each value (valStart) and the
+// caller either skips it (skip, which validates) or descends (child) and
+// then resumes. Nothing is scanned twice.
+type vIter struct {
+	b       []byte
+	i       int
+	arr     bool
+	started bool
+	closed  bool
+	keyEsc  bool
+}
+
+// child returns an iterator into the container at the current value.
+func (v *vIter) child() (vIter, bool) {
+	i := v.i
+	if i >= len(v.b) || (v.b[i] != '{' && v.b[i] != '[') {
+		return vIter{}, false
+	}
+	return vIter{b: v.b, i: i + 1, arr: v.b[i] == '['}, true
+}
+
+// resume continues after a child that was read to its end.
+func (v *vIter) resume(c *vIter) bool {
+	if !c.closed {
+		return false
+	}
+	v.i = c.i
+	return true
+}
+
+// skip validates and skips the current value and returns its span.
+func (v *vIter) skip() (span, bool) {
+	s := v.i
+	e := skipValue(v.b, s)
+	if e < 0 {
+		return absent, false
+	}
+	v.i = e
+	return span{s, e}, true
+}
+
+// peek returns the first byte of the current value.
+func (v *vIter) peek() byte {
+	if v.i < len(v.b) {
+		return v.b[v.i]
+	}
+	return 0
+}
+
+// more advances to the next member (objects: past `"key":`, returned as
+// key) or element. It returns false at the closing bracket (closed is
+// then true) or on malformed input (closed false).
+func (v *vIter) more() (key []byte, ok bool) {
+	b := v.b
+	i := skipWS(b, v.i)
+	if i >= len(b) {
+		return nil, false
+	}
+	closer := byte('}')
+	if v.arr {
+		closer = ']'
+	}
+	if b[i] == closer {
+		v.closed = true
+		v.i = i + 1
+		return nil, false
+	}
+	if v.started {
+		if b[i] != ',' {
+			return nil, false
+		}
+		i = skipWS(b, i+1)
+	}
+	v.started = true
+	if !v.arr {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		ke, esc := scanString(b, i)
+		if ke < 0 {
+			return nil, false
+		}
+		key = b[i+1 : ke-1]
+		v.keyEsc = esc
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i++
+	}
+	v.i = skipWS(b, i)
+	return key, true
 }
