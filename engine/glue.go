@@ -16,7 +16,9 @@ import (
 
 // StreamOptions configure the decorator chain the run wraps the provider
 // in (streamwrap.Chain). LiveTools defaults to the run's tools and
-// LastToolActivity to the end of the run's last tool call.
+// LastToolActivity to the end of the run's last tool call; a zero
+// IdleTimeout is resolved as OpenClaw resolves it for the model's endpoint
+// (streamwrap.ResolveIdleTimeout), a negative one turns it off.
 type StreamOptions = streamwrap.Options
 
 // PromptOptions are the prompt inputs a run does not derive itself.
@@ -94,6 +96,18 @@ func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, e
 // carries the run's unknown-tool streak.
 func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
 	o := r.p.Stream
+	switch {
+	case o.IdleTimeout < 0:
+		o.IdleTimeout = 0
+	case o.IdleTimeout == 0:
+		// OpenClaw's defaults: 120s for cloud endpoints, 300s for
+		// self-hosted ones, off for local ones (loopback included).
+		in := streamwrap.IdleTimeoutInput{Model: r.p.Model}
+		o.IdleTimeout = streamwrap.ResolveIdleTimeout(in)
+		if o.FirstEventTimeout == 0 {
+			o.FirstEventTimeout = streamwrap.ResolveFirstEventTimeout(in)
+		}
+	}
 	if o.LiveTools == nil {
 		o.LiveTools = streamwrap.NewAllowlist(tools...)
 	}
