@@ -90,3 +90,23 @@ func BenchmarkTrimContent(b *testing.B) {
 		TrimContent(s, "AGENTS.md", DefaultBootstrapMaxChars)
 	}
 }
+
+// BenchmarkResolveSample resolves the sample workspace with a warm file
+// cache (stat per file, no reads): the per-turn cost before rendering.
+func BenchmarkResolveSample(b *testing.B) {
+	dir := b.TempDir()
+	if err := MaterializeSample(dir); err != nil {
+		b.Fatal(err)
+	}
+	var r Resolver
+	cfg := SampleConfig()
+	if _, err := r.Resolve(cfg, dir); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Resolve(cfg, dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -139,8 +139,16 @@ type Resolved struct {
 // modification time and inode, so unchanged files are read (and hashed)
 // once. It is safe for concurrent use; the zero value is ready.
 type Resolver struct {
-	mu    sync.Mutex
-	files map[string]cachedFile
+	mu     sync.Mutex
+	files  map[string]cachedFile
+	skills map[string]cachedSkill
+}
+
+type cachedSkill struct {
+	size  int64
+	mtime time.Time
+	skill Skill
+	err   error
 }
 
 type cachedFile struct {
@@ -492,12 +500,12 @@ func (r *Resolver) discoverSkills(root *os.Root, abs string, cfg *Config, warnin
 	}
 	for _, dir := range cfg.SkillDirs {
 		fsys := os.DirFS(dir)
-		for _, s := range scanSkills(fsys, dir, "source:"+dir, warnings) {
+		for _, s := range r.scanSkills(fsys, dir, "source:"+dir, warnings) {
 			add(s)
 		}
 	}
 	if st, err := root.Stat("skills"); err == nil && st.IsDir() {
-		for _, s := range scanSkills(root.FS(), abs, "workspace", warnings) {
+		for _, s := range r.scanSkills(root.FS(), abs, "workspace", warnings) {
 			add(s)
 		}
 	}
@@ -512,7 +520,7 @@ func (r *Resolver) discoverSkills(root *os.Root, abs string, cfg *Config, warnin
 	return out
 }
 
-func scanSkills(fsys fs.FS, base, source string, warnings *[]string) []Skill {
+func (r *Resolver) scanSkills(fsys fs.FS, base, source string, warnings *[]string) []Skill {
 	prefix := "skills"
 	if source != "workspace" {
 		prefix = "."
@@ -527,16 +535,10 @@ func scanSkills(fsys fs.FS, base, source string, warnings *[]string) []Skill {
 			continue
 		}
 		rel := path.Join(prefix, e.Name(), "SKILL.md")
-		f, err := fsys.Open(rel)
-		if err != nil {
+		s, err := r.loadSkill(fsys, base, rel)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		b, err := io.ReadAll(io.LimitReader(f, maxSkillFileBytes))
-		f.Close()
-		if err != nil {
-			continue
-		}
-		s, err := ParseSkill(b)
 		if err != nil {
 			*warnings = append(*warnings, fmt.Sprintf("skipping skill %s: %v", rel, err))
 			continue
@@ -550,6 +552,44 @@ func scanSkills(fsys fs.FS, base, source string, warnings *[]string) []Skill {
 		out = append(out, s)
 	}
 	return out
+}
+
+// loadSkill parses one SKILL.md, cached by path, size and mtime.
+func (r *Resolver) loadSkill(fsys fs.FS, base, rel string) (Skill, error) {
+	st, err := fs.Stat(fsys, rel)
+	if err != nil {
+		return Skill{}, fs.ErrNotExist
+	}
+	if !st.Mode().IsRegular() {
+		return Skill{}, fs.ErrNotExist
+	}
+	key := base + "\x00" + rel
+	r.mu.Lock()
+	if c, ok := r.skills[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) {
+		r.mu.Unlock()
+		return c.skill, c.err
+	}
+	r.mu.Unlock()
+	f, err := fsys.Open(rel)
+	if err != nil {
+		return Skill{}, fs.ErrNotExist
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSkillFileBytes))
+	f.Close()
+	if err != nil {
+		return Skill{}, err
+	}
+	s, perr := ParseSkill(b)
+	r.mu.Lock()
+	if r.skills == nil {
+		r.skills = make(map[string]cachedSkill)
+	}
+	if len(r.skills) > 4096 {
+		clear(r.skills)
+	}
+	r.skills[key] = cachedSkill{size: st.Size(), mtime: st.ModTime(), skill: s, err: perr}
+	r.mu.Unlock()
+	return s, perr
 }
 
 // ErrSkillFrontMatter is returned by ParseSkill for a SKILL.md without
