@@ -117,6 +117,41 @@ func skipString(b []byte, i int) int {
 	return e
 }
 
+// checkString is skipString that also validates the string's escapes.
+func checkString(b []byte, i int) int {
+	e, esc := scanString(b, i)
+	if e < 0 || !esc || validEscapes(b[i+1:e-1]) {
+		return e
+	}
+	return -1
+}
+
+// validEscapes reports whether every backslash in s starts a valid JSON
+// escape.
+func validEscapes(s []byte) bool {
+	for {
+		n := bytes.IndexByte(s, '\\')
+		if n < 0 {
+			return true
+		}
+		s = s[n+1:]
+		if len(s) == 0 {
+			return false
+		}
+		switch s[0] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			s = s[1:]
+		case 'u':
+			if _, ok := hex4(s[1:]); !ok {
+				return false
+			}
+			s = s[5:]
+		default:
+			return false
+		}
+	}
+}
+
 func skipNumber(b []byte, i int) int {
 	if i < len(b) && b[i] == '-' {
 		i++
@@ -178,7 +213,7 @@ func skipValue(b []byte, i int) int {
 	case '{', '[':
 		return skipContainer(b, i)
 	case '"':
-		return skipString(b, i)
+		return checkString(b, i)
 	case 't':
 		return skipLit(b, i, "true")
 	case 'f':
@@ -224,7 +259,7 @@ func skipContainer(b []byte, i int) int {
 			}
 			continue
 		case '"':
-			i = skipString(b, i)
+			i = checkString(b, i)
 		case 't':
 			i = skipLit(b, i, "true")
 		case 'f':
@@ -272,7 +307,7 @@ func objKey(b []byte, i int) int {
 	if i >= len(b) || b[i] != '"' {
 		return -1
 	}
-	if i = skipString(b, i); i < 0 {
+	if i = checkString(b, i); i < 0 {
 		return -1
 	}
 	i = skipWS(b, i)
@@ -355,7 +390,7 @@ func (o *objIter) next() (key []byte, v span, ok bool) {
 		return nil, absent, false
 	}
 	ke, esc := scanString(b, i)
-	if ke < 0 {
+	if ke < 0 || (esc && o.validate && !validEscapes(b[i+1:ke-1])) {
 		return nil, absent, false
 	}
 	key = b[i+1 : ke-1]
@@ -656,7 +691,7 @@ func (v *vIter) more() (key []byte, ok bool) {
 			return nil, false
 		}
 		ke, esc := scanString(b, i)
-		if ke < 0 {
+		if ke < 0 || (esc && !validEscapes(b[i+1:ke-1])) {
 			return nil, false
 		}
 		key = b[i+1 : ke-1]

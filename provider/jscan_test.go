@@ -1,0 +1,162 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ocbench/ocbench/llm"
+
+	"github.com/valyala/fastjson"
+)
+
+var microChunk = []byte(`{"id":"chatcmpl-SYNTH0000000000000000000000","object":"chat.completion.chunk","created":1770933892,"model":"gpt-4.1-2025-04-14","system_fingerprint":"fp_de604bd877","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"abcdefgh"}`)
+
+func BenchmarkMicroFastjson(b *testing.B) {
+	var p fastjson.Parser
+	for b.Loop() {
+		v, _ := p.ParseBytes(microChunk)
+		_ = v.GetStringBytes("choices", "0", "delta", "content")
+	}
+}
+
+func BenchmarkMicroSkipValue(b *testing.B) {
+	for b.Loop() {
+		if skipValue(microChunk, 0) < 0 {
+			b.Fatal()
+		}
+	}
+}
+
+func BenchmarkMicroTopIter(b *testing.B) {
+	for b.Loop() {
+		it, _ := topIter(microChunk)
+		for {
+			_, _, ok := it.next()
+			if !ok {
+				break
+			}
+		}
+	}
+}
+
+func BenchmarkMicroScanString(b *testing.B) {
+	for b.Loop() {
+		skipString(microChunk, 6)
+	}
+}
+
+// The scanner agrees with encoding/json on what is valid JSON (it also
+// tolerates raw control characters inside strings, as fastjson does).
+func FuzzJSONScanner(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,2,{"b":null}],"c":"x\"y\\"}`, `01`, `{"a":1,}`, `[1 2]`, `"\ud83d\ude00"`, `-0.5e+3`, `{"a":tru}`, `"a\qb"`, `"\u12"`, microString} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e := skipValue(b, 0)
+		ours := e >= 0 && skipWS(b, e) == len(b)
+		theirs := json.Valid(b)
+		if ours != theirs && !hasControl(b) && !tooDeep(b) {
+			t.Fatalf("skipValue says %v, encoding/json %v for %q", ours, theirs, b)
+		}
+		if !ours {
+			return
+		}
+		// A valid string unescapes as encoding/json decodes it.
+		if b[skipWS(b, 0)] == '"' && !hasControl(b) {
+			s := bytes.TrimSpace(b)
+			got, ok := unescapeTo(nil, s[1:len(s)-1])
+			var want string
+			if err := json.Unmarshal(s, &want); err != nil || !ok {
+				t.Fatalf("unescape of %q: ok %v, json err %v", s, ok, err)
+			}
+			if string(got) != want {
+				t.Fatalf("unescape of %q = %q, want %q", s, got, want)
+			}
+		}
+		// skipKnown finds the same end on validated input.
+		if k := skipKnown(b, skipWS(b, 0)); k != e {
+			t.Fatalf("skipKnown %d, skipValue %d for %q", k, e, b)
+		}
+	})
+}
+
+var microString = string(microChunk)
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return true
+		}
+	}
+	// Whitespace characters inside strings are control characters too.
+	inStr := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\\' && inStr:
+			i++
+		case b[i] == '"':
+			inStr = !inStr
+		case inStr && (b[i] == '\t' || b[i] == '\n' || b[i] == '\r'):
+			return true
+		}
+	}
+	return false
+}
+
+func tooDeep(b []byte) bool {
+	depth, max := 0, 0
+	for _, c := range b {
+		switch c {
+		case '{', '[':
+			depth++
+			if depth > max {
+				max = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return max >= maxJSONDepth
+}
+
+func TestScannerBasics(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"a":"b\\"}`, true}, {`{"a":"b\\\"}`, false}, {`{"a" : [ 1 , 2 ] }`, true}, {`{"a":1}x`, false},
+		{`[-]`, false}, {`[1.]`, false}, {`[1e]`, false}, {`[0.1e-2]`, true}, {`{"a":nul}`, false}, {`[true,false,null]`, true},
+		{`"0123456789abcdef\"0123456789"`, true}, {`"` + strings.Repeat("x", 100) + `\\` + `"`, true},
+	} {
+		e := skipValue([]byte(tc.in), 0)
+		if got := e == len(tc.in); got != tc.ok {
+			t.Errorf("skipValue(%s) = %d", tc.in, e)
+		}
+	}
+	if intOf([]byte("9223372036854775807"), span{0, 19}) != 1<<63-1 || intOf([]byte("9223372036854775808"), span{0, 19}) != 0 ||
+		intOf([]byte("-12"), span{0, 3}) != -12 || intOf([]byte("1.5"), span{0, 3}) != 0 {
+		t.Error("intOf")
+	}
+	got, ok := unescapeTo(nil, []byte(`a\n\u00e9\ud83d\ude00\ud800x`))
+	if !ok || string(got) != "a\né😀\uFFFDx" {
+		t.Errorf("unescape %q", got)
+	}
+	if _, ok := unescapeTo(nil, []byte(`\x`)); ok {
+		t.Error("bad escape accepted")
+	}
+}
+
+// Escaped member names match as fastjson matches them.
+func TestEscapedKeys(t *testing.T) {
+	body := sse(`{"ch\u006fices":[{"index":0,"d\u0065lta":{"con\u0074ent":"hi"},"finish_reason":"stop"}]}`)
+	for _, ref := range []bool{false, true} {
+		d := NewDecoder(WireOpenAIChat, bytes.NewReader(body), Options{})
+		d.ref = ref
+		r := drain(d)
+		if r.err != nil || r.msg.TextContent() != "hi" || r.msg.StopReason != llm.StopStop {
+			t.Fatalf("ref=%v: %v %q", ref, r.err, r.msg.TextContent())
+		}
+	}
+}
