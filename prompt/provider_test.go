@@ -118,3 +118,40 @@ func TestSystemPromptOverride(t *testing.T) {
 		t.Fatalf("%q", out)
 	}
 }
+
+func TestSkillsLimitsAndHome(t *testing.T) {
+	var skills []Skill
+	for _, n := range []string{"beta", "Alpha", "gamma", "delta"} {
+		skills = append(skills, Skill{Name: n, Description: "d " + n, FilePath: "/home/u/.openclaw/skills/" + n + "/SKILL.md"})
+	}
+	skills = append(skills, Skill{Name: "hidden", FilePath: "/x", HideFromPrompt: true})
+	res := BuildSkillsPrompt(skills, SkillLimits{MaxSkillsInPrompt: 3}, "/home/u/", "")
+	if res.Eligible != 4 || res.Included != 3 || !res.Truncated || res.Compact {
+		t.Fatalf("%+v", res)
+	}
+	want := "⚠️ Skills truncated: included 3 of 4. Run `openclaw skills check` to audit.\n"
+	if !strings.HasPrefix(res.Prompt, want) {
+		t.Fatalf("warning: %q", res.Prompt[:120])
+	}
+	// English collation: Alpha, beta, delta (gamma cut by the count limit).
+	a, b, d := strings.Index(res.Prompt, "<name>Alpha<"), strings.Index(res.Prompt, "<name>beta<"), strings.Index(res.Prompt, "<name>delta<")
+	if !(a >= 0 && a < b && b < d) || strings.Contains(res.Prompt, "gamma") || strings.Contains(res.Prompt, "hidden") {
+		t.Fatalf("order or filtering wrong:\n%s", res.Prompt)
+	}
+	if !strings.Contains(res.Prompt, "<location>~/.openclaw/skills/beta/SKILL.md</location>") {
+		t.Fatal("home path not shortened")
+	}
+	// Compact without truncation: the compact-only warning.
+	long := []Skill{{Name: "a", Description: strings.Repeat("long ", 60), FilePath: "/a"}, {Name: "b", Description: strings.Repeat("long ", 60), FilePath: "/b"}}
+	full, compact := len16(FormatSkills(long, false)), len16(FormatSkills(long, true))
+	res = BuildSkillsPrompt(long, SkillLimits{MaxSkillsPromptChars: compact + 150}, "", "Remote note.")
+	if full <= compact+150 {
+		t.Fatalf("test setup: full %d compact %d", full, compact)
+	}
+	if !res.Compact || res.Truncated || !strings.HasPrefix(res.Prompt, "Remote note.\n⚠️ Skills catalog using compact format (descriptions omitted).") {
+		t.Fatalf("%+v\n%s", res, res.Prompt)
+	}
+	if FormatSkills(nil, false) != "" {
+		t.Fatal("empty list must format to empty string")
+	}
+}
