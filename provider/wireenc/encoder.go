@@ -33,6 +33,12 @@ type Encoder struct {
 
 	prefix  []byte // chat: the chunk prefix up to and including `"choices":[`
 	scratch []byte
+
+	// Responses: the JSON of the last derived item id, and its key.
+	idJSON  []byte
+	idIdx   int
+	idKind  string
+	idValid bool
 }
 
 // NewEncoder returns an Encoder reset for w, meta and opts.
@@ -53,6 +59,7 @@ func (e *Encoder) Reset(w Wire, meta Meta, opts Options) {
 		}
 	}
 	e.seq, e.nTool, e.nBlock = 0, 0, 0
+	e.idValid = false
 	e.wix = e.wix[:0]
 	e.prefix = e.prefix[:0]
 	if w == OpenAIChat {

@@ -2,6 +2,7 @@ package wireenc_test
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -51,11 +52,18 @@ func BenchmarkAppendStream(b *testing.B) {
 			}
 			b.SetBytes(int64(len(buf)))
 			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := threadCPU()
 			for b.Loop() {
 				e.Reset(w, meta, wireenc.Options{})
 				buf = e.AppendStream(buf[:0], m, 4)
 			}
+			cpu = threadCPU() - cpu
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*events), "cpu-ns/event")
+			}
 		})
 	}
 }

@@ -25,12 +25,18 @@ func (e *Encoder) appendItemID(dst []byte, idx int, b *llm.Block) []byte {
 			kind = "fc_"
 		}
 	}
+	// Fast path: the deltas of one item ask for the same id in a row.
+	if e.idValid && e.idIdx == idx && e.idKind == kind {
+		return append(dst, e.idJSON...)
+	}
 	s := append(e.scratch[:0], kind...)
 	s = append(s, e.base...)
 	s = append(s, '_')
 	s = strconv.AppendInt(s, int64(idx), 10)
 	e.scratch = s
-	return llm.AppendJSONString(dst, s)
+	e.idJSON = llm.AppendJSONString(e.idJSON[:0], s)
+	e.idValid, e.idIdx, e.idKind = true, idx, kind
+	return append(dst, e.idJSON...)
 }
 
 // callID returns the call_id of a tool call: its ID, or the part before '|'.
