@@ -1,7 +1,11 @@
 package cacheprofile
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 const largeSession = "../testdata/sessions/pi-v1-anthropic-large-session.jsonl"
@@ -44,4 +48,29 @@ func sum(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// TestZstdSessionFile profiles a zstd-compressed copy of the large session:
+// the numbers must be those of the plain file.
+func TestZstdSessionFile(t *testing.T) {
+	src, err := os.ReadFile(largeSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := zstd.NewWriter(nil)
+	p := filepath.Join(t.TempDir(), "s.jsonl.zst")
+	if err := os.WriteFile(p, enc.EncodeAll(src, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := ProfileFile(largeSession, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := ProfileFile(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z[0].Predicted != plain[0].Predicted || z[0].All != plain[0].All || z[0].UnexplainedN != plain[0].UnexplainedN {
+		t.Errorf("zstd profile differs from plain")
+	}
 }
