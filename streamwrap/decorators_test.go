@@ -287,12 +287,16 @@ func TestIdleCreationOnlyAndActivity(t *testing.T) {
 		t.Fatalf("creation-only timed out a gap: %v", s.Err())
 	}
 	s.Close()
-	// Full scope with provider activity every 20 ms keeps a 90 ms gap alive.
+	// Full scope: provider activity every 40 ms keeps a 600 ms gap alive
+	// under a 250 ms timeout.
 	act := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		return &idleFake{ctx: ctx, start: time.Now(), chunks: []string{"a"}, eventAt: 90 * time.Millisecond,
-			activity: []time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 60 * time.Millisecond, 80 * time.Millisecond}}, nil
+		var pings []time.Duration
+		for p := 40 * time.Millisecond; p < 600*time.Millisecond; p += 40 * time.Millisecond {
+			pings = append(pings, p)
+		}
+		return &idleFake{ctx: ctx, start: time.Now(), chunks: []string{"a"}, eventAt: 600 * time.Millisecond, activity: pings}, nil
 	}
-	f = IdleTimeout(act, IdleConfig{Timeout: 50 * time.Millisecond, OnIdleTimeout: func(error) { calls.Add(1) }})
+	f = IdleTimeout(act, IdleConfig{Timeout: 250 * time.Millisecond, OnIdleTimeout: func(error) { calls.Add(1) }})
 	s, _ = f(context.Background(), &llm.Request{})
 	n := 0
 	for s.Next() {

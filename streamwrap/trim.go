@@ -114,6 +114,8 @@ var trimPool = sync.Pool{New: func() any { return new(trimStream) }}
 type resolvedName struct {
 	name, id []byte
 	ok       bool
+	fid      []byte // the id the id pass left (idsOK)
+	idsOK    bool
 }
 
 type trimStream struct {
@@ -122,6 +124,7 @@ type trimStream struct {
 	guard    *UnknownToolGuard
 	fallback [][]byte // fallback id per content index, for this stream
 	resolved []resolvedName
+	calls    int  // tool calls the last id pass saw
 	counted  bool // streamAttemptAlreadyCounted
 	finished bool
 }
@@ -166,25 +169,22 @@ func (s *trimStream) Close() error {
 	return err
 }
 
-// normalize is normalizeToolCallsInMessage: names, then ids.
+// normalize is normalizeToolCallsInMessage: names, then ids. A block whose
+// name and id are still what the previous pass left is skipped (resolution
+// is idempotent), and the id pass is skipped when every id is as it left
+// them, so a steady stream costs one comparison per tool call per event.
 func (s *trimStream) normalize(m *llm.Message) {
-	has := false
+	calls, stable := 0, true
 	for i := range m.Content {
 		b := &m.Content[i]
 		if !isToolCall(b) {
 			continue
 		}
-		has = true
-		for len(s.resolved) <= i {
-			if len(s.resolved) < cap(s.resolved) {
-				s.resolved = s.resolved[:len(s.resolved)+1]
-				r := &s.resolved[len(s.resolved)-1]
-				r.name, r.id, r.ok = r.name[:0], r.id[:0], false
-			} else {
-				s.resolved = append(s.resolved, resolvedName{})
-			}
+		calls++
+		r := s.slot(i)
+		if !r.idsOK || !bytes.Equal(r.fid, b.ID) {
+			stable = false
 		}
-		r := &s.resolved[i]
 		if r.ok && bytes.Equal(r.name, b.Name) && bytes.Equal(r.id, b.ID) {
 			continue
 		}
@@ -196,9 +196,10 @@ func (s *trimStream) normalize(m *llm.Message) {
 		r.id = append(r.id[:0], b.ID...)
 		r.ok = true
 	}
-	if !has {
+	if calls == 0 || stable && calls == s.calls {
 		return
 	}
+	s.calls = calls
 	for i := range m.Content {
 		b := &m.Content[i]
 		if !isToolCall(b) {
@@ -209,10 +210,28 @@ func (s *trimStream) normalize(m *llm.Message) {
 			if len(t) != len(b.ID) {
 				b.ID = setBytes(b.ID, t)
 			}
-			continue
+		} else {
+			b.ID = setBytes(b.ID, s.fallbackID(m, i))
 		}
-		b.ID = setBytes(b.ID, s.fallbackID(m, i))
+		r := &s.resolved[i]
+		r.fid = append(r.fid[:0], b.ID...)
+		r.idsOK = true
 	}
+}
+
+// slot returns the resolution cache of content index i.
+func (s *trimStream) slot(i int) *resolvedName {
+	for len(s.resolved) <= i {
+		if len(s.resolved) < cap(s.resolved) {
+			s.resolved = s.resolved[:len(s.resolved)+1]
+			r := &s.resolved[len(s.resolved)-1]
+			r.name, r.id, r.fid = r.name[:0], r.id[:0], r.fid[:0]
+			r.ok, r.idsOK = false, false
+		} else {
+			s.resolved = append(s.resolved, resolvedName{})
+		}
+	}
+	return &s.resolved[i]
 }
 
 // idAssignedBefore reports whether a tool call before index i already holds

@@ -90,6 +90,16 @@ func (sc *entityScanner) decode(dst []byte, json bool) []byte {
 	raw := sc.raw
 	start := 0 // raw bytes not yet copied
 	for i := 0; i < len(raw); {
+		// Fast path: jump to the next '&' (or escape, which may encode one).
+		if k := bytes.IndexByte(raw[i:], '&'); !sc.json {
+			if k < 0 {
+				break
+			}
+			i += k
+		} else if raw[i] != '&' && raw[i] != '\\' {
+			i++
+			continue
+		}
 		c, next := sc.unit(i)
 		if c != '&' {
 			i = next
@@ -322,15 +332,18 @@ func DecodeEntitiesInJSON(dst, js []byte) []byte {
 	return append(dst, js[start:]...)
 }
 
+// hasEscapedAmp reports whether b holds a \u0026 escape (an '&' that
+// JSON decoding reveals); an escaped backslash before it only costs a
+// needless slow path.
 func hasEscapedAmp(b []byte) bool {
 	for {
-		k := bytes.Index(b, []byte(`\u00`))
-		if k < 0 || k+6 > len(b) {
+		k := bytes.Index(b, []byte("u0026"))
+		if k < 0 {
 			return false
 		}
-		if b[k+4] == '2' && b[k+5] == '6' {
+		if k > 0 && b[k-1] == '\\' {
 			return true
 		}
-		b = b[k+4:]
+		b = b[k+5:]
 	}
 }
