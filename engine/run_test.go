@@ -436,3 +436,126 @@ func TestRunCompactionTimeout(t *testing.T) {
 		t.Fatalf("final request has %d messages", n)
 	}
 }
+
+type failingHarness struct{ fakeHarness }
+
+func (h *failingHarness) Run(ctx context.Context, p *Params) (*Result, error) {
+	h.runs++
+	return nil, errors.New("plugin exploded")
+}
+
+func TestRunPluginHarness(t *testing.T) {
+	e := newRunEnv(t)
+	plug := &fakeHarness{id: "codex", prio: 5}
+	p := e.params("hi")
+	p.Harness = HarnessPolicy{DefaultRuntime: "codex"}
+	p.Harnesses = []Harness{plug}
+	res, err := Run(context.Background(), p)
+	if err != nil || plug.runs != 1 || res.Harness.Reason != ReasonForcedPlugin || e.fp.calls != 0 {
+		t.Fatalf("%v %+v runs=%d calls=%d", err, res.Harness, plug.runs, e.fp.calls)
+	}
+	// A failing plugin harness is not retried on the embedded one.
+	bad := &failingHarness{fakeHarness{id: "codex"}}
+	p.Harnesses = []Harness{bad}
+	if _, err := Run(context.Background(), p); err == nil || err.Error() != "plugin exploded" || e.fp.calls != 0 {
+		t.Fatalf("%v calls=%d", err, e.fp.calls)
+	}
+	// An unregistered forced harness fails before anything is opened.
+	p.Harnesses = nil
+	if _, err := Run(context.Background(), p); !errors.Is(err, ErrHarnessNotRegistered) {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.session); err == nil {
+		t.Fatal("the session file was created by a run that could not start")
+	}
+	// Auto picks the embedded harness when no plugin supports the model.
+	p.Harness = HarnessPolicy{DefaultRuntime: "auto"}
+	p.Harnesses = []Harness{&fakeHarness{id: "codex", supports: func(HarnessQuery) bool { return false }}}
+	res, err = Run(context.Background(), p)
+	if err != nil || res.Harness.Reason != ReasonAutoPi || e.fp.calls != 1 {
+		t.Fatalf("%v %+v", err, res.Harness)
+	}
+}
+
+func TestRunPreemptiveTruncation(t *testing.T) {
+	big := strings.Repeat("data line\n", 60000) // 600,000 chars
+	bigTool := MustNewTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+		return ToolOutput{Text: big}, nil
+	})
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantCalls([3]string{"c1", "dump", `{}`}, [3]string{"c2", "dump", `{}`}, [3]string{"c3", "dump", `{}`})},
+		fakeTurn{msg: assistantText("dumped")},
+	)
+	p := e.params("dump it")
+	p.Tools = []*Tool{bigTool}
+	if _, err := Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	// The next run's history holds a 600k-char tool result: prepare caps
+	// it at the live cap (16,000 chars for a 200k window), so it fits.
+	e.fp.turns = append(e.fp.turns, fakeTurn{msg: assistantText("fine")})
+	p = e.params("next")
+	p.Tools = []*Tool{bigTool}
+	res, err := Run(context.Background(), p)
+	if err != nil || res.Preemptive.Route != RouteFits {
+		t.Fatalf("%v %+v", err, res.Preemptive)
+	}
+	req := e.fp.reqs[len(e.fp.reqs)-1]
+	if n := len(req[2].TextContent()); n > 16000 || !strings.Contains(req[2].TextContent(), "more characters truncated") {
+		t.Fatalf("tool result sent with %d chars", n)
+	}
+	// With a cap larger than the window allows, the preemptive check
+	// routes to truncating tool results, and the call goes out smaller.
+	e.fp.turns = append(e.fp.turns, fakeTurn{msg: assistantText("fine again")})
+	p = e.params("again")
+	p.Tools = []*Tool{bigTool}
+	p.Compaction.ToolResultMaxChars = 1 << 30
+	p.Model.ContextWindow = 100000
+	res, err = Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Prepare caps each result at 120,000 chars (30% of the window);
+	// three of them still overflow, and the reduction plan absorbs it.
+	if res.Preemptive.Route != RouteTruncateToolResultsOnly || res.Preemptive.ShouldCompact || res.Compaction.Attempted {
+		t.Fatalf("route %v %+v", res.Preemptive.Route, res.Preemptive)
+	}
+	req = e.fp.reqs[len(e.fp.reqs)-1]
+	total := 0
+	for _, m := range req {
+		if m.Role == llm.RoleToolResult {
+			total += len(m.TextContent())
+		}
+	}
+	if total > 130000 {
+		t.Fatalf("tool results not reduced: %d chars", total)
+	}
+	// The transcript keeps the full result.
+	msgs, _ := sessionRoles(t, e.session)
+	if len(msgs[2].TextContent()) != len(big) || len(msgs[4].TextContent()) != len(big) {
+		t.Fatalf("transcript lost data: %d chars", len(msgs[2].TextContent()))
+	}
+}
+
+func TestCompactionKeepsThePrompt(t *testing.T) {
+	overflow := llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopError, ErrorMessage: "context_length_exceeded"}
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantText("one")},
+		fakeTurn{msg: overflow},
+		fakeTurn{msg: assistantText("summary of one")},
+		fakeTurn{msg: assistantText("answer two")},
+	)
+	if _, err := Run(context.Background(), e.params("question one")); err != nil {
+		t.Fatal(err)
+	}
+	p := e.params("question two")
+	p.Compaction.KeepRecentTokens = 1 // keep as little as possible
+	res, err := Run(context.Background(), p)
+	if err != nil || !res.Compaction.Compacted {
+		t.Fatalf("%v %+v", err, res.Compaction)
+	}
+	retry := e.fp.reqs[3]
+	if last := retry[len(retry)-1]; last.Role != llm.RoleUser || last.TextContent() != "question two" {
+		t.Fatalf("the retry lost the prompt: %v %q", last.Role, last.TextContent())
+	}
+}

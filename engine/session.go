@@ -241,20 +241,29 @@ func (s *session) planCompaction(keepTokens int) ([]llm.Message, string, bool) {
 			break
 		}
 	}
+	// The latest user message (the prompt being answered) is always kept.
+	last := len(path) - 1
+	for i := len(path) - 1; i > start; i-- {
+		if e := &s.entries[path[i]]; e.Type == transcript.TypeMessage && (e.Message != nil && e.Message.Role == llm.RoleUser || string(e.MessageRole) == "user") {
+			last = i
+			break
+		}
+	}
 	cut := -1
 	acc := 0
 	for i := len(path) - 1; i > start; i-- {
 		e := &s.entries[path[i]]
 		acc += s.entryTokens(e)
-		if acc >= keepTokens && isCutPoint(e) {
+		if i <= last && acc >= keepTokens && isCutPoint(e) {
 			cut = i
 			break
 		}
 	}
 	if cut < 0 {
 		// Not enough to keep keepTokens: keep the least possible, the
-		// latest cut point after the start.
-		for i := len(path) - 1; i > start; i-- {
+		// latest cut point after the start, at or before the last user
+		// message.
+		for i := last; i > start; i-- {
 			if isCutPoint(&s.entries[path[i]]) {
 				cut = i
 				break
