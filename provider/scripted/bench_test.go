@@ -1,6 +1,7 @@
 package scripted
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/wireenc"
 )
 
@@ -131,6 +133,36 @@ func BenchmarkEncodeOnly(b *testing.B) {
 				bd.off, bd.eof, bd.produced = 0, false, 0
 				n, _ := io.Copy(io.Discard, &bd)
 				b.SetBytes(n)
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeOnly decodes the same bodies from memory with no script
+// playing: InProcessStream minus this is the scripted provider's own cost.
+func BenchmarkDecodeOnly(b *testing.B) {
+	for _, w := range wireenc.Wires {
+		b.Run(w.String(), func(b *testing.B) {
+			p := MustNew(Options{})
+			body := encodeTurn(b, p, w, &longScript(2000).Turns[0])
+			pw, _ := provider.ParseWire(w.String())
+			br := bytes.NewReader(body)
+			d := provider.NewDecoder(pw, br, provider.Options{})
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := threadCPU()
+			n := 0
+			for b.Loop() {
+				br.Reset(body)
+				d.Reset(pw, br, provider.Options{})
+				for d.Next() {
+					n++
+				}
+			}
+			if cpu = threadCPU() - cpu; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/event")
 			}
 		})
 	}
