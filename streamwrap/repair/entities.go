@@ -91,7 +91,8 @@ func (sc *entityScanner) decode(dst []byte, json bool) []byte {
 	start := 0 // raw bytes not yet copied
 	for i := 0; i < len(raw); {
 		// Fast path: jump to the next '&' (or escape, which may encode one).
-		if k := bytes.IndexByte(raw[i:], '&'); !sc.json {
+		if !sc.json {
+			k := bytes.IndexByte(raw[i:], '&')
 			if k < 0 {
 				break
 			}
@@ -237,9 +238,25 @@ func legacyName(n []byte) bool {
 	return false
 }
 
+// entityBucket[c] is the range of entityTable whose names start with byte
+// c (the table is sorted), so a lookup compares a handful of names.
+var entityBucket = func() (b [128][2]uint16) {
+	for i := len(entityTable) - 1; i >= 0; i-- {
+		c := entityTable[i].name[0]
+		if b[c][1] == 0 {
+			b[c][1] = uint16(i + 1)
+		}
+		b[c][0] = uint16(i)
+	}
+	return
+}()
+
 // lookupEntity finds an HTML5 name (without ';') in the table.
 func lookupEntity(name []byte) (string, bool) {
-	lo, hi := 0, len(entityTable)
+	if len(name) == 0 || name[0] >= 128 {
+		return "", false
+	}
+	lo, hi := int(entityBucket[name[0]][0]), int(entityBucket[name[0]][1])
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if entityTable[m].name < string(name) {

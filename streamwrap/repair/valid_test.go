@@ -170,3 +170,22 @@ func TestOpenClawTrigger(t *testing.T) {
 		t.Errorf("UTF16Len = %d, want 4", n)
 	}
 }
+
+func TestEntityTableLookup(t *testing.T) {
+	for i, e := range entityTable {
+		if i > 0 && entityTable[i-1].name >= e.name {
+			t.Fatalf("table not sorted at %q", e.name)
+		}
+		if v, ok := lookupEntity([]byte(e.name)); !ok || v != e.val {
+			t.Fatalf("lookupEntity(%q) = %q %v, want %q", e.name, v, ok, e.val)
+		}
+		if got := DecodeHTMLEntities(nil, []byte("&"+e.name+";")); len(e.name) > 1 && string(got) != e.val {
+			t.Fatalf("DecodeHTMLEntities(&%s;) = %q, want %q", e.name, got, e.val)
+		}
+	}
+	for _, n := range []string{"", "zz", "AMPX", "\xff"} {
+		if _, ok := lookupEntity([]byte(n)); ok {
+			t.Errorf("lookupEntity(%q) found", n)
+		}
+	}
+}
