@@ -6,11 +6,21 @@
 // llm.Request and returns the decoded llm.Stream.
 //
 // A Decoder reads Server-Sent Events with a bufio.Reader (ReadSlice, growing
-// up to Options.MaxEventBytes), parses each event's JSON with one reused
-// fastjson.Parser, and builds the stream's llm.Message in place: text,
-// thinking and tool-call blocks, usage, stop reason and model identity. After
-// a warm-up, decoding a whole stream allocates nothing; decoders are
+// up to Options.MaxEventBytes) and builds the stream's llm.Message in place:
+// text, thinking and tool-call blocks, usage, stop reason and model identity.
+// After a warm-up, decoding a whole stream allocates nothing; decoders are
 // resettable (Reset) and pooled (GetDecoder / PutDecoder).
+//
+// # Two JSON paths
+//
+// The hot events (chat chunks, Anthropic content_block_delta, Responses
+// text and argument deltas) are decoded by a field-targeted scanner
+// (jscan.go) that validates the JSON (RFC 8259) in one pass, never builds a
+// tree, and unescapes only the strings it uses into a per-event arena.
+// Every other event, and unusual shapes such as in-band errors, go to
+// reference decoders built on one reused fastjson.Parser (chat.go,
+// anthropic.go, responses.go). The fuzzers run both on every input and
+// require the same events and message wherever both accept the JSON.
 //
 // Decoders never repair: a tool call whose argument text is not valid JSON
 // ends with empty Arguments and its RawArgs intact, and the streamwrap

@@ -408,26 +408,74 @@ func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
 // ---- Anthropic Messages ----
 
 func (d *Decoder) anthropicFast(data []byte) error {
-	it, ok := topIter(data)
-	if !ok {
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
 		return d.badJSON()
 	}
-	typ, index, delta := absent, absent, absent
+	top := vIter{b: data, i: i + 1}
+	typ, index := absent, absent
+	sawDelta := false
+	dtype, text, pj, thinking, sig := absent, absent, absent, absent, absent
 	for {
-		k, v, ok := it.next()
+		k, ok := top.more()
 		if !ok {
 			break
 		}
-		switch string(d.key(&it, k)) {
+		if top.keyEsc {
+			k = d.unescKey(k)
+		}
+		var v span
+		switch string(k) {
 		case "type":
+			v, ok = top.skip()
 			first(&typ, v)
 		case "index":
+			v, ok = top.skip()
 			first(&index, v)
 		case "delta":
-			first(&delta, v)
+			if sawDelta || top.peek() != '{' {
+				sawDelta = true
+				_, ok = top.skip()
+				break
+			}
+			// The delta's members are collected in the same pass that
+			// validates them.
+			sawDelta = true
+			c, _ := top.child()
+			for {
+				dk, ok := c.more()
+				if !ok {
+					break
+				}
+				if c.keyEsc {
+					dk = d.unescKey(dk)
+				}
+				dv, ok := c.skip()
+				if !ok {
+					return d.badJSON()
+				}
+				switch string(dk) {
+				case "type":
+					first(&dtype, dv)
+				case "text":
+					first(&text, dv)
+				case "partial_json":
+					first(&pj, dv)
+				case "thinking":
+					first(&thinking, dv)
+				case "signature":
+					first(&sig, dv)
+				}
+			}
+			ok = top.resume(&c)
+		default:
+			_, ok = top.skip()
+		}
+		if !ok {
+			return d.badJSON()
 		}
 	}
-	if !it.complete() {
+	if !top.closed || skipWS(data, top.i) != len(data) {
 		return d.badJSON()
 	}
 	t, ok := d.str(typ)
@@ -445,31 +493,8 @@ func (d *Decoder) anthropicFast(data []byte) error {
 		return d.anthropicEvent(data) // Slow path: the few structural events.
 	}
 	si := d.findSlot(0, intOf(data, index), anyKind)
-	if si < 0 {
+	if si < 0 || !sawDelta {
 		return nil
-	}
-	dit, ok := iterObj(data, delta)
-	if !ok {
-		return nil
-	}
-	dtype, text, pj, thinking, sig := absent, absent, absent, absent, absent
-	for {
-		k, v, ok := dit.next()
-		if !ok {
-			break
-		}
-		switch string(d.key(&dit, k)) {
-		case "type":
-			first(&dtype, v)
-		case "text":
-			first(&text, v)
-		case "partial_json":
-			first(&pj, v)
-		case "thinking":
-			first(&thinking, v)
-		case "signature":
-			first(&sig, v)
-		}
 	}
 	dt, ok := d.str(dtype)
 	if !ok {
