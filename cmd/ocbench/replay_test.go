@@ -51,6 +51,9 @@ func goldenCases(t *testing.T) []goldenCase {
 			if strings.Contains(base, "kimi") {
 				args = append(args, "--provider", "kimi")
 			}
+			if strings.Contains(base, "html-entities") {
+				args = append(args, "--html-entities", "--provider", "xai")
+			}
 			cs = append(cs, goldenCase{name: "malformed-" + base + "." + p, file: f, args: args})
 		}
 	}
