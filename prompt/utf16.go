@@ -21,6 +21,13 @@ func runeUnits(r rune) int {
 func len16(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
+		// Fast path: 8 ASCII bytes at a time.
+		if i+8 <= len(s) && (uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56)&0x8080808080808080 == 0 {
+			n += 8
+			i += 8
+			continue
+		}
 		if s[i] < utf8.RuneSelf {
 			n++
 			i++
