@@ -124,7 +124,6 @@ type Options struct {
 }
 
 type entry struct {
-	tokens   int
 	created  time.Time
 	lastUsed time.Time
 	ttl      time.Duration
@@ -263,7 +262,7 @@ func (s *Sim) store(i int, now time.Time, ttl time.Duration) {
 		}
 	}
 	e := s.newEntry()
-	*e = entry{tokens: s.cum[i], created: now, lastUsed: now, ttl: ttl}
+	*e = entry{created: now, lastUsed: now, ttl: ttl}
 	s.entries[s.chain[i]] = e
 }
 
@@ -323,12 +322,13 @@ func (s *Sim) Simulate(req *Request) Result {
 		if e == nil {
 			return
 		}
+		// Sizes come from this request: equal hashes mean equal content.
 		if live {
-			if e.tokens > read {
-				read, readAt = e.tokens, i
+			if s.cum[i] > read {
+				read, readAt = s.cum[i], i
 			}
-		} else if e.tokens > dead {
-			dead, deadGap = e.tokens, now.Sub(e.lastUsed)
+		} else if s.cum[i] > dead {
+			dead, deadGap = s.cum[i], now.Sub(e.lastUsed)
 		}
 	}
 
@@ -403,7 +403,11 @@ func (s *Sim) Simulate(req *Request) Result {
 			s.store(i, now, ttl)
 		}
 		if readAt >= 0 && r.RefreshOnHit {
-			s.store(readAt, now, s.entries[s.chain[readAt]].ttl)
+			ttl := r.TTL
+			if e := s.entries[s.chain[readAt]]; e != nil {
+				ttl = e.ttl // (nil when the map was just dropped whole)
+			}
+			s.store(readAt, now, ttl)
 		}
 		res.Read, res.Write, res.Write1h = read, writeTo, min(write1h, writeTo)
 		if read == 0 && writeTo == 0 {
@@ -420,12 +424,12 @@ func (s *Sim) Simulate(req *Request) Result {
 				break
 			}
 			if !live {
-				if e.tokens > dead {
-					dead, deadGap = e.tokens, now.Sub(e.lastUsed)
+				if s.cum[i] > dead {
+					dead, deadGap = s.cum[i], now.Sub(e.lastUsed)
 				}
 				continue
 			}
-			matched = e.tokens
+			matched = s.cum[i]
 			readAt = i
 		}
 		read = s.roundDown(matched)

@@ -364,13 +364,16 @@ func TestDeepSeekUnits(t *testing.T) {
 }
 
 func TestBoundedEntries(t *testing.T) {
-	s := New(RulesFor(ProviderOpenAI, "gpt-5.1"), Options{MaxEntries: 100})
-	c := (&conv{ns: 1}).sys(2000, false)
-	for i := 0; i < 1000; i++ {
-		c.msg(uint64(i+10), 5)
-		s.Simulate(c.req(time.Duration(i)*time.Second, false))
-		if s.Len() > 100 {
-			t.Fatalf("call %d: %d entries, bound 100", i, s.Len())
+	for _, r := range []Rules{RulesFor(ProviderOpenAI, "gpt-5.1"), RulesFor(ProviderAnthropic, "claude-sonnet-4-5"), DefaultRules(ProviderDeepSeek)} {
+		s := New(r, Options{MaxEntries: 10})
+		c := (&conv{ns: 1}).sys(2000, true)
+		for i := 0; i < 1000; i++ {
+			c.msg(uint64(i+10), 5)
+			c.blocks[len(c.blocks)-1].Breakpoint = i%3 == 0
+			s.Simulate(c.req(time.Duration(i)*time.Second, true))
+			if s.Len() > 10 {
+				t.Fatalf("%v call %d: %d entries, bound 10", r.Provider, i, s.Len())
+			}
 		}
 	}
 }
