@@ -29,6 +29,7 @@ const MaxScriptBytes = 16 << 20
 //	       {"stall": "50ms"}, {"stall": "forever"},
 //	       {"error": {"type": "overloaded_error", "message": "Overloaded"}},
 //	       {"raw": {"event": "ping", "data": "{\"type\":\"ping\"}"}},
+//	       {"comment": "keep-alive"},
 //	       {"eof": true}
 //	     ],
 //	     "usage": {"input": 100, "output": 20, "cache_read": 1024, "cache_write": 0},
@@ -40,7 +41,7 @@ const MaxScriptBytes = 16 << 20
 //	}
 //
 // Each step has exactly one of text, thinking, tool, tools, stall, error,
-// raw, eof. Tool args given as a JSON string are sent verbatim (the way to
+// raw, eof, comment. Tool args given as a JSON string are sent verbatim (the way to
 // script broken arguments); any other JSON value is sent compacted. Quirk
 // names are those of Quirk.String ("fence", "pad_name", ...). Durations are
 // Go duration strings, a number of milliseconds, or "forever" (stall
@@ -148,6 +149,7 @@ type jsonStep struct {
 	Error      *jsonError `json:"error"`
 	Raw        *jsonRaw   `json:"raw"`
 	EOF        bool       `json:"eof"`
+	Comment    *string    `json:"comment"`
 }
 
 type jsonError struct {
@@ -247,8 +249,12 @@ func (js *jsonStep) step() (Step, error) {
 	if js.EOF {
 		set(StepEOF)
 	}
+	if js.Comment != nil {
+		set(StepComment)
+		st.Text = *js.Comment
+	}
 	if n != 1 {
-		return st, fmt.Errorf("a step needs exactly one of text, thinking, tool, tools, stall, error, raw, eof (it has %d)", n)
+		return st, fmt.Errorf("a step needs exactly one of text, thinking, tool, tools, stall, error, raw, eof, comment (it has %d)", n)
 	}
 	st.Chunk = js.Chunk
 	return st, nil

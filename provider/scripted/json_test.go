@@ -24,6 +24,7 @@ const exampleScript = `{
        {"stall": "50ms"}, {"stall": "forever"},
        {"error": {"type": "overloaded_error", "message": "Overloaded"}},
        {"raw": {"event": "ping", "data": "{\"type\":\"ping\"}"}},
+       {"comment": "OPENROUTER PROCESSING"},
        {"eof": true}
      ],
      "usage": {"input": 100, "output": 20, "cache_read": 1024, "cache_write": 7, "reasoning": 3},
@@ -52,6 +53,7 @@ func TestParse(t *testing.T) {
 				{Kind: StepStall},
 				{Kind: StepError, ErrType: "overloaded_error", Message: "Overloaded"},
 				{Kind: StepRaw, Event: "ping", Data: `{"type":"ping"}`},
+				{Kind: StepComment, Text: "OPENROUTER PROCESSING"},
 				{Kind: StepEOF},
 			},
 			Usage: llm.Usage{Input: 100, Output: 20, CacheRead: 1024, CacheWrite: 7, Reasoning: 3},

@@ -199,3 +199,19 @@ func TestRawAndEOFSteps(t *testing.T) {
 		t.Errorf("%v %s", err, m.AppendJSON(nil))
 	}
 }
+
+func TestCommentsAreKeepAlives(t *testing.T) {
+	turn := Turn{Steps: []Step{Comment("OPENROUTER PROCESSING"), Text("a"), Comment("still here"), ToolCall("call_1", "read", `{}`)}}
+	p := MustNew(Options{Script: &Script{Turns: []Turn{turn}}})
+	for _, w := range wireenc.Wires {
+		raw := encodeTurn(t, p, w, &turn)
+		if !bytes.Contains(raw, []byte("\n\n: OPENROUTER PROCESSING\n\n")) || !bytes.Contains(raw, []byte("\n\n: still here\n\n")) {
+			t.Fatalf("%v: %q", w, raw)
+		}
+		m, _, err := playInProcess(t, context.Background(), p, w, userReq("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTurn(t, w, &turn, m)
+	}
+}

@@ -153,6 +153,9 @@ func (p *player) advance() (action, time.Duration) {
 		case StepEOF:
 			p.state, p.end = psEnd, endEOF
 			return actEOF, 0
+		case StepComment:
+			p.buf = wireenc.AppendComment(p.buf, st.Text)
+			p.step++
 		default:
 			p.step++
 		}

@@ -71,10 +71,11 @@ const (
 	StepError                        // the wire's in-band error event (ErrType, Message); the stream ends there
 	StepRaw                          // one raw SSE event: Event name and Data, verbatim
 	StepEOF                          // end the body here, without a terminal event
+	StepComment                      // an SSE comment line (": Text"), a keep-alive that carries no event
 	numStepKinds
 )
 
-var stepNames = [numStepKinds]string{"", "text", "thinking", "tools", "stall", "error", "raw", "eof"}
+var stepNames = [numStepKinds]string{"", "text", "thinking", "tools", "stall", "error", "raw", "eof", "comment"}
 
 func (k StepKind) String() string {
 	if k < numStepKinds && k > 0 {
@@ -92,6 +93,7 @@ func (k StepKind) String() string {
 //   - StepError: ErrType, Message
 //   - StepRaw: Event, Data
 //   - StepEOF: nothing
+//   - StepComment: Text
 //
 // Chunk is the delta size in bytes (cut on UTF-8 boundaries); 0 uses the
 // Script's. Interleave sends the deltas of parallel calls round-robin, as
@@ -155,6 +157,10 @@ func InBandError(typ, message string) Step {
 
 // Raw returns a step that sends one SSE event verbatim.
 func Raw(event, data string) Step { return Step{Kind: StepRaw, Event: event, Data: data} }
+
+// Comment returns a step that sends an SSE comment line, as proxies do to
+// keep a connection alive (": OPENROUTER PROCESSING").
+func Comment(text string) Step { return Step{Kind: StepComment, Text: text} }
 
 // EOF returns a step that ends the body without a terminal event.
 func EOF() Step { return Step{Kind: StepEOF} }
