@@ -192,7 +192,7 @@ func TestE2EIdleTimeout(t *testing.T) {
 		}}
 		e := startE2E(t, api, scripted.Options{Script: script})
 		p := e.params("hello")
-		p.Stream.IdleTimeout = 150 * time.Millisecond
+		p.Stream.IdleTimeout = 500 * time.Millisecond
 		start := time.Now()
 		res, err := Run(context.Background(), p)
 		if !errors.Is(err, ErrProvider) || time.Since(start) > 5*time.Second {
