@@ -17,6 +17,12 @@
 // once set, never change, so every call sees the same sizes for the same
 // messages.
 //
+// Options. For Anthropic a zero-token block after the system prompt stands
+// for the request options that invalidate the message part when they change
+// (the thinking level). A run's options are resolved when it starts, at the
+// user's message: a thinking_level_change written during a tool loop
+// applies from the next run.
+//
 // Misses. A miss the transcript explains (the first call, a gap longer than
 // the cache lifetime, a model or thinking-level change, a compaction or
 // rewrite of history, a prompt below the minimum) is reported with that

@@ -245,7 +245,11 @@ type Profiler struct {
 	sims map[cachesim.Provider]*cachesim.Sim
 
 	provider, model string // current, from model_change / header
-	thinking        string
+	thinking        string // the session's current thinking level
+	// runThinking is the level the current run was started with: a run's
+	// request options are resolved when it starts (at the user's message),
+	// so a thinking_level_change written during a run applies to the next.
+	runThinking string
 
 	calibrated bool
 	unseen     int
@@ -297,6 +301,7 @@ func (p *Profiler) Header(h transcript.Header, source string) {
 		p.provider, p.model = h.Provider, h.ModelID
 	}
 	p.thinking = h.ThinkingLevel
+	p.runThinking = h.ThinkingLevel
 }
 
 // Entry feeds one entry (in file order).
@@ -309,6 +314,9 @@ func (p *Profiler) Entry(e *transcript.Entry) {
 		p.thinking = string(e.ThinkingLevel)
 	}
 	n := entryNode(e, &p.dig)
+	if e.Type == transcript.TypeMessage && e.Message != nil && e.Message.Role == llm.RoleUser {
+		p.runThinking = p.thinking
+	}
 	if e.Type == transcript.TypeMessage && e.Message != nil && e.Message.Role == llm.RoleAssistant {
 		p.br.attach(n.parent)
 		p.maybeCall(e)
@@ -486,7 +494,7 @@ func (p *Profiler) maybeCall(e *transcript.Entry) {
 	bl := p.blocks[:0]
 	bl = append(bl, cachesim.Block{Hash: xxhash.Sum64String("tools+system"), Tokens: p.unseen, Breakpoint: anth, Label: -1})
 	if anth {
-		bl = append(bl, cachesim.Block{Hash: xxhash.Sum64String("thinking=" + p.thinking), Label: -2})
+		bl = append(bl, cachesim.Block{Hash: xxhash.Sum64String("thinking=" + p.runThinking), Label: -2})
 	}
 	lastSent := -1
 	for k, i := range ctx {
