@@ -202,9 +202,21 @@ func (d *Decoder) chatChoices(arr *vIter) error {
 	}
 }
 
+// deltaSpans are the members of a chat delta the decoder reads.
+type deltaSpans struct {
+	reasoning               [len(reasoningFields)]span
+	content, refusal, tools span
+	present                 bool
+}
+
 func (d *Decoder) chatChoiceInline(c *vIter) error {
 	data := d.data
-	idx, delta, fr := absent, absent, absent
+	idx, fr := absent, absent
+	ds := deltaSpans{content: absent, refusal: absent, tools: absent}
+	for i := range ds.reasoning {
+		ds.reasoning[i] = absent
+	}
+	sawDelta := false
 	for {
 		k, ok := c.more()
 		if !ok {
@@ -222,8 +234,43 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 			v, ok = c.skip()
 			first(&idx, v)
 		case "delta":
-			v, ok = c.skip()
-			first(&delta, v)
+			if sawDelta || c.peek() != '{' {
+				sawDelta = true
+				_, ok = c.skip()
+				break
+			}
+			// Collect the delta's members in the same validating pass.
+			sawDelta = true
+			ds.present = true
+			dc, _ := c.child()
+			for {
+				dk, ok := dc.more()
+				if !ok {
+					break
+				}
+				if dc.keyEsc {
+					dk = d.unescKey(dk)
+				}
+				dv, ok := dc.skip()
+				if !ok {
+					return d.badJSON()
+				}
+				switch string(dk) {
+				case "content":
+					first(&ds.content, dv)
+				case "tool_calls":
+					first(&ds.tools, dv)
+				case "refusal":
+					first(&ds.refusal, dv)
+				case "reasoning_content":
+					first(&ds.reasoning[0], dv)
+				case "reasoning":
+					first(&ds.reasoning[1], dv)
+				case "reasoning_text":
+					first(&ds.reasoning[2], dv)
+				}
+			}
+			ok = c.resume(&dc)
 		case "finish_reason":
 			v, ok = c.skip()
 			first(&fr, v)
@@ -234,40 +281,15 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 			return d.badJSON()
 		}
 	}
-	return d.chatChoiceSpans(int32(intOf(data, idx)), delta, fr)
+	return d.chatChoiceSpans(int32(intOf(data, idx)), &ds, fr)
 }
 
 // chatChoiceSpans applies a validated choice's delta and finish reason.
-func (d *Decoder) chatChoiceSpans(choice int32, delta, fr span) error {
+func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 	data := d.data
-	if dit, ok := iterObj(data, delta); ok {
-		var reasoning [len(reasoningFields)]span
-		for i := range reasoning {
-			reasoning[i] = absent
-		}
-		content, refusal, tools := absent, absent, absent
-		for {
-			k, v, ok := dit.next()
-			if !ok {
-				break
-			}
-			switch string(d.key(&dit, k)) {
-			case "content":
-				first(&content, v)
-			case "tool_calls":
-				first(&tools, v)
-			case "refusal":
-				first(&refusal, v)
-			case "reasoning_content":
-				first(&reasoning[0], v)
-			case "reasoning":
-				first(&reasoning[1], v)
-			case "reasoning_text":
-				first(&reasoning[2], v)
-			}
-		}
-		for i := range reasoning {
-			s, ok := d.str(reasoning[i])
+	if ds.present {
+		for i := range ds.reasoning {
+			s, ok := d.str(ds.reasoning[i])
 			if !ok {
 				return d.badJSON()
 			}
@@ -278,7 +300,7 @@ func (d *Decoder) chatChoiceSpans(choice int32, delta, fr span) error {
 				break
 			}
 		}
-		for _, v := range [2]span{content, refusal} {
+		for _, v := range [2]span{ds.content, ds.refusal} {
 			s, ok := d.str(v)
 			if !ok {
 				return d.badJSON()
@@ -289,7 +311,7 @@ func (d *Decoder) chatChoiceSpans(choice int32, delta, fr span) error {
 				}
 			}
 		}
-		if arr, ok := iterArr(data, tools); ok {
+		if arr, ok := iterArr(data, ds.tools); ok {
 			for pos := 0; ; pos++ {
 				t, ok := arr.next()
 				if !ok {
