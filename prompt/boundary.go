@@ -22,21 +22,26 @@ func StripBoundary(prompt string) string {
 
 // PrependAfterBoundary inserts a context-engine addition right after the
 // boundary (prependSystemPromptAdditionAfterCacheBoundary): stable prefix,
-// marker, the normalised addition, a blank line, the old dynamic suffix.
-// Without a marker the addition goes after the prompt, separated by a blank
-// line.
+// marker, the normalised addition, a blank line, the normalised dynamic
+// suffix. A prompt without a marker gets the addition in front, separated
+// by a blank line; a blank prompt becomes the addition. Markers inside the
+// addition are neutralised so that only one boundary remains.
 func PrependAfterBoundary(prompt, addition string) string {
+	if strings.Contains(addition, CacheBoundary) {
+		addition = strings.ReplaceAll(addition, CacheBoundary, "\n")
+	}
 	add := normalizeBlock(addition)
 	if add == "" {
 		return prompt
 	}
+	if strings.TrimSpace(prompt) == "" {
+		return add
+	}
 	stable, dynamic, ok := SplitBoundary(prompt)
 	if !ok {
-		if strings.TrimSpace(prompt) == "" {
-			return add
-		}
-		return strings.TrimRightFunc(prompt, isJSSpace) + "\n\n" + add
+		return add + "\n\n" + prompt
 	}
+	dynamic = normalizeBlock(dynamic)
 	if dynamic == "" {
 		return stable + CacheBoundary + add
 	}

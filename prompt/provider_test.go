@@ -155,3 +155,31 @@ func TestSkillsLimitsAndHome(t *testing.T) {
 		t.Fatal("empty list must format to empty string")
 	}
 }
+
+func TestBoundaryHelpers(t *testing.T) {
+	b := CacheBoundary
+	cases := []struct{ prompt, add, want string }{
+		{"Stable prefix" + b + "Dynamic suffix", "Per-turn lab context", "Stable prefix" + b + "Per-turn lab context\n\nDynamic suffix"},
+		{"Stable prefix" + b + "Dynamic suffix  \r\n\r\nMore detail \t\r\n", "  Per-turn lab context \r\nSecond line\t\r\n",
+			"Stable prefix" + b + "Per-turn lab context\nSecond line\n\nDynamic suffix\n\nMore detail"},
+		{"Stable" + b, "add", "Stable" + b + "add"},
+		{"No marker here", "add", "add\n\nNo marker here"},
+		{"   ", "add", "add"},
+		{"Stable" + b + "Dyn", "  \r\n ", "Stable" + b + "Dyn"},
+		{"S" + b + "D", "x" + b + "y", "S" + b + "x\ny\n\nD"},
+	}
+	for i, c := range cases {
+		if got := PrependAfterBoundary(c.prompt, c.add); got != c.want {
+			t.Errorf("case %d: %s", i, firstDiff(got, c.want))
+		}
+	}
+	if got := StripBoundary("Stable prefix" + b + "Dynamic suffix"); got != "Stable prefix\nDynamic suffix" {
+		t.Errorf("strip: %q", got)
+	}
+	if st, dy, ok := SplitBoundary("A  \n" + b + "\n\n B"); !ok || st != "A" || dy != "B" {
+		t.Errorf("split: %q %q %v", st, dy, ok)
+	}
+	if _, _, ok := SplitBoundary("none"); ok {
+		t.Error("split without marker")
+	}
+}
