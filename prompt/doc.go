@@ -13,7 +13,9 @@
 //     buffer the caller owns. With a prefixcache.Cache, the stable part is
 //     rendered (and tokenized) once per distinct set of stable inputs: a warm
 //     call hashes the stable inputs, copies the cached prefix and renders
-//     only the dynamic tail, without allocating;
+//     only the dynamic tail, without allocating. AppendSplit returns the
+//     cached stable prefix without copying it, for payloads that send the
+//     two parts as separate blocks (Anthropic's cached system block);
 //   - a resolver (Resolve) from configuration (Config) and a workspace
 //     directory to those inputs: it reads the bootstrap files through a
 //     workspace-boundary guard (no escape through symlinks, bounded reads,
