@@ -8,7 +8,11 @@ func Scenarios() ([]Scenario, error) {
 	for _, add := range []func() ([]Scenario, error){
 		decodeScenarios,
 		chainScenarios,
+		repairScenarios,
+		promptScenarios,
 		tokenizeScenarios,
+		transcriptScenarios,
+		turnScenarios,
 	} {
 		s, err := add()
 		if err != nil {

@@ -305,4 +305,6 @@ func benchDecode(b *testing.B) {
 // names are stage/input/impl, matching ocbench's scenario stage and input.
 func BenchmarkPeers(b *testing.B) {
 	benchDecode(b)
+	benchRepair(b)
+	benchTokenize(b)
 }

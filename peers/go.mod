@@ -6,6 +6,7 @@ replace github.com/ocbench/ocbench => ../
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
+	github.com/kaptinlin/jsonrepair v0.2.15
 	github.com/ocbench/ocbench v0.0.0-00010101000000-000000000000
 	github.com/openai/openai-go/v3 v3.98.0
 )
@@ -17,6 +18,7 @@ require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dlclark/regexp2 v1.10.0 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20251027170946-4849db3c2f7e // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
