@@ -206,7 +206,7 @@ type Report struct {
 	Explained      map[string]int `json:"explainedMisses"`
 	UnexplainedN   int            `json:"unexplainedMisses"`
 	// UnexplainedNewTurn counts the unexplained misses that are the first
-	// call of a new user turn (the previous call did not end in a tool call).
+	// call after a user message.
 	UnexplainedNewTurn int     `json:"unexplainedNewTurn"`
 	Unexplained        []Call  `json:"unexplained"`
 	TopMisses          []Call  `json:"topMisses"`
@@ -262,6 +262,8 @@ type Profiler struct {
 		messages  int
 		recPrompt int64
 	}
+
+	afterUser bool // the current call follows a user message
 
 	blocks []cachesim.Block
 	ctxIdx []int
@@ -413,8 +415,14 @@ func (p *Profiler) maybeCall(e *transcript.Entry) {
 		ts = e.Timestamp
 	}
 	c.Time = time.UnixMilli(ts).UTC()
-	if len(ctx) > 0 && path[ctx[len(ctx)-1]].kind == kindToolResult {
-		c.AfterToolResult = true
+	p.afterUser = false
+	if len(ctx) > 0 {
+		switch path[ctx[len(ctx)-1]].kind {
+		case kindToolResult:
+			c.AfterToolResult = true
+		case kindUser:
+			p.afterUser = true
+		}
 	}
 	if recP > 0 {
 		c.Recorded = &Recorded{Input: u.Input, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
@@ -637,8 +645,8 @@ func (p *Profiler) evidence(c *Call, res *cachesim.Result, rules cachesim.Rules)
 	if rec.CacheRead == 0 {
 		ev = append(ev, fmt.Sprintf("recorded read 0 and wrote %d of %d prompt tokens: nothing before the first breakpoint was reused, so the tools, system prompt or request options differed", rec.CacheWrite, rec.Prompt()))
 	}
-	if p.prevCall.ok && p.prevCall.stop != llm.StopToolUse.String() {
-		ev = append(ev, fmt.Sprintf("first call of a new turn (the previous call ended with %q)", p.prevCall.stop))
+	if p.afterUser {
+		ev = append(ev, fmt.Sprintf("first call after a user message (the previous call ended with %q)", p.prevCall.stop))
 		p.rep.UnexplainedNewTurn++
 	}
 	if c.SizeMismatch != 0 {

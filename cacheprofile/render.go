@@ -105,7 +105,7 @@ func (r *Report) writeText(w io.Writer) {
 			group(r.ToolLoop.PredictedHitRead), group(r.ToolLoop.RecordedOnHitRead), 100*r.ToolLoop.ReadError())
 		p("  recorded misses %d: explained %d (%s), UNEXPLAINED %d", r.RecordedMisses, r.RecordedMisses-r.UnexplainedN, explainedText(r.Explained), r.UnexplainedN)
 		if r.UnexplainedN > 0 {
-			p(" (%d of them the first call of a new user turn)", r.UnexplainedNewTurn)
+			p(" (%d of them the first call after a user message)", r.UnexplainedNewTurn)
 		}
 		p("\n")
 	} else {
