@@ -153,3 +153,28 @@ func TestRecordedZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// Truncating the synthetic streams (parallel tool calls, escapes,
+// non-ASCII) anywhere keeps every decoded block a prefix of the full one.
+func TestSynthTruncated(t *testing.T) {
+	for _, s := range synthStreams {
+		t.Run(s.name, func(t *testing.T) {
+			st := s.gen(120, 3)
+			full := decodeBytes(s.wire, st.Body, Options{})
+			d := NewDecoder(s.wire, nil, Options{})
+			for i := 0; i < len(st.Body); i += 3 {
+				d.Reset(s.wire, bytes.NewReader(st.Body[:i]), Options{})
+				r := drain(d)
+				if err := checkInvariants(r, 0); err != nil {
+					t.Fatalf("cut at %d: %v", i, err)
+				}
+				for j := range r.msg.Content {
+					got, want := &r.msg.Content[j], &full.msg.Content[j]
+					if !bytes.HasPrefix(want.Text, got.Text) || !bytes.HasPrefix(want.RawArgs, got.RawArgs) {
+						t.Fatalf("cut at %d: block %d is not a prefix", i, j)
+					}
+				}
+			}
+		})
+	}
+}

@@ -294,14 +294,14 @@ type httpStream struct {
 	buf    *[]byte
 	closed bool
 	err    error // Err at Close
+	empty  llm.Message
+	noEv   llm.Event
 }
 
 var (
 	_ llm.Stream      = (*httpStream)(nil)
 	_ RawStopReasoner = (*httpStream)(nil)
 )
-
-var closedMessage llm.Message
 
 func (s *httpStream) Next() bool {
 	if s.closed {
@@ -312,7 +312,7 @@ func (s *httpStream) Next() bool {
 
 func (s *httpStream) Event() *llm.Event {
 	if s.closed {
-		return &llm.Event{}
+		return &s.noEv
 	}
 	return s.d.Event()
 }
@@ -321,7 +321,7 @@ func (s *httpStream) Event() *llm.Event {
 // message (the decoder went back to the pool), so keep a Clone if needed.
 func (s *httpStream) Message() *llm.Message {
 	if s.closed {
-		return &closedMessage
+		return &s.empty
 	}
 	return s.d.Message()
 }

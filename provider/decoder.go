@@ -252,8 +252,22 @@ func PutDecoder(d *Decoder) {
 	d.ctx, d.done = nil, nil
 	d.err = nil
 	d.ev = llm.Event{}
+	// Do not let one huge stream pin its buffers in the pool.
+	if cap(d.data) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer {
+		d.data, d.long, d.sbuf, d.side = nil, nil, nil, nil
+	}
+	for i := range d.msg.Content[:cap(d.msg.Content)] {
+		b := &d.msg.Content[:cap(d.msg.Content)][i]
+		if cap(b.Text)+cap(b.RawArgs)+cap(b.Arguments)+cap(b.Signature) > maxPooledBuffer {
+			d.msg.Content = nil
+			break
+		}
+	}
 	decoderPool.Put(d)
 }
+
+// maxPooledBuffer bounds what a pooled decoder keeps from its last stream.
+const maxPooledBuffer = 1 << 20
 
 // Next advances to the next event.
 func (d *Decoder) Next() bool {
