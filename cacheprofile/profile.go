@@ -502,16 +502,15 @@ func (p *Profiler) maybeCall(e *transcript.Entry) {
 	bl := p.blocks[:0]
 	bl = append(bl, cachesim.Block{Hash: xxhash.Sum64String("tools+system"), Tokens: p.unseen, Breakpoint: anth, Label: -1})
 	if anth {
-		bl = append(bl, cachesim.Block{Hash: xxhash.Sum64String("thinking=" + p.runThinking), Label: -2})
+		bl = append(bl, cachesim.Block{Hash: xxhash.Sum64String(p.runThinking) ^ 0x7468696e6b696e67, Label: -2})
 	}
 	lastSent := -1
-	for k, i := range ctx {
+	for _, i := range ctx {
 		n := &path[i]
 		bl = append(bl, cachesim.Block{Hash: n.hash, Tokens: n.tokens, Parts: n.parts, Label: i})
 		if n.kind != kindAssistant {
 			lastSent = len(bl) - 1
 		}
-		_ = k
 	}
 	if anth && lastSent > 0 {
 		bl[lastSent].Breakpoint = true

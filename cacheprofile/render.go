@@ -310,7 +310,6 @@ func writeSVG(w *bufio.Writer, r *Report) {
 			cmd = "M"
 		}
 		fmt.Fprintf(&path, "%s%.2f %.2f ", cmd, padL+(float64(i)+0.5)*bw, y(p.RecRead))
-		_ = i
 	}
 	if path.Len() > 0 {
 		fmt.Fprintf(w, `<path d="%s" fill="none" stroke="#1565c0" stroke-width="1.2"/>`, path.String())
