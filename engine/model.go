@@ -21,7 +21,12 @@ func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 	r.req.Messages = r.hist
 	r.emit(EventTurnStart, nil)
 	for attempt := 0; ; attempt++ {
-		pctx, cancel := context.WithCancelCause(ctx)
+		// The phase context exists only when a Queue can interrupt the
+		// call; otherwise the turn timeout's context is the only one.
+		pctx, cancel := ctx, context.CancelCauseFunc(nil)
+		if p.Queue != nil {
+			pctx, cancel = context.WithCancelCause(ctx)
+		}
 		tctx, tcancel := context.WithTimeout(pctx, p.TurnTimeout)
 		if p.Queue.setPhase(cancel) {
 			p.Queue.setPhase(nil)
@@ -35,7 +40,9 @@ func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 			p.Queue.setPhase(nil)
 			cause := context.Cause(pctx)
 			tcancel()
-			cancel(nil)
+			if cancel != nil {
+				cancel(nil)
+			}
 			if errors.Is(cause, ErrInterrupted) && ctx.Err() == nil {
 				return r.failedMessage(llm.StopAborted, "Request was aborted"), true, ErrInterrupted
 			}
@@ -56,10 +63,12 @@ func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 			}
 			return r.failedMessage(llm.StopError, err.Error()), false, fmt.Errorf("%w: %w", ErrProvider, err)
 		}
-		m, interrupted, err := r.drain(ctx, pctx, tctx, cancel, s)
+		m, interrupted, err := r.drain(ctx, pctx, tctx, cancel, tcancel, s)
 		p.Queue.setPhase(nil)
 		tcancel()
-		cancel(nil)
+		if cancel != nil {
+			cancel(nil)
+		}
 		return m, interrupted, err
 	}
 }
@@ -95,7 +104,7 @@ func (r *runner) failedMessage(reason llm.StopReason, text string) *llm.Message 
 
 // drain reads the stream to its end, forwarding events, and returns a
 // clone of the final message.
-func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCauseFunc, s llm.Stream) (*llm.Message, bool, error) {
+func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCauseFunc, tcancel context.CancelFunc, s llm.Stream) (*llm.Message, bool, error) {
 	p := r.p
 	size := 0
 	tooLarge := false
@@ -112,7 +121,11 @@ func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCau
 			// the chain see the stream end, rather than closing it
 			// mid-flight.
 			tooLarge, emit = true, false
-			cancel(ErrMessageTooLarge)
+			if cancel != nil {
+				cancel(ErrMessageTooLarge)
+			} else {
+				tcancel()
+			}
 		}
 	}
 	serr := s.Err()

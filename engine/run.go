@@ -551,9 +551,8 @@ func toolResultMessage(id, name, text string, isErr bool, now time.Time) llm.Mes
 // which still get (error) results so the transcript stays paired.
 func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 	r.idx = msg.ToolCalls(r.idx[:0])
-	calls := append([]int(nil), r.idx...)
 	stopText := ""
-	for _, i := range calls {
+	for _, i := range r.idx {
 		b := &msg.Content[i]
 		id, name := string(b.ID), string(b.Name)
 		if stopText != "" {
@@ -565,7 +564,10 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 			continue
 		}
 		r.emit(EventToolStart, func(e *Event) { e.ToolCallID = id; e.ToolName = name; e.Args = b.Arguments })
-		tctx, cancel := context.WithCancelCause(ctx)
+		tctx, cancel := ctx, context.CancelCauseFunc(func(error) {})
+		if r.p.Queue != nil {
+			tctx, cancel = context.WithCancelCause(ctx)
+		}
 		waiting := r.p.Queue.setPhase(cancel)
 		var cr CallResult
 		if waiting {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/tokenize"
@@ -31,6 +32,7 @@ type session struct {
 	sid     string
 	entries []transcript.Entry
 	leaf    string
+	leafID  []byte // leaf as bytes, shared with the leaf entry's ID
 	ctx     []llm.Message
 	dirty   bool // ctx must be rebuilt from entries
 	notesL  []string
@@ -94,6 +96,7 @@ func (s *session) load(path string) error {
 		return err
 	}
 	s.leaf = s.w.Leaf()
+	s.leafID = []byte(s.leaf)
 	s.dirty = true
 	return nil
 }
@@ -138,13 +141,18 @@ func (s *session) appendEntry(e *transcript.Entry) error {
 		if err != nil {
 			return fmt.Errorf("engine: appending to the session: %w", err)
 		}
-	} else {
-		id = fmt.Sprintf("%08x", len(s.entries)+1)
 	}
 	c := *e
-	c.ID = []byte(id)
-	c.ParentID = []byte(s.leaf)
+	if s.w == nil {
+		// Ephemeral ids: the entry number in hex.
+		c.ID = strconv.AppendUint(make([]byte, 0, 8), uint64(len(s.entries)+1), 16)
+		id = string(c.ID)
+	} else {
+		c.ID = []byte(id)
+	}
+	c.ParentID = s.leafID
 	s.leaf = id
+	s.leafID = c.ID
 	s.entries = append(s.entries, c)
 	if e.Type == transcript.TypeMessage && !s.dirty {
 		s.ctx = append(s.ctx, *e.Message)
