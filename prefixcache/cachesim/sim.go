@@ -123,17 +123,19 @@ type Options struct {
 	Forget time.Duration
 }
 
+// entry is one cached prefix; times are Unix nanoseconds (cheaper to
+// compare than time.Time on the hot path).
 type entry struct {
-	created  time.Time
-	lastUsed time.Time
+	created  int64
+	lastUsed int64
 	ttl      time.Duration
 }
 
-func (e *entry) alive(r *Rules, now time.Time) bool {
-	if now.Sub(e.lastUsed) > e.ttl {
+func (e *entry) alive(r *Rules, now int64) bool {
+	if time.Duration(now-e.lastUsed) > e.ttl {
 		return false
 	}
-	if r.MaxAge > 0 && now.Sub(e.created) > r.MaxAge {
+	if r.MaxAge > 0 && time.Duration(now-e.created) > r.MaxAge {
 		return false
 	}
 	return true
@@ -240,7 +242,7 @@ func (s *Sim) newEntry() *entry {
 }
 
 // store creates or refreshes the entry for the prefix through block i.
-func (s *Sim) store(i int, now time.Time, ttl time.Duration) {
+func (s *Sim) store(i int, now int64, ttl time.Duration) {
 	if e, ok := s.entries[s.chain[i]]; ok {
 		if !e.alive(&s.rules, now) {
 			e.created = now
@@ -267,9 +269,9 @@ func (s *Sim) store(i int, now time.Time, ttl time.Duration) {
 }
 
 // purge drops entries expired for longer than Options.Forget.
-func (s *Sim) purge(now time.Time) {
+func (s *Sim) purge(now int64) {
 	for k, e := range s.entries {
-		if now.Sub(e.lastUsed) > e.ttl+s.opts.Forget {
+		if time.Duration(now-e.lastUsed) > e.ttl+s.opts.Forget {
 			delete(s.entries, k)
 			s.free = append(s.free, e)
 		}
@@ -278,7 +280,7 @@ func (s *Sim) purge(now time.Time) {
 }
 
 // lookup returns the entry at block i: live, dead (expired), or nil.
-func (s *Sim) lookup(i int, now time.Time) (e *entry, live bool) {
+func (s *Sim) lookup(i int, now int64) (e *entry, live bool) {
 	e = s.entries[s.chain[i]]
 	if e == nil {
 		return nil, false
@@ -292,7 +294,8 @@ func (s *Sim) lookup(i int, now time.Time) (e *entry, live bool) {
 // reject (ReasonBreakpointLimit, ReasonTTLOrder) leaves the cache as it was.
 func (s *Sim) Simulate(req *Request) Result {
 	r := &s.rules
-	now := req.Time
+	nowT := req.Time
+	now := nowT.UnixNano()
 	s.hashChain(req)
 	n := len(req.Blocks)
 	res := Result{ChangedAt: -1, ChangedLabel: -1}
@@ -300,7 +303,7 @@ func (s *Sim) Simulate(req *Request) Result {
 		res.Total = s.cum[n-1]
 	}
 	if s.havePrev {
-		res.Gap = now.Sub(s.prevTime)
+		res.Gap = nowT.Sub(s.prevTime)
 	}
 	s.sincePurg++
 	if s.sincePurg > 4096 {
@@ -328,7 +331,7 @@ func (s *Sim) Simulate(req *Request) Result {
 				read, readAt = s.cum[i], i
 			}
 		} else if s.cum[i] > dead {
-			dead, deadGap = s.cum[i], now.Sub(e.lastUsed)
+			dead, deadGap = s.cum[i], time.Duration(now-e.lastUsed)
 		}
 	}
 
@@ -342,7 +345,7 @@ func (s *Sim) Simulate(req *Request) Result {
 		}
 		if nbp == 0 {
 			res.Reason, res.Uncached = ReasonNoBreakpoint, res.Total
-			s.remember(req, now)
+			s.remember(req, nowT)
 			return res
 		}
 		if r.MaxBreakpoints > 0 && nbp > r.MaxBreakpoints {
@@ -425,7 +428,7 @@ func (s *Sim) Simulate(req *Request) Result {
 			}
 			if !live {
 				if s.cum[i] > dead {
-					dead, deadGap = s.cum[i], now.Sub(e.lastUsed)
+					dead, deadGap = s.cum[i], time.Duration(now-e.lastUsed)
 				}
 				continue
 			}
@@ -480,7 +483,7 @@ func (s *Sim) Simulate(req *Request) Result {
 	if res.Reason != ReasonBelowMinimum {
 		s.explain(req, &res, lcp, dead, deadGap)
 	}
-	s.remember(req, now)
+	s.remember(req, nowT)
 	s.prevCache = res.Read + res.Write
 	return res
 }
