@@ -73,6 +73,8 @@ type argState struct {
 	repaired  []byte // stored repair (repairedArgsByIndex)
 	hasRepair bool
 	closer    bool // buf contains '}' or ']'
+	span      spanScan
+	smart     bool // buf contains a typographic double quote (U+201C–U+201F)
 	preSeen   bool // hadPreexistingArgsByIndex has an entry
 	pre       bool
 	disabled  bool
@@ -83,6 +85,8 @@ func (a *argState) clearIndex() {
 	a.buf = a.buf[:0]
 	a.units = 0
 	a.closer = false
+	a.span.reset()
+	a.smart = false
 	a.preSeen, a.pre, a.disabled, a.logged = false, false, false, false
 }
 
@@ -142,12 +146,19 @@ func (s *repairStream) onDelta(e *llm.Event) {
 	if st.disabled {
 		return
 	}
+	old := len(st.buf)
 	st.buf = append(st.buf, e.Delta...)
 	st.units += utf16Len(e.Delta)
+	st.span.feed(st.buf, old)
+	if !st.smart {
+		st.smart = hasSmartQuote(st.buf[max(0, old-2):])
+	}
 	if st.units > repair.OpenClawMaxBuffer {
 		st.buf = st.buf[:0]
 		st.units = 0
 		st.closer = false
+		st.span.reset()
+		st.smart = false
 		st.hasRepair = false
 		st.repaired = st.repaired[:0]
 		st.disabled = true
@@ -178,7 +189,16 @@ func (s *repairStream) onDelta(e *llm.Event) {
 	} else if mb != nil {
 		s.name = append(s.name, mb.Name...)
 	}
-	out, _, leading, trailing, ok := repair.OpenClawExtract(st.repaired[:0], st.buf, s.name)
+	// Fast path: with no stored repair, no closed {…}/[…] span (which the
+	// whole-buffer and balanced-prefix strategies both need) and no smart
+	// quote, OpenClawExtract must fail; its failure is applied without the
+	// O(len) scan, keeping long arguments linear.
+	var out []byte
+	var leading, trailing int
+	ok := false
+	if st.hasRepair || st.span.closed || st.smart {
+		out, _, leading, trailing, ok = repair.OpenClawExtract(st.repaired[:0], st.buf, s.name)
+	}
 	if !ok {
 		st.hasRepair = false
 		st.repaired = st.repaired[:0]
@@ -269,4 +289,89 @@ func toolBlock(m *llm.Message, i int) *llm.Block {
 		return b
 	}
 	return nil
+}
+
+// spanScan follows repair's balanced-span scan incrementally: from the
+// first '{' or '[' of the buffer, strings (with escapes) are skipped,
+// closers of the wrong kind ignored, and closed is set once the depth
+// returns to zero. It only answers "can a balanced span exist yet".
+type spanScan struct {
+	started, inStr, esc, closed, overflow bool
+	depth                                 int
+	kinds                                 []uint64 // bit set = '{' at that depth
+}
+
+func (z *spanScan) reset() {
+	z.started, z.inStr, z.esc, z.closed, z.overflow = false, false, false, false, false
+	z.depth = 0
+	z.kinds = z.kinds[:0]
+}
+
+// feed scans buf[from:], the bytes appended since the last call.
+func (z *spanScan) feed(buf []byte, from int) {
+	if z.closed || z.overflow {
+		return
+	}
+	for k := from; k < len(buf); k++ {
+		c := buf[k]
+		if !z.started {
+			if c != '{' && c != '[' {
+				continue
+			}
+			z.started = true
+		}
+		if z.inStr {
+			switch {
+			case z.esc:
+				z.esc = false
+			case c == '\\':
+				z.esc = true
+			case c == '"':
+				z.inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			z.inStr = true
+		case '{', '[':
+			if z.depth >= repair.MaxDepth {
+				z.overflow = true // the scan gives up: no span
+				return
+			}
+			w := z.depth >> 6
+			for len(z.kinds) <= w {
+				z.kinds = append(z.kinds, 0)
+			}
+			if c == '{' {
+				z.kinds[w] |= 1 << (z.depth & 63)
+			} else {
+				z.kinds[w] &^= 1 << (z.depth & 63)
+			}
+			z.depth++
+		case '}', ']':
+			if z.depth == 0 {
+				continue
+			}
+			top := z.kinds[(z.depth-1)>>6]&(1<<((z.depth-1)&63)) != 0
+			if top != (c == '}') {
+				continue
+			}
+			z.depth--
+			if z.depth == 0 {
+				z.closed = true
+				return
+			}
+		}
+	}
+}
+
+// hasSmartQuote reports a UTF-8 U+201C, U+201D, U+201E or U+201F in b.
+func hasSmartQuote(b []byte) bool {
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == 0xe2 && b[i+1] == 0x80 && b[i+2] >= 0x9c && b[i+2] <= 0x9f {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider"
@@ -194,6 +195,7 @@ func BenchmarkDecodeChain(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			events := 0
+			cpu0 := processCPU()
 			for b.Loop() {
 				s, _ := f(ctx, req)
 				events = 0
@@ -205,7 +207,7 @@ func BenchmarkDecodeChain(b *testing.B) {
 			if d.Err() != nil {
 				b.Fatal(d.Err())
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+			reportCPU(b, cpu0, len(body), events)
 		})
 	}
 }
@@ -219,12 +221,17 @@ func BenchmarkDecodeOnly(b *testing.B) {
 			d := provider.NewDecoder(w.wire, br, provider.Options{})
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
+			cpu0 := processCPU()
+			events := 0
 			for b.Loop() {
 				br.Reset(body)
 				d.Reset(w.wire, br, provider.Options{})
+				events = 0
 				for d.Next() {
+					events++
 				}
 			}
+			reportCPU(b, cpu0, len(body), events)
 		})
 	}
 }
@@ -257,5 +264,64 @@ func TestDecodeChainSynthZeroAllocs(t *testing.T) {
 		if a := testing.AllocsPerRun(20, run); a != 0 {
 			t.Errorf("%s: decode+chain of 2,000 events allocated %v times per stream", w.name, a)
 		}
+	}
+}
+
+// BenchmarkChainOverhead runs a 2,000-event scripted stream (text deltas,
+// then a tool call of 400 fragments) through the whole chain and through
+// nothing, to isolate the chain's cost per event.
+func BenchmarkChainOverhead(b *testing.B) {
+	script := newScript()
+	script.text = script.text[:0]
+	for i := 0; i < 1590; i++ {
+		script.text = append(script.text, []byte(" word"))
+	}
+	script.frags = [][]byte{[]byte(`{"path":"`)}
+	for i := 0; i < 398; i++ {
+		script.frags = append(script.frags, []byte("abcdefgh"))
+	}
+	script.frags = append(script.frags, []byte(`"}`))
+	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		script.reset()
+		return script, nil
+	}
+	chained, req := fullChain(base)
+	for _, c := range []struct {
+		name string
+		f    llm.StreamFunc
+	}{{"bare", base}, {"chain", chained}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			events := 0
+			cpu0 := processCPU()
+			for b.Loop() {
+				s, _ := c.f(context.Background(), req)
+				events = 0
+				for s.Next() {
+					events++
+				}
+				s.Close()
+			}
+			reportCPU(b, cpu0, 0, events)
+		})
+	}
+}
+
+// reportCPU adds wall ns/event and the process-CPU metrics cpu-ns/event and
+// cpu-MB/s (when size > 0).
+func reportCPU(b *testing.B, cpu0 time.Duration, size, events int) {
+	n := float64(b.N)
+	if events > 0 {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/float64(events), "ns/event")
+	}
+	cpu := processCPU() - cpu0
+	if cpu <= 0 {
+		return
+	}
+	if events > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/n/float64(events), "cpu-ns/event")
+	}
+	if size > 0 {
+		b.ReportMetric(float64(size)*n/cpu.Seconds()/1e6, "cpu-MB/s")
 	}
 }

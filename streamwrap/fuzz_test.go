@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/streamwrap/repair"
 )
 
 // FuzzResolveToolName checks the invariants of name resolution on any
@@ -50,6 +52,32 @@ func FuzzResolveToolName(f *testing.F) {
 		}
 		if n := NormalizeToolPolicyName(name); strings.TrimSpace(n) != n && utf8.ValidString(n) && !strings.ContainsAny(n, "\u0085\u180e\u200b") {
 			t.Fatalf("normalized %q is not trimmed: %q", name, n)
+		}
+	})
+}
+
+// FuzzRepairSkip is differential: whenever the repair decorator's
+// incremental scan says no balanced span has closed and no smart quote was
+// seen, repair.OpenClawExtract on the same buffer must fail, so skipping it
+// changes nothing.
+func FuzzRepairSkip(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `.functions.read:0 {"p":"}"}x`, `[{"a":"]"}]`, `{"a":"\"}"`, `x {"a":{"b":[1,2}]}}`, "{\u201cpath\u201d:\u201cx\u201d}", `"{" {"a":1}`} {
+		f.Add(s, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, text string, step uint8) {
+		var z spanScan
+		var buf []byte
+		n := int(step%7) + 1
+		for i := 0; i < len(text); i += n {
+			old := len(buf)
+			buf = append(buf, text[i:min(len(text), i+n)]...)
+			z.feed(buf, old)
+			if z.closed || hasSmartQuote(buf) {
+				continue
+			}
+			if _, _, _, _, ok := repair.OpenClawExtract(nil, buf, nil); ok {
+				t.Fatalf("scan says no span but OpenClawExtract succeeds on %q", buf)
+			}
 		}
 	})
 }
