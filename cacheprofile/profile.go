@@ -265,12 +265,13 @@ type Profiler struct {
 
 	afterUser bool // the current call follows a user message
 
-	blocks []cachesim.Block
-	ctxIdx []int
-	call   Call
-	top    missHeap
-	seenP  map[string]bool
-	seenM  map[string]bool
+	blocks    []cachesim.Block
+	ctxIdx    []int
+	call      Call
+	top       missHeap
+	seenP     map[string]bool
+	seenRules map[string]bool
+	seenM     map[string]bool
 
 	tl       []Point
 	tlBucket int
@@ -289,7 +290,7 @@ func NewProfiler(opts Options) *Profiler {
 		opts.TimelinePoints = 2000
 	}
 	p := &Profiler{opts: opts, br: newBranch(), sims: map[cachesim.Provider]*cachesim.Sim{},
-		seenP: map[string]bool{}, seenM: map[string]bool{}, tlBucket: 1}
+		seenP: map[string]bool{}, seenM: map[string]bool{}, seenRules: map[string]bool{}, tlBucket: 1}
 	p.rep.Explained = map[string]int{}
 	p.tlCur.RecRead = -1
 	return p
@@ -330,16 +331,28 @@ func (p *Profiler) Entry(e *transcript.Entry) {
 	}
 }
 
-func (p *Profiler) sim(prov cachesim.Provider, model string) *cachesim.Sim {
+// sim returns the cache of a provider with the rules of model; assumed
+// says the provider was inferred from the API name.
+func (p *Profiler) sim(prov cachesim.Provider, model string, assumed bool) *cachesim.Sim {
+	r := cachesim.RulesFor(prov, model)
+	if p.opts.Retention != "" {
+		r = r.WithRetention(p.opts.Retention)
+	}
 	s := p.sims[prov]
 	if s == nil {
-		r := cachesim.RulesFor(prov, model)
-		if p.opts.Retention != "" {
-			r = r.WithRetention(p.opts.Retention)
-		}
 		s = cachesim.New(r, cachesim.Options{})
 		p.sims[prov] = s
-		p.rep.Rules = append(p.rep.Rules, describeRules(r, model))
+	} else if s.Rules() != r {
+		s.SetRules(r)
+	}
+	key := prov.String() + "/" + model
+	if !p.seenRules[key] && len(p.seenRules) < 32 {
+		p.seenRules[key] = true
+		d := describeRules(r, model)
+		if assumed {
+			d += " (provider inferred from the API name)"
+		}
+		p.rep.Rules = append(p.rep.Rules, d)
 	}
 	return s
 }
@@ -398,10 +411,12 @@ func (p *Profiler) maybeCall(e *transcript.Entry) {
 		model = p.opts.Model
 	}
 	prov := cachesim.ParseProvider(provName)
+	assumed := false
 	if prov == cachesim.ProviderUnknown {
 		prov = cachesim.ParseProvider(m.API)
+		assumed = true
 	}
-	sim := p.sim(prov, model)
+	sim := p.sim(prov, model, assumed)
 	rules := sim.Rules()
 	anth := rules.Mode == cachesim.ModeBreakpoints
 

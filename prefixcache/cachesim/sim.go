@@ -179,6 +179,20 @@ func New(r Rules, opts Options) *Sim {
 // Rules returns the rules s simulates.
 func (s *Sim) Rules() Rules { return s.rules }
 
+// SetRules changes the rules for the following requests, keeping the
+// entries: a session that switches between models of one provider keeps
+// one cache (the models' namespaces keep their entries apart) while each
+// request follows its own model's minimum and lifetimes.
+func (s *Sim) SetRules(r Rules) {
+	if r.TTL <= 0 {
+		r.TTL = 5 * time.Minute
+	}
+	if r.LongTTL <= 0 {
+		r.LongTTL = r.TTL
+	}
+	s.rules = r
+}
+
 // Len returns the number of entries held (live or kept to explain expiry).
 func (s *Sim) Len() int { return len(s.entries) }
 
