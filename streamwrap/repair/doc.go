@@ -4,8 +4,11 @@
 // ProfileExtended, ProfileOff).
 //
 // It is pure byte-slice code: every function appends its result to a caller
-// supplied dst and allocates nothing on valid input when dst has room. It
-// holds no state and is safe for concurrent use.
+// supplied dst and, when dst has room, allocates nothing on valid input nor
+// on the repairs themselves; the exceptions are the error values (*Error),
+// typographic-quote objects of more than 16 keys, and pi-ai's last-resort
+// partial parse of its escape-repaired text. It holds no state and is safe
+// for concurrent use. Every entry point runs in time linear in its input.
 //
 // What it owns:
 //   - Valid: a JSON validity check equal to encoding/json's.
