@@ -71,6 +71,43 @@ func BenchmarkTurn(b *testing.B) {
 	}
 }
 
+// BenchmarkTurnStreamOnly is the provider-and-chain share of
+// BenchmarkTurn: the same scripted turn decoded through the same decorator
+// chain and drained, with no engine around it. BenchmarkTurn's ns/turn
+// minus this is the engine's own overhead.
+func BenchmarkTurnStreamOnly(b *testing.B) {
+	for _, api := range wires {
+		b.Run(api, func(b *testing.B) {
+			prov := scripted.MustNew(scripted.Options{Script: toolLoopScript(16, strings.Repeat("word ", 40))})
+			p := benchParams(prov.StreamFunc(), api, 1)
+			r := runner{p: &p, res: &Result{}}
+			reg, _ := NewRegistry(echoTool)
+			r.reg = reg
+			fn := r.wrapStream(p.StreamFunc, reg.Names())
+			req := llm.Request{Model: p.Model, System: p.SystemPrompt, Tools: reg.Definitions(nil),
+				Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "loop")}}
+			ctx := context.Background()
+			var ms0, ms1 runtimeMem
+			b.ReportAllocs()
+			ms0.read()
+			for b.Loop() {
+				s, err := fn(ctx, &req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, err := llm.Drain(s)
+				if err != nil || m.StopReason != llm.StopToolUse {
+					b.Fatal(err, m.StopReason)
+				}
+				s.Close()
+			}
+			ms1.read()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/turn")
+			b.ReportMetric(float64((ms1.cpu-ms0.cpu).Nanoseconds())/float64(b.N), "cpu-ns/turn")
+		})
+	}
+}
+
 // BenchmarkTurnFileSession is BenchmarkTurn with a session file on disk
 // (no fsync), i.e. with the transcript writes.
 func BenchmarkTurnFileSession(b *testing.B) {
