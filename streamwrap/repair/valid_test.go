@@ -101,7 +101,7 @@ func TestOpenClawShouldTry(t *testing.T) {
 		{`😀`, `{"a":1}😀`, false, true},    // 2 UTF-16 units
 		{`😀😀`, `{"a":1}😀😀`, false, false}, // 4 units
 		{"\u00a0x\u00a0", `{"a":1}` + "\u00a0x\u00a0", false, true},
-		{"\ufeff\u2028\u3000", `{"a":1}` + "\ufeff\u2028\u3000", false, false}, // all JS whitespace
+		{"\ufeff\u2028\u3000", `{"a":1}` + "\ufeff\u2028\u3000", false, false},             // all JS whitespace
 		{"\u200b\u200b\u200b\u200b", `{"a":1}` + "\u200b\u200b\u200b\u200b", false, false}, // U+200B is not: 4 units
 		{"\u200bx", `{"a":1}` + "\u200bx", false, true},
 	}
