@@ -1,6 +1,7 @@
 package cacheprofile
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"runtime"
@@ -128,6 +129,21 @@ func BenchmarkSynthGenerate(b *testing.B) {
 			if _, err := s.Read(buf); err != nil {
 				break
 			}
+		}
+	}
+}
+
+// BenchmarkProfileLargeSession profiles the real 974 KB pi session.
+func BenchmarkProfileLargeSession(b *testing.B) {
+	data, err := os.ReadFile(largeSession)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Profile(bytes.NewReader(data), Options{}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -285,3 +285,26 @@ func TestMessageNodeAllocs(t *testing.T) {
 func transcriptReader(s string) *transcript.Reader {
 	return transcript.NewReader(strings.NewReader(s), transcript.Options{KeepUnknown: true})
 }
+
+func TestRuntimeContextOnlyAfterLastUser(t *testing.T) {
+	// OpenClaw sends only the runtime-context message that follows the
+	// latest user message: the previous one drops out of the history, and
+	// the cache loses everything after it.
+	const m = "claude-sonnet-4-5"
+	s := newV3()
+	s.user(strings.Repeat("a", 6000))
+	s.add("", "custom_message", `,"customType":"openclaw.runtime-context","content":"Conversation info: message 1","display":false`)
+	s.call(1, "anthropic", m, "stop", 3, 0, 3000)
+	asst := s.n
+	s.user("second")
+	s.add("", "custom_message", `,"customType":"openclaw.runtime-context","content":"Conversation info: message 2","display":false`)
+	s.call(5, "anthropic", m, "stop", 3, 1000, 2100)
+	rep, calls := profileString(t, s.b.String(), Options{})
+	c := calls[1]
+	if c.Messages != 4 {
+		t.Errorf("second call sends %d messages, want 4 (user, assistant, user, runtime context)", c.Messages)
+	}
+	if c.Predicted.Reason != "prefix-changed" || c.Predicted.ChangedAtLine != int64(asst+1) || c.Predicted.CacheRead != rep.Unseen {
+		t.Errorf("second call: %+v (unseen %d, assistant at line %d)", c.Predicted, rep.Unseen, asst+1)
+	}
+}
