@@ -111,11 +111,11 @@ func (s *repairStream) state(i int) *argState {
 }
 
 func (s *repairStream) Next() bool {
-	if !s.inner.Next() {
+	if !s.advance() {
 		s.finish()
 		return false
 	}
-	e := s.inner.Event()
+	e := s.curEvent()
 	switch e.Type {
 	case llm.EventToolCallDelta:
 		if e.ContentIndex >= 0 {
@@ -252,7 +252,7 @@ func (s *repairStream) finish() {
 		return
 	}
 	s.finished = true
-	m := s.inner.Message()
+	m := s.curMessage()
 	for i := range s.args {
 		st := &s.args[i]
 		if st.hasRepair {

@@ -146,11 +146,11 @@ func (s *diagStream) Next() bool {
 	if s.ended {
 		return false
 	}
-	if !s.inner.Next() {
+	if !s.advance() {
 		s.finish(nil)
 		return false
 	}
-	e := s.inner.Event()
+	e := s.curEvent()
 	if s.ev.Events == 0 {
 		s.ev.TimeToFirstByte = time.Since(s.ev.Start)
 	}
@@ -169,7 +169,7 @@ func (s *diagStream) finish(e *llm.Event) {
 	if s.ended {
 		return
 	}
-	m := s.inner.Message()
+	m := s.curMessage()
 	switch {
 	case e == nil && m.StopReason == llm.StopNone:
 		msg := ""
@@ -209,7 +209,7 @@ func (s *diagStream) end(p ModelCallPhase, cat, msg string, m *llm.Message) {
 
 func (s *diagStream) Close() error {
 	if !s.ended && s.inner != nil {
-		s.end(ModelCallError, DiagClosedEarly, "", s.inner.Message())
+		s.end(ModelCallError, DiagClosedEarly, "", s.curMessage())
 	}
 	err := s.closeInner()
 	*s = diagStream{}

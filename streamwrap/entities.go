@@ -52,11 +52,11 @@ type entityStream struct {
 }
 
 func (s *entityStream) Next() bool {
-	if !s.inner.Next() {
+	if !s.advance() {
 		s.finish()
 		return false
 	}
-	e := s.inner.Event()
+	e := s.curEvent()
 	partial, message := s.eventMessages(e)
 	if partial != nil {
 		s.decodeMessage(partial, true)
@@ -75,7 +75,7 @@ func (s *entityStream) finish() {
 		return
 	}
 	s.finished = true
-	s.decodeMessage(s.inner.Message(), true)
+	s.decodeMessage(s.curMessage(), true)
 }
 
 // decodeMessage decodes the arguments of m's tool calls. track says whether

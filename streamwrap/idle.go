@@ -185,14 +185,14 @@ func (s *idleStream) Next() bool {
 	if s.ended {
 		return false
 	}
-	if !s.inner.Next() {
+	if !s.advance() {
 		s.end()
 		if s.fired.Load() {
 			s.markTimedOut(nil)
 		}
 		return false
 	}
-	e := s.inner.Event()
+	e := s.curEvent()
 	if e.Type.IsTerminal() {
 		s.end()
 		if s.fired.Load() {
@@ -219,7 +219,7 @@ func (s *idleStream) markTimedOut(e *llm.Event) {
 	if err == nil {
 		return
 	}
-	s.inner.Message().Fail(llm.StopError, err.Error())
+	s.curMessage().Fail(llm.StopError, err.Error())
 	if e != nil {
 		e.Type = llm.EventError
 		e.Reason = llm.StopError

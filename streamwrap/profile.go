@@ -78,7 +78,7 @@ func (s *stageStream) Event() *llm.Event {
 	if s.own {
 		return &s.ev
 	}
-	return s.inner.Event()
+	return s.curEvent()
 }
 
 func (s *stageStream) set(i int, o uint8, kind string) {
@@ -99,14 +99,14 @@ func (s *stageStream) get(i int) uint8 {
 
 func (s *stageStream) Next() bool {
 	s.own = false
-	if !s.inner.Next() {
+	if !s.advance() {
 		s.finish(nil)
 		return false
 	}
-	e := s.inner.Event()
+	e := s.curEvent()
 	switch e.Type {
 	case llm.EventToolCallEnd:
-		if b := toolBlock(s.inner.Message(), e.ContentIndex); b != nil {
+		if b := toolBlock(s.curMessage(), e.ContentIndex); b != nil {
 			s.decide(e.ContentIndex, b)
 		}
 	case llm.EventDone, llm.EventError:
@@ -185,7 +185,7 @@ func (s *stageStream) finish(e *llm.Event) {
 		return
 	}
 	s.finished = true
-	m := s.inner.Message()
+	m := s.curMessage()
 	normalEnd := e != nil && e.Type == llm.EventDone
 	for i := range m.Content {
 		b := &m.Content[i]

@@ -66,13 +66,14 @@ type promoteStream struct {
 	useCur    bool
 	terminal  llm.Event
 	finalized bool
+	notCall   []bool // per content index: the text block cannot be a call
 }
 
 func (s *promoteStream) Event() *llm.Event {
 	if s.useCur {
 		return &s.cur
 	}
-	return s.inner.Event()
+	return s.curEvent()
 }
 
 func (s *promoteStream) pop() bool {
@@ -100,12 +101,12 @@ func (s *promoteStream) Next() bool {
 		return false
 	}
 	for {
-		if !s.inner.Next() {
+		if !s.advance() {
 			s.release()
 			s.finalized = true
 			return s.pop()
 		}
-		e := s.inner.Event()
+		e := s.curEvent()
 		switch e.Type {
 		case llm.EventStart:
 			s.sawStart = true
@@ -135,17 +136,23 @@ func (s *promoteStream) Next() bool {
 }
 
 // couldBeCall reports whether the text block at i could still become a
-// serialized tool call.
+// serialized tool call. A "no" is final (text only grows at its end), so it
+// is remembered per content index.
 func (s *promoteStream) couldBeCall(i int) bool {
-	m := s.inner.Message()
-	b := m.Block(i)
+	if i < len(s.notCall) && s.notCall[i] {
+		return false
+	}
+	b := s.curMessage().Block(i)
 	if b == nil {
 		return true // not visible yet: keep holding until the text shows
 	}
 	if b.Type != llm.BlockText {
 		return false
 	}
-	t := bytes.TrimLeft(b.Text, " \t\r\n")
+	t := b.Text
+	for len(t) > 0 && (t[0] == ' ' || t[0] == '\t' || t[0] == '\r' || t[0] == '\n') {
+		t = t[1:]
+	}
 	if len(t) == 0 {
 		return true
 	}
@@ -155,6 +162,10 @@ func (s *promoteStream) couldBeCall(i int) bool {
 			return true
 		}
 	}
+	for len(s.notCall) <= i {
+		s.notCall = append(s.notCall, false)
+	}
+	s.notCall[i] = true
 	return false
 }
 
@@ -173,7 +184,7 @@ func (s *promoteStream) release() {
 
 // finalize decides the held block at the terminal event.
 func (s *promoteStream) finalize() {
-	m := s.inner.Message()
+	m := s.curMessage()
 	if _, message := s.eventMessages(&s.terminal); message != nil {
 		m = message
 	}
@@ -222,7 +233,8 @@ func (s *promoteStream) queueTerminal() {
 
 func (s *promoteStream) Close() error {
 	err := s.closeInner()
-	*s = promoteStream{held: s.held[:0], arena: s.arena[:0], queue: s.queue[:0]}
+	clear(s.notCall)
+	*s = promoteStream{held: s.held[:0], arena: s.arena[:0], queue: s.queue[:0], notCall: s.notCall[:0]}
 	promotePool.Put(s)
 	return err
 }

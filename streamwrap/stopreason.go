@@ -130,14 +130,14 @@ func (s *stopStream) Event() *llm.Event {
 	if s.useEv {
 		return &s.ev
 	}
-	return s.inner.Event()
+	return s.curEvent()
 }
 
 func (s *stopStream) Message() *llm.Message {
 	if s.synth {
 		return &s.own
 	}
-	return s.inner.Message()
+	return s.curMessage()
 }
 
 func (s *stopStream) Err() error {
@@ -157,7 +157,7 @@ func (s *stopStream) Next() bool {
 		return false
 	}
 	s.useEv = false
-	if !s.inner.Next() {
+	if !s.advance() {
 		if !s.terminal {
 			s.terminal = true
 			if err := s.inner.Err(); err != nil {
@@ -175,7 +175,7 @@ func (s *stopStream) Next() bool {
 		s.finish()
 		return false
 	}
-	e := s.inner.Event()
+	e := s.curEvent()
 	if e.Type.IsTerminal() {
 		s.terminal = true
 		partial, message := s.eventMessages(e)
@@ -221,7 +221,7 @@ func (s *stopStream) finish() {
 		return
 	}
 	s.finished = true
-	m := s.inner.Message()
+	m := s.curMessage()
 	if text, ok := NormalizeUnhandledStopReasonMessage(m.ErrorMessage); ok {
 		m.StopReason = llm.StopError
 		m.ErrorMessage = text

@@ -38,6 +38,8 @@ type eventViews interface {
 // forwards what the decorator does not override.
 type base struct {
 	inner llm.Stream
+	ev    *llm.Event      // the inner stream's current event, after advance
+	msg   *llm.Message    // the inner stream's message, after advance
 	views eventViews      // nil for production streams
 	raw   RawStopReasoner // nil when the inner stream has no raw stop reason
 }
@@ -50,9 +52,35 @@ func (b *base) init(inner llm.Stream) {
 
 func (b *base) clear() { *b = base{} }
 
-func (b *base) Event() *llm.Event     { return b.inner.Event() }
-func (b *base) Message() *llm.Message { return b.inner.Message() }
-func (b *base) Err() error            { return b.inner.Err() }
+func (b *base) Event() *llm.Event     { return b.curEvent() }
+func (b *base) Message() *llm.Message { return b.curMessage() }
+
+// advance moves the inner stream on and caches its event and message, so
+// that a chain of N decorators costs O(N) per event rather than O(N²)
+// delegated calls.
+func (b *base) advance() bool {
+	ok := b.inner.Next()
+	if ok {
+		b.ev = b.inner.Event()
+	}
+	b.msg = b.inner.Message()
+	return ok
+}
+
+func (b *base) curEvent() *llm.Event {
+	if b.ev != nil {
+		return b.ev
+	}
+	return b.inner.Event()
+}
+
+func (b *base) curMessage() *llm.Message {
+	if b.msg != nil {
+		return b.msg
+	}
+	return b.inner.Message()
+}
+func (b *base) Err() error { return b.inner.Err() }
 
 // Unwrap returns the wrapped stream.
 func (b *base) Unwrap() llm.Stream { return b.inner }
@@ -84,7 +112,7 @@ func (b *base) viewToolCall() *llm.Block {
 // event; on done and error the live message is event.message and partial is
 // nil (they are the same object). Streams with views may report both.
 func (b *base) eventMessages(e *llm.Event) (partial, message *llm.Message) {
-	live := b.inner.Message()
+	live := b.curMessage()
 	if b.views != nil {
 		message = b.views.viewMessage()
 		if message == live {
@@ -109,7 +137,7 @@ func (b *base) eventToolCall(e *llm.Event) *llm.Block {
 			return tc
 		}
 	}
-	return b.inner.Message().Block(e.ContentIndex)
+	return b.curMessage().Block(e.ContentIndex)
 }
 
 // closeInner closes the inner stream once and reports its error.

@@ -61,17 +61,17 @@ func (s *transformStream) Event() *llm.Event {
 	if s.own {
 		return &s.ev
 	}
-	return s.inner.Event()
+	return s.curEvent()
 }
 
 func (s *transformStream) Next() bool {
 	s.own = false
-	if !s.inner.Next() {
+	if !s.advance() {
 		s.finish()
 		return false
 	}
-	e := s.inner.Event()
-	m := s.inner.Message()
+	e := s.curEvent()
+	m := s.curMessage()
 	switch e.Type {
 	case llm.EventTextDelta:
 		s.delta = s.t(s.delta[:0], e.Delta)
@@ -153,7 +153,7 @@ func (s *transformStream) finish() {
 		return
 	}
 	s.finished = true
-	m := s.inner.Message()
+	m := s.curMessage()
 	for i := range m.Content {
 		b := &m.Content[i]
 		switch b.Type {

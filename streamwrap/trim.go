@@ -130,11 +130,11 @@ type trimStream struct {
 }
 
 func (s *trimStream) Next() bool {
-	if !s.inner.Next() {
+	if !s.advance() {
 		s.finish()
 		return false
 	}
-	e := s.inner.Event()
+	e := s.curEvent()
 	partial, message := s.eventMessages(e)
 	if partial != nil {
 		s.normalize(partial)
@@ -154,7 +154,7 @@ func (s *trimStream) finish() {
 		return
 	}
 	s.finished = true
-	m := s.inner.Message()
+	m := s.curMessage()
 	s.normalize(m)
 	s.guardMessage(m, true)
 }
