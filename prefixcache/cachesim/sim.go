@@ -151,12 +151,13 @@ type Sim struct {
 	chain []uint64 // chain hash through each block of the current request
 	cum   []int    // tokens through each block
 
-	prev      []uint64 // chain of the previous request
-	prevNS    uint64
-	prevTime  time.Time
-	prevCache int // tokens the previous request left in the cache
-	havePrev  bool
-	sincePurg int
+	prev       []uint64 // chain of the previous request
+	prevHashes []uint64 // its block hashes
+	prevNS     uint64
+	prevTime   time.Time
+	prevCache  int // tokens the previous request left in the cache
+	havePrev   bool
+	sincePurg  int
 }
 
 // New returns an empty cache with the given rules.
@@ -200,6 +201,7 @@ func (s *Sim) Len() int { return len(s.entries) }
 func (s *Sim) Reset() {
 	clear(s.entries)
 	s.prev = s.prev[:0]
+	s.prevHashes = s.prevHashes[:0]
 	s.havePrev = false
 }
 
@@ -232,17 +234,32 @@ func (s *Sim) roundDown(n int) int {
 func (s *Sim) hashChain(req *Request) {
 	s.chain = s.chain[:0]
 	s.cum = s.cum[:0]
+	// Fast path: the blocks shared with the previous request keep its
+	// chain hashes.
+	reuse := 0
+	if s.havePrev && s.prevNS == req.Namespace {
+		for reuse < len(req.Blocks) && reuse < len(s.prevHashes) && s.prevHashes[reuse] == req.Blocks[reuse].Hash {
+			reuse++
+		}
+		s.chain = append(s.chain, s.prev[:reuse]...)
+	}
 	var buf [16]byte
 	h := req.Namespace ^ 0x9e3779b97f4a7c15
+	if reuse > 0 {
+		h = s.chain[reuse-1]
+	}
 	tok := 0
 	for i := range req.Blocks {
 		b := &req.Blocks[i]
+		tok += b.Tokens
+		s.cum = append(s.cum, tok)
+		if i < reuse {
+			continue
+		}
 		binary.LittleEndian.PutUint64(buf[:8], h)
 		binary.LittleEndian.PutUint64(buf[8:], b.Hash)
 		h = xxhash.Sum64(buf[:])
-		tok += b.Tokens
 		s.chain = append(s.chain, h)
-		s.cum = append(s.cum, tok)
 	}
 }
 
@@ -538,6 +555,10 @@ func (s *Sim) explain(req *Request, res *Result, lcp, dead int, deadGap time.Dur
 
 func (s *Sim) remember(req *Request, now time.Time) {
 	s.prev = append(s.prev[:0], s.chain...)
+	s.prevHashes = s.prevHashes[:0]
+	for i := range req.Blocks {
+		s.prevHashes = append(s.prevHashes, req.Blocks[i].Hash)
+	}
 	s.prevNS = req.Namespace
 	s.prevTime = now
 	s.havePrev = true

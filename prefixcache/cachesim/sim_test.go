@@ -400,3 +400,22 @@ func TestSimulateAllocsSteadyState(t *testing.T) {
 		t.Errorf("Simulate of a repeated request allocates %.1f times, want 0", allocs)
 	}
 }
+
+func TestChainReuseMatchesFullHash(t *testing.T) {
+	a := &Request{Time: t0, Namespace: 3, Blocks: []Block{{Hash: 1, Tokens: 10}, {Hash: 2, Tokens: 20}, {Hash: 3, Tokens: 30}}}
+	b := &Request{Time: t0.Add(time.Second), Namespace: 3, Blocks: []Block{{Hash: 1, Tokens: 10}, {Hash: 2, Tokens: 20}, {Hash: 9, Tokens: 5}, {Hash: 4, Tokens: 1}}}
+	s := New(RulesFor(ProviderOpenAI, "gpt-5.1"), Options{})
+	s.Simulate(a)
+	s.Simulate(b)
+	got := append([]uint64(nil), s.chain...)
+	fresh := New(RulesFor(ProviderOpenAI, "gpt-5.1"), Options{})
+	fresh.Simulate(b)
+	for i := range got {
+		if got[i] != fresh.chain[i] {
+			t.Fatalf("block %d: reused chain %x, full hash %x", i, got[i], fresh.chain[i])
+		}
+	}
+	if len(got) != 4 || s.cum[3] != 36 {
+		t.Errorf("chain %d blocks, cum %v", len(got), s.cum)
+	}
+}
