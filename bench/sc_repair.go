@@ -45,7 +45,8 @@ type repairObject struct {
 
 // repairObjects returns the argument objects the quirks are applied to: a
 // 2 KB file edit holding code (quotes, escapes, tabs, angle brackets,
-// ampersands, a boolean and a null outside strings) and a small read call.
+// ampersands, a boolean and a null outside strings) and a small read call
+// (numbers, a boolean, a null, a pattern with quotes, '<', '>' and '&').
 func repairObjects() []repairObject {
 	code := func(n int) string {
 		var b strings.Builder
@@ -60,7 +61,7 @@ func repairObjects() []repairObject {
 	edit = append(edit, `,"new_string":`...)
 	edit = llm.AppendJSONString(edit, code(900))
 	edit = append(edit, `,"replace_all":false,"expected_replacements":null,"dry_run":true}`...)
-	small := `{"path":"docs/README.md","offset":10,"limit":40,"follow_symlinks":true,"encoding":null}`
+	small := `{"path":"docs/README.md","offset":10,"limit":40,"follow_symlinks":true,"encoding":null,"grep":"a < b && c > \"d\""}`
 	return []repairObject{
 		{"edit-2KB", "edit", string(edit)},
 		{"small", "read", small},

@@ -1,7 +1,16 @@
 package bench
 
 import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/ocbench/ocbench/engine"
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // TestScenariosFirstOp runs every scenario's setup and first operation
@@ -28,5 +37,80 @@ func TestScenariosFirstOp(t *testing.T) {
 				t.Fatalf("second op: %v", err)
 			}
 		})
+	}
+}
+
+// TestRepairInputs pins what the repair scenarios measure: every quirk
+// input is malformed (all but the entity one, which is valid JSON holding
+// entities), inputs are deterministic (the peers rebuild them in another
+// process), and the check rejects a wrong decision.
+func TestRepairInputs(t *testing.T) {
+	a, b := RepairInputs(), RepairInputs()
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("RepairInputs is not deterministic")
+	}
+	seen := map[string]bool{}
+	for _, in := range a {
+		if seen[in.Name] || strings.Contains(in.Name, "/") {
+			t.Errorf("input name %q duplicated or holds '/'", in.Name)
+		}
+		seen[in.Name] = true
+		// Malformed: not a JSON object (a double-encoded object is a
+		// valid JSON string).
+		malformed := !json.Valid(in.Args) || bytes.TrimSpace(in.Args)[0] != '{'
+		switch in.Quirk {
+		case "valid":
+			if malformed {
+				t.Errorf("%s: not valid JSON", in.Name)
+			}
+		case "html_entities":
+			if !bytes.Contains(in.Args, []byte("&quot;")) {
+				t.Errorf("%s: holds no entity", in.Name)
+			}
+		default:
+			if !malformed {
+				t.Errorf("%s: quirk left the arguments a valid object", in.Name)
+			}
+		}
+		// A decision that keeps the text as it came is wrong for every
+		// input but the valid one.
+		if in.Quirk != "valid" {
+			if err := checkRepaired(&in, in.Args, nil); err == nil {
+				t.Errorf("%s: check accepts the unrepaired text", in.Name)
+			}
+		}
+	}
+	if len(seen) != 2*(1+len(repairQuirks)) {
+		t.Errorf("%d inputs", len(seen))
+	}
+}
+
+// TestChecksReject makes sure the first-op checks of the other stages can
+// fail.
+func TestChecksReject(t *testing.T) {
+	if err := checkTurn(&engine.Result{Turns: 1, StopReason: llm.StopStop}); err == nil {
+		t.Error("checkTurn accepts a run of one model call")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	w, err := transcript.OpenWriter(path, transcript.WriterOptions{Durability: transcript.SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := transcriptTurn(1)
+	for i := range turn[:3] {
+		if _, err := w.AppendMessage(&turn[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if err := checkAppended(path, turn[:]); err == nil {
+		t.Error("checkAppended accepts a file missing a message")
+	}
+	if err := checkAppended(path, []llm.Message{turn[1], turn[0], turn[2]}); err == nil {
+		t.Error("checkAppended accepts messages out of order")
+	}
+	if !bytes.Equal(TranscriptSession(), TranscriptSession()) {
+		t.Error("TranscriptSession is not deterministic")
 	}
 }

@@ -39,7 +39,9 @@ func benchTokenize(b *testing.B) {
 				b.Fatal(err)
 			}
 			if got := len(e.EncodeOrdinary(text)); got != want {
-				b.Fatalf("%v: counts differ on the benchmark input (pkoukk %d, ocbench %d): no ratio on different results", enc, got, want)
+				// No ratio on different results; TestTokenizeBenchInputAgrees
+				// fails on this.
+				b.Skipf("%v: counts differ on the benchmark input (pkoukk %d, ocbench %d)", enc, got, want)
 			}
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
