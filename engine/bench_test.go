@@ -3,14 +3,17 @@ package engine
 import (
 	"context"
 	"errors"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
 )
 
@@ -132,6 +135,7 @@ func BenchmarkTurnFileSession(b *testing.B) {
 // BenchmarkConcurrentSessions runs 1,000 sessions at once, each a run of
 // 2 turns (a tool call, then an answer), and reports turns per second.
 func BenchmarkConcurrentSessions(b *testing.B) {
+	const sessions = 1000
 	for _, mode := range []string{"inprocess", "loopback"} {
 		b.Run(mode+"/sessions=1000", func(b *testing.B) {
 			script := &scripted.Script{Chunk: 16, Turns: []scripted.Turn{
@@ -146,11 +150,18 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer srv.Close()
-				p.StreamFunc = nil
+				// A client whose keep-alive pool holds a connection per
+				// session, as a gateway serving them would size it.
+				tr := &http.Transport{MaxIdleConns: sessions, MaxIdleConnsPerHost: sessions, IdleConnTimeout: time.Minute}
+				defer tr.CloseIdleConnections()
+				c, err := provider.NewClient(provider.WithHTTPClient(&http.Client{Transport: tr}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.StreamFunc = c.Stream
 				p.Model.BaseURL = srv.URL
 				p.APIKey = "k"
 			}
-			const sessions = 1000
 			var next, turns atomic.Int64
 			var failed atomic.Value
 			var ms0, ms1 runtimeMem

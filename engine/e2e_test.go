@@ -125,8 +125,8 @@ func TestE2EMalformedCalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.ToolCalls) != 2 {
-			t.Fatalf("%+v", res.ToolCalls)
+		if len(res.ToolCalls) != 2 || res.Repairs != 2 {
+			t.Fatalf("repairs %d, calls %+v", res.Repairs, res.ToolCalls)
 		}
 		for _, c := range res.ToolCalls {
 			if c.IsError {
