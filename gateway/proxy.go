@@ -8,8 +8,11 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -198,12 +201,20 @@ var (
 	bufPool     = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 )
 
+// responseID returns a fresh id for one answer: a per-process random
+// prefix and a counter, so ids never repeat across answers or replicas.
 func responseID(w wire) string {
+	n := strconv.FormatUint(idSeq.Add(1), 36)
 	if w.dec == provider.WireAnthropic {
-		return "msg_ocbench"
+		return "msg_" + idPrefix + n
 	}
-	return "chatcmpl-ocbench"
+	return "chatcmpl-" + idPrefix + n
 }
+
+var (
+	idSeq    atomic.Uint64
+	idPrefix = strconv.FormatUint(rand.Uint64()>>16, 36) + "x"
+)
 
 // rawStop is the upstream's own stop reason, when the stream keeps it.
 func rawStop(st llm.Stream) string {
