@@ -258,17 +258,36 @@ func StableKey(p *Params) uint64 {
 	d.Reset()
 	var kw keyWriter
 	kw.d = &d
-	kw.u64(0x6f63626e2d703031) // format version
-	kw.u64(uint64(p.Mode))
+	// Small enums and flags in one word.
+	var flags uint64
+	bit := func(b bool, i uint) {
+		if b {
+			flags |= 1 << i
+		}
+	}
+	s := &p.Sandbox
+	bit(p.MemoryEnabled, 0)
+	bit(p.MemoryCitations, 1)
+	bit(s.Enabled, 2)
+	bit(p.ReasoningTagHint, 3)
+	if e := s.Elevated; e != nil {
+		bit(true, 4)
+		bit(e.Allowed, 5)
+		bit(e.FullAccessAvailable, 6)
+	}
+	flags |= uint64(p.Mode)<<8 | uint64(p.ApprovalUI)<<16 | uint64(p.BootstrapMode)<<24
+	kw.u64(0x6f63626e2d703032) // format version
+	kw.u64(flags)
 	kw.str(p.WorkspaceDir)
 	kw.strs(p.ToolNames)
-	kw.u64(uint64(len(p.ToolSummaries)))
+	var acc uint64
 	for k, v := range p.ToolSummaries {
 		// Map order is random: combine entries order-independently.
-		kw.acc ^= xxhash.Sum64String(k) ^ xxhash.Sum64String(v)*31
+		acc ^= xxhash.Sum64String(k) ^ xxhash.Sum64String(v)*31
 	}
+	kw.u64(uint64(len(p.ToolSummaries)))
+	kw.u64(acc)
 	kw.strs(p.NativeCommandGuidance)
-	kw.u64(uint64(p.ApprovalUI))
 	kw.str(p.Provider.StablePrefix)
 	kw.str(p.Provider.InteractionStyle)
 	kw.str(p.Provider.ToolCallStyle)
@@ -279,63 +298,58 @@ func StableKey(p *Params) uint64 {
 	}
 	kw.u64(sh)
 	kw.u64(uint64(len(p.SkillsPrompt)))
-	kw.bool(p.MemoryEnabled)
-	kw.bool(p.MemoryCitations)
 	kw.strs(p.ModelAliasLines)
 	kw.str(p.UserTimezone)
 	kw.strs(p.WorkspaceNotes)
 	kw.str(p.DocsPath)
 	kw.str(p.LocalSource)
-	s := &p.Sandbox
-	kw.bool(s.Enabled)
 	kw.str(s.ContainerWorkspaceDir)
 	kw.str(s.WorkspaceDir)
 	kw.str(s.WorkspaceAccess)
 	if e := s.Elevated; e != nil {
-		kw.bool(true)
-		kw.bool(e.Allowed)
 		kw.str(e.DefaultLevel)
-		kw.bool(e.FullAccessAvailable)
 		kw.str(e.FullAccessBlockedReason)
-	} else {
-		kw.bool(false)
 	}
 	kw.strs(p.OwnerNumbers)
 	kw.str(p.OwnerDisplay)
 	kw.str(p.OwnerDisplaySecret)
-	kw.u64(uint64(p.BootstrapMode))
 	kw.str(p.BootstrapTruncationNotice)
-	kw.bool(p.ReasoningTagHint)
 	kw.str(p.SourceReplyDeliveryMode)
 	kw.str(p.SilentReplyPromptMode)
+	kw.str(p.SystemPromptOverride)
 	for i := range p.ContextFiles {
 		f := &p.ContextFiles[i]
 		if isDynamicFile(f.Path) {
 			// Only whether stable files exist matters below the boundary.
 			continue
 		}
-		kw.str(f.Path)
 		h := f.Hash
 		if h == 0 {
 			h = xxhash.Sum64String(f.Content)
 		}
+		var clean uint64
+		if f.Clean {
+			clean = 1 << 63
+		}
 		kw.u64(h)
-		kw.u64(uint64(len(f.Content)))
-		kw.bool(f.Clean)
+		kw.u64(uint64(len(f.Content)) | clean)
+		kw.str(f.Path)
 	}
-	kw.u64(kw.acc)
 	kw.flush()
 	return d.Sum64()
 }
 
 // keyWriter feeds the digest through a local buffer, so that the many
-// small fields cost a few large writes.
+// small fields cost a few large writes. Invariant: after every str, at
+// least keyHeadroom bytes are free, so up to 8 u64 calls in a row need no
+// check (u64 stays inlinable).
 type keyWriter struct {
 	d   *xxhash.Digest
-	buf [512]byte
 	n   int
-	acc uint64
+	buf [1024]byte
 }
+
+const keyHeadroom = 64
 
 func (k *keyWriter) flush() {
 	if k.n > 0 {
@@ -345,27 +359,26 @@ func (k *keyWriter) flush() {
 }
 
 func (k *keyWriter) u64(v uint64) {
-	if k.n+8 > len(k.buf) {
-		k.flush()
-	}
 	binary.LittleEndian.PutUint64(k.buf[k.n:], v)
 	k.n += 8
 }
 
-func (k *keyWriter) bool(b bool) {
-	if b {
-		k.u64(1)
-	} else {
-		k.u64(0)
+func (k *keyWriter) str(s string) {
+	k.u64(uint64(len(s)))
+	if len(s) > len(k.buf)-keyHeadroom-k.n {
+		k.large(s)
+		return
+	}
+	k.n += copy(k.buf[k.n:], s)
+	if k.n > len(k.buf)-keyHeadroom {
+		k.flush()
 	}
 }
 
-func (k *keyWriter) str(s string) {
-	k.u64(uint64(len(s)))
-	if k.n+len(s) <= len(k.buf) {
-		k.n += copy(k.buf[k.n:], s)
-		return
-	}
+// large writes a string that does not fit the buffer.
+//
+//go:noinline
+func (k *keyWriter) large(s string) {
 	k.flush()
 	_, _ = k.d.WriteString(s)
 }
