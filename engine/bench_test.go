@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/prefixcache"
+	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // echoTool is a tool with no I/O, so that benchmarks measure the engine,
@@ -221,4 +224,43 @@ func TestNoAllocationPerEvent(t *testing.T) {
 		t.Fatalf("2,000 deltas allocate %.1f per run, 20 deltas %.1f: events allocate", many, few)
 	}
 	t.Logf("allocs per run: %.0f (20 deltas), %.0f (2,000 deltas)", few, many)
+}
+
+// BenchmarkRunSetup measures a whole one-turn run with everything a real
+// run sets up: the sample workspace's prompt resolution and rendering,
+// the built-in tools, a session file (no fsync), history preparation.
+func BenchmarkRunSetup(b *testing.B) {
+	dir := b.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := prompt.MaterializeSample(ws); err != nil {
+		b.Fatal(err)
+	}
+	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
+	for _, cached := range []bool{false, true} {
+		name := "renderer=plain"
+		var rd *prompt.Renderer
+		if cached {
+			name = "renderer=prefixcache"
+			rd = &prompt.Renderer{Cache: prefixcache.New(0)}
+		}
+		b.Run(name, func(b *testing.B) {
+			p := Params{
+				Prompt:        "hi",
+				Model:         llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
+				StreamFunc:    prov.StreamFunc(),
+				Workspace:     ws,
+				PromptOptions: PromptOptions{Config: prompt.SampleConfig(), Renderer: rd},
+				Session:       SessionOptions{Durability: transcript.SyncNone},
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				p.SessionFile = filepath.Join(dir, "run"+strconv.Itoa(i)+".jsonl")
+				if _, err := Run(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

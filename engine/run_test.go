@@ -559,3 +559,57 @@ func TestCompactionKeepsThePrompt(t *testing.T) {
 		t.Fatalf("the retry lost the prompt: %v %q", last.Role, last.TextContent())
 	}
 }
+
+func TestManualCompactionWithRotation(t *testing.T) {
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantText("answer one " + strings.Repeat("a", 3000))},
+		fakeTurn{msg: assistantText("answer two " + strings.Repeat("b", 3000))},
+		fakeTurn{msg: assistantText("Summary: two questions answered.")},
+		fakeTurn{msg: assistantText("answer three")},
+	)
+	for _, q := range []string{"one", "two"} {
+		if _, err := Run(context.Background(), e.params(q)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := sessionRoles(t, e.session)
+	p := e.params("")
+	p.Compaction.KeepRecentTokens = 100
+	p.Session.RotateAfterCompaction = true
+	p.Session.Durability = transcript.SyncTurn
+	out, err := CompactSession(context.Background(), &p)
+	if err != nil || !out.Compacted || out.Trigger != TriggerManual {
+		t.Fatalf("%v %+v", err, out)
+	}
+	archives, _ := filepath.Glob(e.session + ".archive-*.zst")
+	if len(archives) != 1 {
+		t.Fatalf("archives: %v", archives)
+	}
+	// The archive still holds the whole pre-compaction conversation.
+	rd, err := transcript.OpenFile(archives[0], transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rd.Next() {
+		if rd.Entry().Type == transcript.TypeMessage {
+			n++
+		}
+	}
+	rd.Close()
+	if n != len(before) {
+		t.Fatalf("archive holds %d messages, the session had %d", n, len(before))
+	}
+	after, roles := sessionRoles(t, e.session)
+	if !strings.Contains(after[0].TextContent(), "Summary: two questions answered.") || roles != "user,user,assistant:stop" {
+		t.Fatalf("after compaction: %s", roles)
+	}
+	// The next run continues from the compacted session.
+	res, err := Run(context.Background(), e.params("three"))
+	if err != nil || res.Text() != "answer three" {
+		t.Fatalf("%v %q", err, res.Text())
+	}
+	if last := e.fp.reqs[len(e.fp.reqs)-1]; len(last) != 4 {
+		t.Fatalf("next run sent %d messages", len(last))
+	}
+}
