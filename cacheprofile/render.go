@@ -114,8 +114,12 @@ func (r *Report) writeText(w io.Writer) {
 	if len(r.TopMisses) > 0 {
 		p("  most expensive misses:\n")
 		for _, c := range r.TopMisses {
+			first := ""
+			if len(c.Evidence) > 0 {
+				first = c.Evidence[0]
+			}
 			p("    line %-6d %s  %s  lost %s tokens, %s: %s\n", c.Line, c.Time.Format(time.RFC3339), r.money(c.MissCost),
-				group(int64(max(c.Predicted.LostTokens, missTokens(&c)))), c.Explanation, strings.Join(c.Evidence, "; "))
+				group(int64(max(c.Predicted.LostTokens, missTokens(&c)))), c.Explanation, first)
 		}
 	}
 	if r.UnexplainedN > 0 {
