@@ -273,10 +273,10 @@ func (r rawStop) RawStopReason() []byte { return r.raw }
 func TestIdleCreationOnlyAndActivity(t *testing.T) {
 	// Creation-only: a slow gap after creation does not time out.
 	gap := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		return &idleFake{ctx: ctx, start: time.Now(), chunks: []string{"a"}, eventAt: 80 * time.Millisecond}, nil
+		return &idleFake{ctx: ctx, start: time.Now(), chunks: []string{"a"}, eventAt: 400 * time.Millisecond}, nil
 	}
 	var calls atomic.Int32
-	f := IdleTimeout(gap, IdleConfig{Timeout: 30 * time.Millisecond, Scope: IdleCreationOnly, OnIdleTimeout: func(error) { calls.Add(1) }})
+	f := IdleTimeout(gap, IdleConfig{Timeout: 200 * time.Millisecond, Scope: IdleCreationOnly, OnIdleTimeout: func(error) { calls.Add(1) }})
 	s, err := f(context.Background(), &llm.Request{})
 	if err != nil {
 		t.Fatal(err)
