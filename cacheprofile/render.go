@@ -73,6 +73,21 @@ func WriteText(w io.Writer, reps []*Report) error {
 		}
 		r.writeText(bw)
 	}
+	if len(reps) > 1 {
+		var calls, agree, withUsage, misses, unexplained int
+		var prompt, read int64
+		for _, r := range reps {
+			calls += r.Calls
+			agree += r.All.Agree
+			withUsage += r.All.Calls
+			misses += r.RecordedMisses
+			unexplained += r.UnexplainedN
+			prompt += r.Predicted.Prompt
+			read += r.Predicted.CacheRead
+		}
+		fmt.Fprintf(bw, "\nall %d sessions: %d calls, predicted hit rate %.1f%%; %d of %d calls with usage agree; %d recorded misses, %d unexplained\n",
+			len(reps), calls, pct(read, prompt), agree, withUsage, misses, unexplained)
+	}
 	return bw.Flush()
 }
 
