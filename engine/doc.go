@@ -22,5 +22,24 @@
 //
 // Events of a run reach embedding code through Params.OnEvent, in order,
 // on the run's goroutine. They carry borrowed views (the stream event and
-// the live message) valid only during the callback.
+// the live message) valid only during the callback; forwarding them
+// allocates nothing per stream event.
+//
+// # Concurrency
+//
+// Runs of different sessions are independent and may run concurrently
+// (nothing global is locked on the turn path). A session file admits one
+// run at a time: the transcript lock makes a second run, in this process
+// or another, fail with transcript.ErrLocked before anything is written. A
+// Queue may be pushed to from any goroutine while its run is active.
+//
+// # Failures
+//
+// Setup failures (a foreign or corrupt session file, a locked session, an
+// unregistered harness, a missing workspace) are returned before anything
+// is written. Failures during the loop (a refused request, an in-stream
+// error, an idle timeout, an endless stream, an abort) end the run with
+// the failed assistant message in the transcript, every tool call paired
+// with a result, and the error both returned and in Result.Err. Tool
+// failures never end a run: they are error results the model sees.
 package engine
