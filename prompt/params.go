@@ -209,7 +209,8 @@ type Params struct {
 	ContextFiles []ContextFile
 
 	// Dynamic inputs.
-	MessageChannelOptions string // "" = DefaultMessageChannelOptions
+	MessageChannelOptions string   // "" = DefaultMessageChannelOptions
+	MessageToolHints      []string // channel plugins' extra message-tool lines
 	TTSHint               string
 	ExtraSystemPrompt     string
 	Reactions             *ReactionGuidance

@@ -650,7 +650,11 @@ func renderDynamic(w *lineWriter, p *Params) {
 		w.add(msgNoExec)
 		if hasMessage {
 			w.add(msgToolHead)
-			w.add(msgToolSend)
+			if toolOnly {
+				w.add(msgToolSendOnly)
+			} else {
+				w.add(msgToolSendAuto)
+			}
 			opts := p.MessageChannelOptions
 			if opts == "" {
 				opts = DefaultMessageChannelOptions
@@ -673,6 +677,9 @@ func renderDynamic(w *lineWriter, p *Params) {
 				w.b = append(w.b, ". If you need them, ask to set "...)
 				w.b = append(w.b, channel...)
 				w.b = append(w.b, ".capabilities.inlineButtons (\"dm\"|\"group\"|\"all\"|\"allowlist\")."...)
+			}
+			for _, h := range p.MessageToolHints {
+				w.add(h)
 			}
 		}
 		w.end()
