@@ -114,7 +114,10 @@ type Config struct {
 	SkillDirs []string
 	// SkillFilter, if non-nil, is the agent's allow-list of skill names.
 	SkillFilter []string
-	SkillLimits SkillLimits
+	// DisabledSkills are skills switched off in configuration
+	// (skills.entries.<name>.enabled=false).
+	DisabledSkills []string
+	SkillLimits    SkillLimits
 	// HomeDir shortens skill paths under it to "~/…".
 	HomeDir string
 	// ToolsAllow, if non-empty, forces minimal mode and drops skills.
@@ -513,6 +516,9 @@ func (r *Resolver) discoverSkills(root *os.Root, abs string, cfg *Config, warnin
 	for _, n := range order {
 		s := byName[n]
 		if cfg.SkillFilter != nil && !slices.Contains(cfg.SkillFilter, s.Name) {
+			continue
+		}
+		if slices.Contains(cfg.DisabledSkills, s.Name) {
 			continue
 		}
 		out = append(out, s)

@@ -336,3 +336,45 @@ func TestResolveBootstrapPending(t *testing.T) {
 		t.Fatal("contextInjection=never injected files")
 	}
 }
+
+func TestResolveSkillSources(t *testing.T) {
+	dir := t.TempDir()
+	if err := MaterializeSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	managed := t.TempDir()
+	writeFile(t, filepath.Join(managed, "weather", "SKILL.md"), "---\nname: weather\ndescription: managed copy\n---\n")
+	writeFile(t, filepath.Join(managed, "calendar", "SKILL.md"), "---\nname: calendar\ndescription: Calendar & <events>\n---\n")
+	writeFile(t, filepath.Join(managed, "secret", "SKILL.md"), "---\nname: secret\ndescription: x\ndisable-model-invocation: true\n---\n")
+	writeFile(t, filepath.Join(managed, "broken", "SKILL.md"), "no front matter")
+	cfg := SampleConfig()
+	cfg.SkillDirs = []string{managed}
+	cfg.DisabledSkills = []string{"summarize"}
+	res, err := Resolve(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := res.Params.SkillsPrompt
+	if !strings.Contains(sp, "<description>Calendar &amp; &lt;events&gt;</description>") {
+		t.Error("managed skill missing or not escaped")
+	}
+	if strings.Contains(sp, "managed copy") || !strings.Contains(sp, "Get current weather") {
+		t.Error("workspace skill must win over the managed one")
+	}
+	if strings.Contains(sp, "<name>secret</name>") || strings.Contains(sp, "<name>summarize</name>") {
+		t.Error("hidden or disabled skill listed")
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "broken/SKILL.md") {
+		t.Errorf("no warning for the broken skill: %q", res.Warnings)
+	}
+	cfg.SkillFilter = []string{"calendar"}
+	res, _ = Resolve(cfg, dir)
+	if res.Skills.Included != 1 {
+		t.Errorf("agent filter: %+v", res.Skills)
+	}
+	cfg.ToolsAllow = []string{"read"}
+	res, _ = Resolve(cfg, dir)
+	if res.Params.SkillsPrompt != "" || res.Params.Mode != ModeMinimal {
+		t.Error("toolsAllow must force minimal mode and drop skills")
+	}
+}
