@@ -19,7 +19,8 @@ const (
 	DefaultKeepRecentTokens   = 20000  // pi's keepRecentTokens
 	DefaultToolResultMaxChars = 16000  // contextLimits.toolResultMaxChars
 	DefaultCompactionTimeout  = 900 * time.Second
-	MaxSummaryChars           = 16000 // merged summary cap
+	MaxSummaryChars           = 16000            // merged summary cap
+	DefaultAggregateTimeout   = 60 * time.Second // COMPACTION_RETRY_AGGREGATE_TIMEOUT_MS
 )
 
 // Compaction triggers.
@@ -27,6 +28,7 @@ const (
 	TriggerPreemptive = "preemptive"
 	TriggerOverflow   = "overflow"
 	TriggerManual     = "manual"
+	TriggerThreshold  = "threshold"
 )
 
 // ErrCompactionTimeout is the error of a compaction that did not finish
@@ -55,6 +57,10 @@ type CompactionOptions struct {
 	// compaction.timeoutSeconds). When it fires, the run goes on with the
 	// pre-compaction state and says so in Result.
 	Timeout time.Duration
+	// AggregateTimeout bounds how long a run waits, after its last turn,
+	// for the threshold compaction (OpenClaw's compaction-retry aggregate
+	// timeout, default 60s); the run then ends on the pre-compaction state.
+	AggregateTimeout time.Duration
 	// Instructions are appended to the summary request.
 	Instructions string
 }
@@ -71,6 +77,9 @@ func (o *CompactionOptions) setDefaults() {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultCompactionTimeout
+	}
+	if o.AggregateTimeout <= 0 {
+		o.AggregateTimeout = DefaultAggregateTimeout
 	}
 }
 
@@ -259,12 +268,18 @@ func (r *runner) preemptive(ctx context.Context, prompt *llm.Message) error {
 // timeout; on timeout it cancels the request and the run proceeds on the
 // pre-compaction state, which the outcome says.
 func (r *runner) compact(ctx context.Context, trigger string, route PreemptiveRoute) CompactionOutcome {
+	return r.compactWithin(ctx, trigger, route, r.p.Compaction.Timeout)
+}
+
+// compactWithin is compact with an explicit wait limit.
+func (r *runner) compactWithin(ctx context.Context, trigger string, route PreemptiveRoute, timeout time.Duration) CompactionOutcome {
 	p := r.p
 	start := time.Now()
 	out := CompactionOutcome{Attempted: true, Trigger: trigger, Route: route, Attempts: r.res.Compaction.Attempts + 1}
 	defer func() {
 		out.Duration = time.Since(start)
 		r.res.Compaction = out
+		r.res.Compactions = append(r.res.Compactions, out)
 		r.emit(EventCompactionEnd, func(e *Event) { e.Compaction = &out })
 	}()
 	r.emit(EventCompactionStart, func(e *Event) { e.Compaction = &out })
@@ -291,7 +306,7 @@ func (r *runner) compact(ctx context.Context, trigger string, route PreemptiveRo
 		s, err := summarize(cctx, r.base, &req, older, p.Compaction.Instructions)
 		ch <- done{s, err}
 	}()
-	t := time.NewTimer(p.Compaction.Timeout)
+	t := time.NewTimer(timeout)
 	defer t.Stop()
 	var d done
 	select {
@@ -301,7 +316,11 @@ func (r *runner) compact(ctx context.Context, trigger string, route PreemptiveRo
 		cancel()
 		out.TimedOut = true
 		out.Err = ErrCompactionTimeout
-		out.Reason = fmt.Sprintf("compaction timeout (%dms): proceeding with pre-compaction state", p.Compaction.Timeout.Milliseconds())
+		if trigger == TriggerThreshold {
+			out.Reason = fmt.Sprintf("compaction retry aggregate timeout (%dms): proceeding with pre-compaction state", timeout.Milliseconds())
+		} else {
+			out.Reason = fmt.Sprintf("compaction timeout (%dms): proceeding with pre-compaction state", timeout.Milliseconds())
+		}
 		r.note("%s", out.Reason)
 		return out
 	case <-ctx.Done():
@@ -397,4 +416,53 @@ func CompactSession(ctx context.Context, p *Params) (CompactionOutcome, error) {
 	}
 	out := r.compact(ctx, TriggerManual, RouteCompactOnly)
 	return out, out.Err
+}
+
+// ContextTokens is pi's context size after a turn: the last assistant
+// message's reported usage (totalTokens, else the sum of its parts) plus
+// the estimates of the messages after it. ok is false when no assistant
+// message reported usage.
+func ContextTokens(msgs []llm.Message) (tokens int, ok bool) {
+	var buf []byte
+	later := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := &msgs[i]
+		if m.Role == llm.RoleAssistant && m.StopReason != llm.StopError && m.StopReason != llm.StopAborted {
+			u := &m.Usage
+			t := u.TotalTokens
+			if t == 0 {
+				t = u.Input + u.Output + u.CacheRead + u.CacheWrite
+			}
+			if t > 0 {
+				return int(t) + later, true
+			}
+		}
+		var n int
+		n, buf = EstimateTokens(m, buf)
+		later += n
+	}
+	return 0, false
+}
+
+// thresholdCompaction is pi's auto-compaction after a run: when the
+// context exceeds the window minus the reserve, the session is compacted
+// for the next run. The run waits at most the aggregate timeout, then ends
+// on the pre-compaction state and says so.
+func (r *runner) thresholdCompaction(ctx context.Context) {
+	p := r.p
+	if p.Compaction.Disabled {
+		return
+	}
+	window := p.Model.ContextWindow
+	if window <= 0 {
+		window = DefaultContextTokenBudget
+	}
+	// The reserve is clamped as in the preemptive check, so that a small
+	// window keeps a usable prompt budget instead of compacting every run.
+	reserve := min(ResolveReserveTokens(window, p.Compaction), max(0, window-minPromptBudget(window)))
+	tokens, ok := ContextTokens(r.hist)
+	if !ok || tokens <= window-reserve {
+		return
+	}
+	r.compactWithin(ctx, TriggerThreshold, RouteCompactOnly, min(p.Compaction.Timeout, p.Compaction.AggregateTimeout))
 }

@@ -174,8 +174,10 @@ type Result struct {
 	Steered int
 	// Retries counts refused requests retried (rate limits, 5xx).
 	Retries int
-	// Compaction is the outcome of the last compaction attempt, if any.
-	Compaction CompactionOutcome
+	// Compaction is the outcome of the last compaction attempt, if any;
+	// Compactions lists every attempt of the run in order.
+	Compaction  CompactionOutcome
+	Compactions []CompactionOutcome
 	// Preemptive is the pre-prompt budget decision.
 	Preemptive PreemptiveDecision
 	// Harness is the harness that ran.
@@ -295,7 +297,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if err := r.appendMsg(&prompt); err != nil {
 		return err
 	}
-	return r.loop(ctx)
+	if err := r.loop(ctx); err != nil {
+		return err
+	}
+	r.thresholdCompaction(ctx)
+	return nil
 }
 
 // close releases the session (and its lock) and the workspace.

@@ -613,3 +613,41 @@ func TestManualCompactionWithRotation(t *testing.T) {
 		t.Fatalf("next run sent %d messages", len(last))
 	}
 }
+
+func TestThresholdCompactionAfterRun(t *testing.T) {
+	big := assistantText("long answer")
+	big.Usage = llm.Usage{Input: 150000, Output: 40000, TotalTokens: 190000} // > 200000 - 20000
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantText("first")},
+		fakeTurn{msg: big},
+		fakeTurn{msg: assistantText("Summary: long answers were given.")},
+	)
+	if _, err := Run(context.Background(), e.params("one")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), e.params("two"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Compaction.Compacted || res.Compaction.Trigger != TriggerThreshold || len(res.Compactions) != 1 || res.Text() != "long answer" {
+		t.Fatalf("%+v %q", res.Compaction, res.Text())
+	}
+	msgs, _ := sessionRoles(t, e.session)
+	if !strings.Contains(msgs[0].TextContent(), "long answers were given") {
+		t.Fatal("the session was not compacted for the next run")
+	}
+	// When the summary does not come in time, the run still ends on time,
+	// on the pre-compaction state, and says so.
+	e2 := newRunEnv(t,
+		fakeTurn{msg: assistantText("first")},
+		fakeTurn{msg: big},
+		fakeTurn{stall: true, msg: assistantText("never")},
+	)
+	Run(context.Background(), e2.params("one"))
+	p := e2.params("two")
+	p.Compaction.AggregateTimeout = 50 * time.Millisecond
+	res, err = Run(context.Background(), p)
+	if err != nil || !res.Compaction.TimedOut || !strings.Contains(res.Compaction.Reason, "aggregate timeout (50ms): proceeding with pre-compaction state") {
+		t.Fatalf("%v %+v", err, res.Compaction)
+	}
+}
