@@ -162,6 +162,25 @@ func openClawDecide(dst, raw, tool []byte) ([]byte, bool) {
 
 func repairScenarios() ([]Scenario, error) {
 	var scs []Scenario
+	// The validity check that decides the fast path, alone.
+	for _, o := range repairObjects() {
+		args := []byte(o.args)
+		scs = append(scs, Scenario{
+			Name: "validate/" + o.name, Stage: "validate", Input: o.name, Impl: Ours, Bytes: int64(len(args)),
+			Setup: func() (func() error, func(), error) {
+				bad := scripted.Malform(o.args, scripted.QuirkTrailingComma)
+				if repair.Valid([]byte(bad)) {
+					return nil, nil, fmt.Errorf("validate/%s: repair.Valid accepts a trailing comma", o.name)
+				}
+				return func() error {
+					if !repair.Valid(args) {
+						return fmt.Errorf("validate/%s: repair.Valid rejects valid arguments", o.name)
+					}
+					return nil
+				}, nil, nil
+			},
+		})
+	}
 	for _, in := range RepairInputs() {
 		scs = append(scs, Scenario{
 			Name: "repair/" + in.Name, Stage: "repair", Input: in.Name, Impl: Ours, Bytes: int64(len(in.Args)),

@@ -89,6 +89,23 @@ func shortJSON(s string) string {
 }
 
 func benchRepair(b *testing.B) {
+	// The validity check of the fast path against encoding/json's.
+	for _, in := range bench.RepairInputs() {
+		if in.Quirk != "valid" {
+			continue
+		}
+		object := strings.TrimSuffix(in.Name, "-valid")
+		b.Run("validate/"+object+"/encoding-json", func(b *testing.B) {
+			if !json.Valid(in.Args) {
+				b.Fatalf("%s: encoding/json rejects the valid arguments", in.Name)
+			}
+			b.SetBytes(int64(len(in.Args)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = json.Valid(in.Args)
+			}
+		})
+	}
 	for _, in := range bench.RepairInputs() {
 		b.Run("repair/"+in.Name+"/"+kaptinlinImpl, func(b *testing.B) {
 			text := string(in.Args)
