@@ -453,3 +453,46 @@ func TestE2EEndlessStream(t *testing.T) {
 		t.Fatalf("%s, %d bytes kept", roles, len(msgs[1].TextContent()))
 	}
 }
+
+func TestE2EInterruptAndFollowUp(t *testing.T) {
+	forEachWire(t, func(t *testing.T, api string) {
+		pick := func(req *llm.Request) (*scripted.Script, *scripted.Turn) {
+			s := &scripted.Script{}
+			switch lastUser(req) {
+			case "forget that, say hi":
+				s.Turns = []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hi")}}}
+			case "and bye":
+				s.Turns = []scripted.Turn{{Steps: []scripted.Step{scripted.Text("bye")}}}
+			default:
+				s.Turns = []scripted.Turn{{Steps: []scripted.Step{scripted.Text("a very long essay"), scripted.Stall(0)}}}
+			}
+			return s, &s.Turns[0]
+		}
+		e := startE2E(t, api, scripted.Options{Pick: pick})
+		q := &Queue{}
+		p := e.params("write an essay")
+		p.Queue = q
+		pushed := false
+		p.OnEvent = func(ev *Event) {
+			if ev.Kind == EventStream && ev.Stream.Type == llm.EventTextDelta && !pushed {
+				pushed = true
+				q.Push(FollowUp, "and bye")
+				q.Push(Interrupt, "forget that, say hi")
+			}
+		}
+		res, err := Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Text() != "bye" || res.Steered != 2 || res.Turns != 3 {
+			t.Fatalf("text %q steered %d turns %d", res.Text(), res.Steered, res.Turns)
+		}
+		msgs, roles := sessionRoles(t, e.session)
+		if roles != "user,assistant:aborted,user,assistant:stop,user,assistant:stop" {
+			t.Fatal(roles)
+		}
+		if !strings.Contains(msgs[1].TextContent(), "a very long essay") {
+			t.Fatalf("the interrupted text was lost: %q", msgs[1].TextContent())
+		}
+	})
+}

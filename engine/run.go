@@ -427,7 +427,7 @@ func (r *runner) loop(ctx context.Context) error {
 			r.closeDanglingCalls(msg, abortedToolResultText)
 			if interrupted && ctx.Err() == nil {
 				r.addToHistory(msg)
-				if err := r.deliver(Steer, Interrupt, FollowUp); err != nil {
+				if err := r.deliver(Steer, Interrupt); err != nil {
 					return err
 				}
 				continue
