@@ -57,12 +57,24 @@ func (s *entityStream) Next() bool {
 		return false
 	}
 	e := s.curEvent()
+	switch e.Type {
+	case llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd, llm.EventDone, llm.EventError:
+	default:
+		// Text, thinking and start events change no tool call: the stages
+		// inside this one touch arguments only on tool-call events (of
+		// that block) and at the end.
+		return true
+	}
 	partial, message := s.eventMessages(e)
+	only := e.ContentIndex // a tool-call event can change only its own block
+	if e.Type.IsTerminal() || s.views != nil {
+		only = -1
+	}
 	if partial != nil {
-		s.decodeMessage(partial, true)
+		s.decodeMessage(partial, true, only)
 	}
 	if message != nil && message != partial {
-		s.decodeMessage(message, partial == nil)
+		s.decodeMessage(message, partial == nil, only)
 	}
 	if e.Type.IsTerminal() {
 		s.finish()
@@ -75,14 +87,18 @@ func (s *entityStream) finish() {
 		return
 	}
 	s.finished = true
-	s.decodeMessage(s.curMessage(), true)
+	s.decodeMessage(s.curMessage(), true, -1)
 }
 
 // decodeMessage decodes the arguments of m's tool calls. track says whether
 // m is the message whose produced arguments s remembers by index (the live
-// one); others are decoded unconditionally, once per event.
-func (s *entityStream) decodeMessage(m *llm.Message, track bool) {
+// one); others are decoded unconditionally, once per event. only >= 0
+// limits the work to that content index.
+func (s *entityStream) decodeMessage(m *llm.Message, track bool, only int) {
 	for i := range m.Content {
+		if only >= 0 && i != only {
+			continue
+		}
 		b := &m.Content[i]
 		if !isToolCall(b) || !isObject(b.Arguments) {
 			continue

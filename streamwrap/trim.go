@@ -135,6 +135,14 @@ func (s *trimStream) Next() bool {
 		return false
 	}
 	e := s.curEvent()
+	switch e.Type {
+	case llm.EventTextStart, llm.EventTextDelta, llm.EventTextEnd,
+		llm.EventThinkingStart, llm.EventThinkingDelta, llm.EventThinkingEnd:
+		// Fast path: these events change no tool call's name or id.
+		if s.views == nil {
+			return true
+		}
+	}
 	partial, message := s.eventMessages(e)
 	if partial != nil {
 		s.normalize(partial)
