@@ -79,6 +79,9 @@ func (r *Renderer) AppendPrompt(dst []byte, p *Params) ([]byte, Layout, error) {
 }
 
 func (r *Renderer) appendPrompt(dst []byte, p *Params, spans *[]Span) ([]byte, Layout, error) {
+	if p == nil {
+		return dst, Layout{}, ErrNilParams
+	}
 	if p.Mode > ModeNone {
 		return dst, Layout{}, ErrMode
 	}
@@ -210,6 +213,9 @@ func overrideLayout(out []byte) Layout {
 // eviction; never write to it. Mode none returns the identity line as
 // stable and appends nothing.
 func (r *Renderer) AppendSplit(dst []byte, p *Params) (stable, out []byte, lay Layout, err error) {
+	if p == nil {
+		return nil, dst, Layout{}, ErrNilParams
+	}
 	if p.Mode > ModeNone {
 		return nil, dst, Layout{}, ErrMode
 	}

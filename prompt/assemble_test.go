@@ -269,3 +269,13 @@ func TestRendererConcurrent(t *testing.T) {
 		t.Fatalf("cache stats %+v", st)
 	}
 }
+
+func TestNilParams(t *testing.T) {
+	if _, _, err := AppendPrompt(nil, nil); err != ErrNilParams {
+		t.Fatalf("err = %v", err)
+	}
+	var r Renderer
+	if _, _, _, err := r.AppendSplit(nil, nil); err != ErrNilParams {
+		t.Fatalf("split err = %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -134,6 +135,27 @@ func FuzzRenderPrompt(f *testing.F) {
 		out2, lay2, _ := AppendPrompt(nil, &q)
 		if string(out2[:lay2.Marker]) != s[:lay.Marker] || lay2.Key != lay.Key {
 			t.Fatal("dynamic input changed the stable part")
+		}
+	})
+}
+
+// FuzzParseSkill: any SKILL.md either parses or fails with
+// ErrSkillFrontMatter; never a panic.
+func FuzzParseSkill(f *testing.F) {
+	f.Add([]byte("---\nname: github\ndescription: \"GitHub: gh CLI\"\n---\nbody"))
+	f.Add([]byte("---\r\nname: [x\r\n---\r\n"))
+	f.Add([]byte("\ufeff---\nname: a\ndisable-model-invocation: yes\n---"))
+	f.Add([]byte("no front matter"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParseSkill(b)
+		if err != nil {
+			if !errors.Is(err, ErrSkillFrontMatter) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if s.Name != strings.TrimSpace(s.Name) {
+			t.Fatalf("untrimmed name %q", s.Name)
 		}
 	})
 }

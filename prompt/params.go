@@ -24,6 +24,9 @@ const (
 // ErrMode is returned for an unknown prompt mode.
 var ErrMode = errors.New("prompt: unknown prompt mode")
 
+// ErrNilParams is returned when a render is asked for nil Params.
+var ErrNilParams = errors.New("prompt: nil Params")
+
 func (m Mode) String() string {
 	switch m {
 	case ModeFull:

@@ -268,3 +268,24 @@ func TestNoPeerInLibraryGraph(t *testing.T) {
 		t.Fatal("pkoukk/tiktoken-go entered the library's go.mod")
 	}
 }
+
+// FuzzEstimateMessageJSON: any input gives an estimate or ErrEstimateInput.
+func FuzzEstimateMessageJSON(f *testing.F) {
+	f.Add([]byte(`{"role":"user","content":"abcd","timestamp":1}`))
+	f.Add([]byte(`{"role":"assistant","content":[{"type":"toolCall","id":"x","name":"read","arguments":{"path":"a"}}]}`))
+	f.Add([]byte(`{"role":"toolResult","content":[{"type":"text","text":"xyz"},{"type":"image","data":"","mimeType":"image/png"}]}`))
+	f.Add([]byte(`{"role":"compactionSummary","summary":"xxxxxxxxxx"}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := EstimateMessageJSON(b)
+		if err != nil {
+			if !errors.Is(err, ErrEstimateInput) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if n < 0 || n > len(b)+ImageChars*len(b) {
+			t.Fatalf("estimate %d for %d bytes", n, len(b))
+		}
+	})
+}
