@@ -37,6 +37,10 @@ var class = func() (t [256]uint8) {
 }()
 
 func skipWS(b []byte, i int) int {
+	// Fast path: compact JSON has no whitespace between tokens.
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
 	for i < len(b) && class[b[i]]&clWS != 0 {
 		i++
 	}
