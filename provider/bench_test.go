@@ -2,6 +2,10 @@ package provider
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/ocbench/ocbench/llm"
@@ -174,6 +178,44 @@ func TestSynthTruncated(t *testing.T) {
 						t.Fatalf("cut at %d: block %d is not a prefix", i, j)
 					}
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkClientE2E sends a request over loopback HTTP (keep-alive) and
+// decodes the 2,000-event answer: the transport's whole cost per stream.
+func BenchmarkClientE2E(b *testing.B) {
+	for _, s := range synthStreams {
+		b.Run(s.name, func(b *testing.B) {
+			st := s.gen(2000, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write(st.Body)
+			}))
+			defer srv.Close()
+			c, err := NewClient(WithGetenv(func(string) string { return "" }))
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := &llm.Request{
+				Model:    llm.Model{ID: "m", API: s.wire.API(), Provider: "local", BaseURL: srv.URL},
+				Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "go")},
+			}
+			b.SetBytes(int64(len(st.Body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				stream, err := c.Stream(context.Background(), req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for stream.Next() {
+				}
+				if err := stream.Err(); err != nil {
+					b.Fatal(err)
+				}
+				stream.Close()
 			}
 		})
 	}
