@@ -84,8 +84,12 @@ type Config struct {
 	// Trigger is "user" (default), "heartbeat", "cron", "memory", …
 	Trigger string
 	// HeartbeatDisabled removes HEARTBEAT.md for the default agent on
-	// non-heartbeat runs.
+	// non-heartbeat runs, and turns the heartbeat prompt off.
 	HeartbeatDisabled bool
+	// HeartbeatPrompt overrides DefaultHeartbeatPrompt (heartbeat.prompt).
+	// The prompt's Heartbeats section appears only on heartbeat runs of the
+	// default agent.
+	HeartbeatPrompt string
 	// ContextMode "lightweight" keeps only HEARTBEAT.md on heartbeat runs,
 	// nothing otherwise.
 	ContextMode string
@@ -207,6 +211,13 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	trigger := cfg.Trigger
 	if trigger == "" {
 		trigger = "user"
+	}
+	p.HeartbeatPrompt = ""
+	if trigger == "heartbeat" && cfg.DefaultAgent && !cfg.HeartbeatDisabled {
+		p.HeartbeatPrompt = cfg.HeartbeatPrompt
+		if strings.TrimSpace(p.HeartbeatPrompt) == "" {
+			p.HeartbeatPrompt = DefaultHeartbeatPrompt
+		}
 	}
 	maxBytes := cfg.MaxFileBytes
 	if maxBytes <= 0 {

@@ -378,3 +378,38 @@ func TestResolveSkillSources(t *testing.T) {
 		t.Error("toolsAllow must force minimal mode and drop skills")
 	}
 }
+
+func TestResolveHeartbeatRun(t *testing.T) {
+	dir := t.TempDir()
+	if err := MaterializeSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg := SampleConfig()
+	res, _ := Resolve(cfg, dir)
+	out, _, _ := AppendPrompt(nil, &res.Params)
+	if strings.Contains(string(out), "## Heartbeats\nIf the current user message") {
+		t.Fatal("Heartbeats section on a user run")
+	}
+	cfg.Trigger = "heartbeat"
+	res, _ = Resolve(cfg, dir)
+	out, lay, _ := AppendPrompt(nil, &res.Params)
+	if i := strings.LastIndex(string(out), "## Heartbeats\nIf the current user message"); i < lay.Marker {
+		t.Fatal("Heartbeats section missing or above the boundary on a heartbeat run")
+	}
+	cfg.ContextMode = "lightweight"
+	res, _ = Resolve(cfg, dir)
+	if len(res.Files) != 1 || res.Files[0].Name != "HEARTBEAT.md" {
+		t.Fatalf("lightweight heartbeat run files: %+v", res.Files)
+	}
+	cfg.Trigger = "user"
+	res, _ = Resolve(cfg, dir)
+	if len(res.Files) != 0 {
+		t.Fatal("lightweight user run injected files")
+	}
+	cfg = SampleConfig()
+	cfg.HeartbeatDisabled = true
+	res, _ = Resolve(cfg, dir)
+	if _, ok := fileContent(res, "HEARTBEAT.md"); ok {
+		t.Fatal("HEARTBEAT.md injected with heartbeat guidance disabled")
+	}
+}

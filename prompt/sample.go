@@ -65,7 +65,6 @@ func SampleConfig() *Config {
 				Model: "anthropic/claude-sonnet-4-5", DefaultModel: "anthropic/claude-sonnet-4-5", Shell: "bash",
 			},
 			DefaultThinkLevel: "low",
-			HeartbeatPrompt:   "",
 		},
 		AgentID:      "main",
 		DefaultAgent: true,

@@ -23,6 +23,7 @@ func runPrompt(args []string, stdout, stderr io.Writer) int {
 	report := fl.Bool("report", false, "print the context report (/context list) instead of the prompt")
 	encName := fl.String("encoding", "o200k_base", "token encoding for the report: o200k_base or cl100k_base")
 	channel := fl.String("channel", "", "message channel for the runtime line (e.g. telegram)")
+	trigger := fl.String("trigger", "user", "what started the run: user, heartbeat, cron, …")
 	warn := fl.String("truncation-warning", "once", "bootstrap truncation warning: off, once or always")
 	maxChars := fl.Int("bootstrap-max-chars", prompt.DefaultBootstrapMaxChars, "per-file bootstrap budget (chars)")
 	totalChars := fl.Int("bootstrap-total-max-chars", prompt.DefaultBootstrapTotalMaxChars, "total bootstrap budget (chars)")
@@ -57,6 +58,7 @@ func runPrompt(args []string, stdout, stderr io.Writer) int {
 	cfg := prompt.SampleConfig()
 	cfg.Base.Mode, cfg.ModeSet = mode, true
 	cfg.Base.Runtime.Channel = *channel
+	cfg.Trigger = *trigger
 	cfg.Warning = wm
 	cfg.Budget = prompt.Budget{MaxChars: *maxChars, TotalMaxChars: *totalChars}
 	res, err := prompt.Resolve(cfg, dir)
