@@ -561,6 +561,8 @@ func (f *fakeStream) viewToolCall() *llm.Block {
 	return nil
 }
 
+func (f *fakeStream) hasViews() bool { return true }
+
 var _ eventViews = (*fakeStream)(nil)
 
 // ---- stream cases ----

@@ -32,6 +32,9 @@ type eventViews interface {
 	// viewToolCall returns toolcall_end's toolCall object, or nil when it
 	// is the block at ContentIndex of Message.
 	viewToolCall() *llm.Block
+	// hasViews reports whether the stream (or one it wraps) has views at
+	// all; decorator streams over a production stream do not.
+	hasViews() bool
 }
 
 // base is embedded by every decorator stream: it holds the inner stream and
@@ -46,7 +49,9 @@ type base struct {
 
 func (b *base) init(inner llm.Stream) {
 	b.inner = inner
-	b.views, _ = inner.(eventViews)
+	if v, ok := inner.(eventViews); ok && v.hasViews() {
+		b.views = v
+	}
 	b.raw, _ = inner.(RawStopReasoner)
 }
 
@@ -99,6 +104,8 @@ func (b *base) viewMessage() *llm.Message {
 	}
 	return nil
 }
+
+func (b *base) hasViews() bool { return b.views != nil }
 
 func (b *base) viewToolCall() *llm.Block {
 	if b.views != nil {
