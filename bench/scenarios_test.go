@@ -114,3 +114,17 @@ func TestChecksReject(t *testing.T) {
 		t.Error("TranscriptSession is not deterministic")
 	}
 }
+
+// TestScenarioNames: a scenario's name is its stage and input, which is
+// how peers' lines (BenchmarkPeers/<stage>/<input>/<impl>) find it.
+func TestScenarioNames(t *testing.T) {
+	scs, err := Scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range scs {
+		if sc.Name != sc.Stage+"/"+sc.Input || sc.Impl != Ours || strings.Count(sc.Name, "/") != 1 {
+			t.Errorf("scenario %q: stage %q input %q impl %q", sc.Name, sc.Stage, sc.Input, sc.Impl)
+		}
+	}
+}

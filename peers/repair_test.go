@@ -120,3 +120,32 @@ func benchRepair(b *testing.B) {
 		})
 	}
 }
+
+// TestPeerInputsHaveScenarios: every repair, validate and tokenize peer
+// benchmark has an ocbench scenario of the same stage and input, so that
+// each of its lines gets a ratio.
+func TestPeerInputsHaveScenarios(t *testing.T) {
+	scs, err := bench.Scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, sc := range scs {
+		have[sc.Stage+"/"+sc.Input] = true
+	}
+	var want []string
+	for _, in := range bench.RepairInputs() {
+		want = append(want, "repair/"+in.Name)
+		if in.Quirk == "valid" {
+			want = append(want, "validate/"+strings.TrimSuffix(in.Name, "-valid"))
+		}
+	}
+	for _, enc := range tokenizeEncodings {
+		want = append(want, "tokenize/"+enc.String())
+	}
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("peer input %s has no ocbench scenario", w)
+		}
+	}
+}
