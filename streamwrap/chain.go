@@ -24,6 +24,9 @@ type Options struct {
 	// UnknownToolThreshold: 0 means DefaultUnknownToolThreshold (10);
 	// negative turns the unknown-tool loop guard off.
 	UnknownToolThreshold int
+	// UnknownToolGuard holds the unknown-tool streak; nil gives the chain
+	// its own (one chain per run).
+	UnknownToolGuard *UnknownToolGuard
 	// YieldDetected reports the run lifecycle's yieldDetected; nil turns
 	// the yield-abort gate into a pass-through.
 	YieldDetected func() bool
@@ -80,7 +83,7 @@ func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 	if threshold == 0 {
 		threshold = DefaultUnknownToolThreshold
 	}
-	f = TrimToolCallNames(f, TrimConfig{Allowed: o.LiveTools, UnknownToolThreshold: threshold})
+	f = TrimToolCallNames(f, TrimConfig{Allowed: o.LiveTools, UnknownToolThreshold: threshold, Guard: o.UnknownToolGuard})
 	if o.Profile != repair.ProfileOff {
 		f = when(f, func(next llm.StreamFunc) llm.StreamFunc {
 			return RepairMalformedToolCallArguments(next, RepairConfig{Logf: o.RepairLogf})

@@ -133,7 +133,8 @@ func TestArgumentStageOpenClawKeepsPiParse(t *testing.T) {
 func TestTrimAloneThresholdAndIDs(t *testing.T) {
 	base, script := scriptBase(" Delete ", []string{`{}`}, llm.StopToolUse)
 	script.id = " "
-	f := TrimToolCallNames(base, TrimConfig{Allowed: NewAllowlist("read"), UnknownToolThreshold: 2})
+	var guard UnknownToolGuard
+	f := TrimToolCallNames(base, TrimConfig{Allowed: NewAllowlist("read"), UnknownToolThreshold: 2, Guard: &guard})
 	for turn := 1; turn <= 3; turn++ {
 		m, _ := drain(t, f, chatReq())
 		rewritten := m.Content[0].Type == llm.BlockText && len(m.Content) == 1
@@ -149,6 +150,9 @@ func TestTrimAloneThresholdAndIDs(t *testing.T) {
 			}
 		} else if !strings.Contains(string(m.Content[0].Text), `"delete"`) {
 			t.Fatalf("text %s", m.Content[0].Text)
+		}
+		if name, n := guard.Count(); name != "delete" || n != turn {
+			t.Fatalf("turn %d: streak %q %d", turn, name, n)
 		}
 	}
 }

@@ -27,6 +27,9 @@ type TrimConfig struct {
 	// same unknown tool pass and turn N+1 is rewritten to plain text.
 	// Zero or less turns the loop guard off (the blank-name rewrite stays).
 	UnknownToolThreshold int
+	// Guard holds the streak; nil gives the returned function its own. Share
+	// one to keep the streak of a run across rebuilt chains, or to read it.
+	Guard *UnknownToolGuard
 }
 
 // UnknownToolGuard is the state OpenClaw keeps per wrapper instance (one
@@ -88,7 +91,10 @@ func (g *UnknownToolGuard) exceeds(name string, threshold int) bool {
 // run. The live partial is never rewritten mid-stream (decoders still
 // index its blocks); the rewrite lands on the final message.
 func TrimToolCallNames(next llm.StreamFunc, cfg TrimConfig) llm.StreamFunc {
-	g := &UnknownToolGuard{}
+	g := cfg.Guard
+	if g == nil {
+		g = &UnknownToolGuard{}
+	}
 	return trimWithGuard(next, cfg, g)
 }
 
