@@ -124,6 +124,8 @@ func BenchmarkTurnFileSession(b *testing.B) {
 	dir := b.TempDir()
 	ctx := context.Background()
 	b.ReportAllocs()
+	var ms0, ms1 runtimeMem
+	ms0.read()
 	i := 0
 	for b.Loop() {
 		i++
@@ -132,7 +134,9 @@ func BenchmarkTurnFileSession(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	ms1.read()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
+	b.ReportMetric(float64((ms1.cpu-ms0.cpu).Nanoseconds())/float64(b.N*turns), "cpu-ns/turn")
 }
 
 // BenchmarkConcurrentSessions runs 1,000 sessions at once, each a run of
