@@ -90,12 +90,31 @@ func (s *session) load(path string) error {
 	}
 	defer rd.Close()
 	for rd.Next() {
-		s.entries = append(s.entries, rd.Entry().Clone())
+		// An entry without an id (another tool's JSON line) can be on no
+		// branch: it stays in the file but not in the session's view.
+		if e := rd.Entry(); len(e.ID) > 0 {
+			s.entries = append(s.entries, e.Clone())
+		}
 	}
 	if err := rd.Err(); err != nil {
 		return err
 	}
 	s.leaf = s.w.Leaf()
+	if s.leaf == "" {
+		// The file may end with lines that are not entries of a session
+		// (another tool's JSON, entries without ids): continue the branch
+		// from the last real entry instead of starting a disconnected root.
+		for i := len(s.entries) - 1; i >= 0; i-- {
+			if id := s.entries[i].ID; len(id) > 0 {
+				if err := s.w.SetLeaf(string(id)); err != nil {
+					return err
+				}
+				s.leaf = string(id)
+				s.notesL = append(s.notesL, fmt.Sprintf("session file: trailing lines without an entry id; continuing from entry %s", id))
+				break
+			}
+		}
+	}
 	s.leafID = []byte(s.leaf)
 	s.dirty = true
 	return nil
