@@ -55,19 +55,18 @@ func RunPeers(ctx context.Context, dir string, filter *regexp.Regexp, o Options,
 	cmd.Stderr = log
 	out, err := cmd.Output()
 	results, perr := ParseBenchOutput(bytes.NewReader(out))
-	if err != nil {
-		return results, fmt.Errorf("bench: peers: go test: %w", err)
-	}
-	if perr != nil {
-		return results, perr
-	}
+	// Keep what was measured even when a peer failed: one broken peer
+	// must not hide the others.
 	kept := results[:0]
 	for _, r := range results {
 		if filter == nil || filter.MatchString(r.Name) {
 			kept = append(kept, r)
 		}
 	}
-	return kept, nil
+	if err != nil {
+		return kept, fmt.Errorf("bench: peers: go test failed (%w); %d peer results kept, see the log above", err, len(kept))
+	}
+	return kept, perr
 }
 
 // ParseBenchOutput reads Go benchmark lines named
