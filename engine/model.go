@@ -129,7 +129,7 @@ func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCau
 		}
 	}
 	serr := s.Err()
-	m := s.Message().Clone()
+	m := cloneMessage(s.Message())
 	_ = s.Close()
 	if m.Timestamp == 0 {
 		m.Timestamp = p.Now().UnixMilli()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 func newTestWorkspace(t *testing.T) (*Workspace, string) {
@@ -217,5 +219,24 @@ func TestExec(t *testing.T) {
 	res = r.Call(cctx, "exec", []byte(`{"command":"sleep 5"}`))
 	if !res.IsError || !strings.Contains(res.Text, "aborted") {
 		t.Fatalf("abort: %+v", res)
+	}
+}
+
+func TestCloneMessage(t *testing.T) {
+	m := assistantCalls([3]string{"c1", "read", `{"path":"a"}`})
+	m.Content[0].RawArgs = []byte(`{"path":"a"`)
+	_, b := m.AddBlock(llm.BlockText)
+	b.Text = []byte("hello")
+	c := cloneMessage(&m)
+	if string(c.AppendJSON(nil)) != string(m.AppendJSON(nil)) || string(c.Content[0].RawArgs) != `{"path":"a"` {
+		t.Fatalf("clone differs")
+	}
+	m.Content[1].Text[0] = 'J'
+	c.Content[0].ID = append(c.Content[0].ID, "xyz"...)
+	if string(c.Content[1].Text) != "hello" || string(c.Content[0].Name) != "read" {
+		t.Fatalf("clone shares memory or appends overlap: %q %q", c.Content[1].Text, c.Content[0].Name)
+	}
+	if a := testing.AllocsPerRun(100, func() { cloneMessage(&m) }); a > 3 {
+		t.Fatalf("%v allocs", a)
 	}
 }
