@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -37,9 +38,12 @@ type Config struct {
 	// Target is the base URL (e.g. http://127.0.0.1:8080). It must resolve
 	// to a loopback address.
 	Target string
-	// Path and Body are the request each hit sends (POST, JSON).
-	Path string
-	Body []byte
+	// Path and Body are the request each hit sends (POST, JSON). BodyFunc,
+	// when set, makes the n-th request's body instead (a fresh session id
+	// per run, say).
+	Path     string
+	Body     []byte
+	BodyFunc func(n uint64) []byte
 	// Header is added to every request (an API key, say).
 	Header http.Header
 	// Rate is hits per second; with RampTo > Rate the rate rises linearly
@@ -51,8 +55,8 @@ type Config struct {
 	Connections int
 	// Timeout bounds each request (default 30 s).
 	Timeout time.Duration
-	// SampleEvery makes every n-th second's worth of load also go through
-	// the streaming sampler: SampleRate streams per second (default 5).
+	// SampleRate is how many streams per second the streaming sampler sends
+	// beside the attack (default 5).
 	SampleRate float64
 	// MemoryProbe, when set, is polled during the run for the gateway's
 	// resident memory in bytes (the in-process gateway reads its own;
@@ -167,7 +171,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		hdr = http.Header{}
 	}
 	hdr.Set("Content-Type", "application/json")
-	targeter := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodPost, URL: url, Body: cfg.Body, Header: hdr})
+	var seq atomic.Uint64
+	body := func() []byte {
+		if cfg.BodyFunc != nil {
+			return cfg.BodyFunc(seq.Add(1))
+		}
+		return cfg.Body
+	}
+	targeter := vegeta.Targeter(func(t *vegeta.Target) error {
+		*t = vegeta.Target{Method: http.MethodPost, URL: url, Body: body(), Header: hdr}
+		return nil
+	})
 	var pacer vegeta.Pacer = vegeta.ConstantPacer{Freq: int(cfg.Rate + 0.5), Per: time.Second}
 	if cfg.RampTo > cfg.Rate {
 		pacer = vegeta.LinearPacer{
@@ -186,7 +200,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		samples = sampleStreams(runCtx, url, cfg.Body, hdr, cfg.SampleRate, cfg.Duration, cfg.Timeout)
+		samples = sampleStreams(runCtx, url, body, hdr, cfg.SampleRate, cfg.Duration, cfg.Timeout)
 	}()
 	var peak uint64
 	memDone := make(chan struct{})
@@ -297,7 +311,7 @@ func (s *sampleSet) fill(r *Report) {
 // sampleStreams sends rate streaming requests per second for d and times
 // every SSE event of each: the first after the request was sent, then the
 // gaps between consecutive events.
-func sampleStreams(ctx context.Context, url string, body []byte, hdr http.Header, rate float64, d, timeout time.Duration) sampleSet {
+func sampleStreams(ctx context.Context, url string, body func() []byte, hdr http.Header, rate float64, d, timeout time.Duration) sampleSet {
 	client := &http.Client{Timeout: timeout}
 	var mu sync.Mutex
 	var set sampleSet
@@ -317,7 +331,7 @@ loop:
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ttfe, gaps, n, err := timeStream(ctx, client, url, body, hdr)
+			ttfe, gaps, n, err := timeStream(ctx, client, url, body(), hdr)
 			mu.Lock()
 			defer mu.Unlock()
 			set.streams++
