@@ -144,8 +144,7 @@ func Generate(seed, i uint64) *Case {
 	}
 	step.Calls = calls
 	turn.Steps[len(turn.Steps)-1] = step
-	ew, _ := wireenc.ParseWire(c.Wire.String())
-	c.Body = scripted.Render(nil, ew, wireenc.Meta{ID: "fuzz-" + strconv.FormatUint(i, 10), Model: "fuzz-1", Created: 1}, &turn)
+	c.Body = scripted.Render(nil, c.Wire, wireenc.Meta{ID: "fuzz-" + strconv.FormatUint(i, 10), Model: "fuzz-1", Created: 1}, &turn)
 	return c
 }
 

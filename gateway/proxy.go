@@ -22,16 +22,13 @@ import (
 	"github.com/ocbench/ocbench/provider/wireenc"
 )
 
-// wire is a client-facing wire the proxy speaks, with its upstream path.
-type wire struct {
-	dec  provider.Wire
-	enc  wireenc.Wire
-	path string
-}
+// wire is a client-facing wire the proxy speaks: the upstream speaks the
+// same one, on the same path.
+type wire = provider.Wire
 
-var (
-	wireChat      = wire{provider.WireOpenAIChat, wireenc.OpenAIChat, "/v1/chat/completions"}
-	wireAnthropic = wire{provider.WireAnthropic, wireenc.Anthropic, "/v1/messages"}
+const (
+	wireChat      = provider.WireOpenAIChat
+	wireAnthropic = provider.WireAnthropic
 )
 
 // UpstreamError is an upstream's non-2xx answer, relayed to the client with
@@ -76,14 +73,14 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 	pr.stream = v.GetBool("stream")
 	for _, t := range v.GetArray("tools") {
 		name := t.GetStringBytes("name") // Anthropic
-		if w.dec == provider.WireOpenAIChat {
+		if w == provider.WireOpenAIChat {
 			name = t.GetStringBytes("function", "name")
 		}
 		if len(name) > 0 {
 			pr.tools = append(pr.tools, string(name))
 		}
 	}
-	if w.dec == provider.WireOpenAIChat && v.Get("messages") == nil {
+	if w == provider.WireOpenAIChat && v.Get("messages") == nil {
 		return pr, errors.New(`"messages" is required`)
 	}
 	return pr, nil
@@ -104,7 +101,7 @@ func upstreamBody(w wire, body []byte, pr proxyRequest) ([]byte, error) {
 		return nil, err
 	}
 	v.Set("stream", a.NewTrue())
-	if w.dec == provider.WireOpenAIChat {
+	if w == provider.WireOpenAIChat {
 		so := a.NewObject()
 		so.Set("include_usage", a.NewTrue())
 		v.Set("stream_options", so)
@@ -138,8 +135,8 @@ func (s *Server) proxy(w wire) http.HandlerFunc {
 		}
 		base := s.upstreamStreamFunc(w, up, r.Header)
 		fn := s.wrap(base, w, pr)
-		req := &llm.Request{Model: llm.Model{ID: pr.model, API: w.dec.API(), Provider: "openai-compatible"}}
-		if w.dec == provider.WireAnthropic {
+		req := &llm.Request{Model: llm.Model{ID: pr.model, API: w.API(), Provider: "openai-compatible"}}
+		if w == provider.WireAnthropic {
 			req.Model.Provider = "anthropic"
 		}
 		st, err := fn(r.Context(), req)
@@ -151,9 +148,9 @@ func (s *Server) proxy(w wire) http.HandlerFunc {
 
 		enc := encoderPool.Get().(*wireenc.Encoder)
 		defer encoderPool.Put(enc)
-		enc.Reset(w.enc, wireenc.Meta{ID: responseID(w), Model: pr.model, Created: time.Now().Unix()},
-			wireenc.Options{ToolArgs: wireenc.BufferArgs, Ping: w.dec == provider.WireAnthropic})
-		route := strings.TrimPrefix(w.path, "/v1/")
+		enc.Reset(w, wireenc.Meta{ID: responseID(w), Model: pr.model, Created: time.Now().Unix()},
+			wireenc.Options{ToolArgs: wireenc.BufferArgs, Ping: w == provider.WireAnthropic})
+		route := strings.TrimPrefix(w.Path(), "/v1/")
 		if !pr.stream {
 			m, _ := llm.Drain(st)
 			s.countRepairs(m)
@@ -205,7 +202,7 @@ var (
 // prefix and a counter, so ids never repeat across answers or replicas.
 func responseID(w wire) string {
 	n := strconv.FormatUint(idSeq.Add(1), 36)
-	if w.dec == provider.WireAnthropic {
+	if w == provider.WireAnthropic {
 		return "msg_" + idPrefix + n
 	}
 	return "chatcmpl-" + idPrefix + n
@@ -277,7 +274,7 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header) llm.St
 		if s.cfg.Upstream == "" {
 			return nil, errors.New("no upstream configured")
 		}
-		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.cfg.Upstream, "/")+w.path, bytes.NewReader(body))
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.cfg.Upstream, "/")+w.Path(), bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -293,7 +290,7 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header) llm.St
 			resp.Body.Close()
 			return nil, &UpstreamError{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: b}
 		}
-		d := provider.GetDecoder(w.dec, resp.Body, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
+		d := provider.GetDecoder(w, resp.Body, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
 		d.SetContext(ctx)
 		return &upstreamStream{Decoder: d}, nil
 	}

@@ -17,6 +17,10 @@ const (
 
 var wireNames = [numWires]string{"openai-chat", "openai-responses", "anthropic"}
 var wireAPIs = [numWires]string{"openai-completions", "openai-responses", "anthropic-messages"}
+var wirePaths = [numWires]string{"/v1/chat/completions", "/v1/responses", "/v1/messages"}
+
+// Wires lists every wire, in order.
+var Wires = [numWires]Wire{WireOpenAIChat, WireOpenAIResponses, WireAnthropic}
 
 // String returns the wire's short name: "openai-chat", "openai-responses"
 // or "anthropic".
@@ -36,6 +40,14 @@ func (w Wire) API() string {
 	return ""
 }
 
+// Path returns the HTTP path the wire is served on, e.g. "/v1/messages".
+func (w Wire) Path() string {
+	if w < numWires {
+		return wirePaths[w]
+	}
+	return ""
+}
+
 // ParseWire accepts a wire name (as String returns it) or a pi-ai api id
 // (as API returns it).
 func ParseWire(s string) (Wire, bool) {
@@ -49,7 +61,7 @@ func ParseWire(s string) (Wire, bool) {
 		return WireOpenAIChat, true
 	case "responses":
 		return WireOpenAIResponses, true
-	case "anthropic-messages-compatible", "messages":
+	case "anthropic-messages-compatible", "messages", "claude":
 		return WireAnthropic, true
 	}
 	return 0, false

@@ -17,7 +17,6 @@ import (
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
-	"github.com/ocbench/ocbench/provider/wireenc"
 )
 
 func init() {
@@ -65,10 +64,7 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 
 	// The provider: a real endpoint, or the scripted one over loopback.
 	if *baseURL == "" {
-		o := scripted.Options{}
-		if ew, ok := wireenc.ParseWire(w.String()); ok {
-			o.Wire = ew
-		}
+		o := scripted.Options{Wire: w}
 		if *scriptFile != "" {
 			s, err := scripted.Load(*scriptFile)
 			if err != nil {

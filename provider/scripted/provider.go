@@ -166,12 +166,11 @@ func (st *state) reset(p *Provider, ctx context.Context, w wireenc.Wire, req *ll
 	b.pl.reset(w, p.meta(w, req), wireenc.Options{}, s, t, estimateInput(req))
 	b.off, b.eof, b.pause, b.paused, b.produced = 0, false, 0, false, 0
 	b.cutAt = t.CutAt
-	pw, _ := provider.ParseWire(w.String())
 	opts := provider.Options{Provider: p.provider, Model: b.pl.enc.Meta().Model}
 	if st.d == nil {
-		st.d = provider.NewDecoder(pw, b, opts)
+		st.d = provider.NewDecoder(w, b, opts)
 	} else {
-		st.d.Reset(pw, b, opts)
+		st.d.Reset(w, b, opts)
 	}
 	if ctx != nil && ctx.Done() != nil {
 		st.d.SetContext(ctx)

@@ -1,73 +1,27 @@
 package wireenc
 
-// Wire is a provider wire format that an Encoder can write. Its values and
-// names match package provider's Wire, so the two convert through
-// provider.ParseWire(w.String()).
-type Wire uint8
+import "github.com/ocbench/ocbench/provider"
 
+// Wire is a provider wire format; it is package provider's, so that the
+// decoder and the encoder of one wire are named by one value.
+type Wire = provider.Wire
+
+// The wires an Encoder writes.
 const (
 	// OpenAIChat is OpenAI Chat Completions (POST /v1/chat/completions).
-	OpenAIChat Wire = iota
+	OpenAIChat = provider.WireOpenAIChat
 	// OpenAIResponses is the OpenAI Responses API (POST /v1/responses).
-	OpenAIResponses
+	OpenAIResponses = provider.WireOpenAIResponses
 	// Anthropic is the Anthropic Messages API (POST /v1/messages).
-	Anthropic
-	numWires
-)
-
-var (
-	wireNames = [numWires]string{"openai-chat", "openai-responses", "anthropic"}
-	wireAPIs  = [numWires]string{"openai-completions", "openai-responses", "anthropic-messages"}
-	wirePaths = [numWires]string{"/v1/chat/completions", "/v1/responses", "/v1/messages"}
+	Anthropic = provider.WireAnthropic
 )
 
 // Wires lists every wire, in order.
-var Wires = [numWires]Wire{OpenAIChat, OpenAIResponses, Anthropic}
+var Wires = provider.Wires
 
-// String returns the wire's short name: "openai-chat", "openai-responses"
-// or "anthropic".
-func (w Wire) String() string {
-	if w < numWires {
-		return wireNames[w]
-	}
-	return "unknown"
-}
-
-// API returns pi-ai's api id of the wire ("openai-completions",
-// "openai-responses", "anthropic-messages").
-func (w Wire) API() string {
-	if w < numWires {
-		return wireAPIs[w]
-	}
-	return ""
-}
-
-// Path returns the HTTP path the wire is served on, e.g. "/v1/messages".
-func (w Wire) Path() string {
-	if w < numWires {
-		return wirePaths[w]
-	}
-	return ""
-}
-
-// ParseWire accepts a wire's short name, its pi-ai api id, or one of the
-// aliases "openai", "chat", "responses", "messages".
-func ParseWire(s string) (Wire, bool) {
-	for i := Wire(0); i < numWires; i++ {
-		if s == wireNames[i] || s == wireAPIs[i] {
-			return i, true
-		}
-	}
-	switch s {
-	case "openai", "chat":
-		return OpenAIChat, true
-	case "responses":
-		return OpenAIResponses, true
-	case "messages", "claude":
-		return Anthropic, true
-	}
-	return 0, false
-}
+// ParseWire accepts a wire's short name, its pi-ai api id, or an alias
+// ("openai", "chat", "responses", "messages", "claude").
+func ParseWire(s string) (Wire, bool) { return provider.ParseWire(s) }
 
 // Meta is the identity of one encoded answer: ID is the provider's response
 // id ("chatcmpl-…", "resp_…", "msg_…"), Model the model name and Created
