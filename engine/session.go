@@ -30,14 +30,32 @@ type SessionOptions struct {
 type session struct {
 	w       *transcript.Writer // nil for an ephemeral session
 	sid     string
-	entries []transcript.Entry
-	leaf    string
-	leafID  []byte // leaf as bytes, shared with the leaf entry's ID
+	entries []transcript.Entry // loaded entries, and appended ones once materialized
+	added   []lightEntry       // message entries appended since the last materialize
+	leafID  []byte             // id of the leaf entry (shared with it); empty for none
 	ctx     []llm.Message
 	dirty   bool // ctx must be rebuilt from entries
 	notesL  []string
 	rotate  bool
 	scratch []byte
+}
+
+// lightEntry is an appended message entry, kept small on the turn path
+// and turned into a transcript.Entry only when the branch is walked
+// (compaction, context rebuild).
+type lightEntry struct {
+	id, parent []byte
+	msg        *llm.Message
+}
+
+// materialize moves the appended message entries into entries.
+func (s *session) materialize() {
+	for _, a := range s.added {
+		s.entries = append(s.entries, transcript.Entry{Type: transcript.TypeMessage, ID: a.id, ParentID: a.parent,
+			Message: a.msg, Timestamp: a.msg.Timestamp})
+	}
+	clear(s.added)
+	s.added = s.added[:0]
 }
 
 // openSession opens (or creates) the session of p, taking its lock.
@@ -99,8 +117,8 @@ func (s *session) load(path string) error {
 	if err := rd.Err(); err != nil {
 		return err
 	}
-	s.leaf = s.w.Leaf()
-	if s.leaf == "" {
+	leaf := s.w.Leaf()
+	if leaf == "" {
 		// The file may end with lines that are not entries of a session
 		// (another tool's JSON, entries without ids): continue the branch
 		// from the last real entry instead of starting a disconnected root.
@@ -109,13 +127,13 @@ func (s *session) load(path string) error {
 				if err := s.w.SetLeaf(string(id)); err != nil {
 					return err
 				}
-				s.leaf = string(id)
+				leaf = string(id)
 				s.notesL = append(s.notesL, fmt.Sprintf("session file: trailing lines without an entry id; continuing from entry %s", id))
 				break
 			}
 		}
 	}
-	s.leafID = []byte(s.leaf)
+	s.leafID = []byte(leaf)
 	s.dirty = true
 	return nil
 }
@@ -139,6 +157,7 @@ func (s *session) takeNotes() []string {
 // buildSessionContext + convertToLlm), rebuilt after compaction.
 func (s *session) messages() []llm.Message {
 	if s.dirty {
+		s.materialize()
 		s.ctx = transcript.BuildContext(s.entries)
 		s.dirty = false
 	}
@@ -148,36 +167,47 @@ func (s *session) messages() []llm.Message {
 // append writes m as a message entry. m must not be changed afterwards:
 // the session keeps the pointer.
 func (s *session) append(m *llm.Message) error {
-	e := transcript.Entry{Type: transcript.TypeMessage, Message: m, Timestamp: m.Timestamp}
-	return s.appendEntry(&e)
-}
-
-func (s *session) appendEntry(e *transcript.Entry) error {
-	var id string
+	var cid []byte
 	if s.w != nil {
-		var err error
-		id, err = s.w.Append(e)
+		id, err := s.w.AppendMessage(m)
 		if err != nil {
 			return fmt.Errorf("engine: appending to the session: %w", err)
 		}
+		cid = []byte(id)
+	} else {
+		cid = s.ephemeralID()
 	}
+	s.added = append(s.added, lightEntry{id: cid, parent: s.leafID, msg: m})
+	s.leafID = cid
+	// The context is rebuilt from the entries when next asked for (only
+	// compaction asks during a run); appending stays cheap.
+	s.dirty = true
+	return nil
+}
+
+// ephemeralID is the next entry number in hex.
+func (s *session) ephemeralID() []byte {
+	return strconv.AppendUint(make([]byte, 0, 8), uint64(len(s.entries)+len(s.added)+1), 16)
+}
+
+// appendEntry writes a non-message entry (compaction).
+func (s *session) appendEntry(e *transcript.Entry) error {
+	var cid []byte
+	if s.w != nil {
+		id, err := s.w.Append(e)
+		if err != nil {
+			return fmt.Errorf("engine: appending to the session: %w", err)
+		}
+		cid = []byte(id)
+	} else {
+		cid = s.ephemeralID()
+	}
+	s.materialize()
 	c := *e
-	if s.w == nil {
-		// Ephemeral ids: the entry number in hex.
-		c.ID = strconv.AppendUint(make([]byte, 0, 8), uint64(len(s.entries)+1), 16)
-		id = string(c.ID)
-	} else {
-		c.ID = []byte(id)
-	}
-	c.ParentID = s.leafID
-	s.leaf = id
-	s.leafID = c.ID
+	c.ID, c.ParentID = cid, s.leafID
 	s.entries = append(s.entries, c)
-	if e.Type == transcript.TypeMessage && !s.dirty {
-		s.ctx = append(s.ctx, *e.Message)
-	} else {
-		s.dirty = true
-	}
+	s.leafID = cid
+	s.dirty = true
 	return nil
 }
 
@@ -199,6 +229,7 @@ func (s *session) close() error {
 // activePath returns the indexes of the entries on the active branch,
 // root first.
 func (s *session) activePath() []int {
+	s.materialize()
 	if len(s.entries) == 0 {
 		return nil
 	}
@@ -206,7 +237,7 @@ func (s *session) activePath() []int {
 	for i := range s.entries {
 		byID[string(s.entries[i].ID)] = i
 	}
-	cur, ok := byID[s.leaf]
+	cur, ok := byID[string(s.leafID)]
 	if !ok {
 		cur = len(s.entries) - 1
 	}
@@ -317,9 +348,10 @@ func (s *session) compactionEntry(summary, firstKept string, tokensBefore int) t
 // previewCompaction returns the context a compaction at firstKept would
 // give, without writing anything.
 func (s *session) previewCompaction(firstKept string) []llm.Message {
+	s.materialize()
 	e := s.compactionEntry("-", firstKept, 0)
 	e.ID = []byte("preview!")
-	e.ParentID = []byte(s.leaf)
+	e.ParentID = s.leafID
 	tmp := append(s.entries[:len(s.entries):len(s.entries)], e)
 	return transcript.BuildContext(tmp)
 }
