@@ -207,6 +207,9 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 // the same run streaming it in 20 (the events pass through the decoder,
 // the whole chain and OnEvent).
 func TestNoAllocationPerEvent(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	text := strings.Repeat("abcdefgh", 500) // 4,000 bytes
 	measure := func(chunk int) float64 {
 		prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Chunk: chunk, Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text(text)}}}}})
