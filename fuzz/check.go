@@ -96,7 +96,10 @@ func (r *runner) check(ctx context.Context, c *Case, profile repair.Profile) Out
 	calls := ext.ToolCalls(nil)
 	executed := ext.StopReason == llm.StopToolUse
 	if executed {
+		// Extended drops an unrepairable call on its own and executes the
+		// others: the calls missing from the message were refused.
 		o.Executed = len(calls)
+		o.Refused = max(0, len(c.Calls)-len(calls))
 	} else {
 		o.Refused = len(c.Calls)
 	}
@@ -252,6 +255,7 @@ func (r *runner) superset(ctx context.Context, c *Case, ext *llm.Message) []Viol
 	}
 	var out []Violation
 	ocCalls, extCalls := oc.ToolCalls(nil), ext.ToolCalls(nil)
+	used := make([]bool, len(extCalls))
 	req := Request(c)
 	gate := streamwrap.ShouldRepairMalformedToolCallArguments(req.Model.Provider, req.Model.API)
 	for k, ci := range ocCalls {
@@ -271,15 +275,54 @@ func (r *runner) superset(ctx context.Context, c *Case, ext *llm.Message) []Viol
 		if !fromJSON && !fromRepair {
 			continue // from pi-ai's lossy parse: extended may do better
 		}
-		if ext.StopReason != llm.StopToolUse || k >= len(extCalls) {
+		j := -1
+		if ext.StopReason == llm.StopToolUse {
+			j = matchCall(oc, ext, ocCalls, extCalls, k, used)
+		}
+		if j < 0 {
 			out = append(out, Violation{Rule: "superset", Call: k, Detail: fmt.Sprintf("openclaw executes %.120q, extended does not (%s)", b.Arguments, ext.ErrorMessage)})
 			continue
 		}
-		if !sameJSON(&r.p, &r.q, b.Arguments, ext.Content[extCalls[k]].Arguments) {
-			out = append(out, Violation{Rule: "superset", Call: k, Detail: fmt.Sprintf("openclaw %.120q, extended %.120q", b.Arguments, ext.Content[extCalls[k]].Arguments)})
+		used[j] = true
+		if !sameJSON(&r.p, &r.q, b.Arguments, ext.Content[extCalls[j]].Arguments) {
+			out = append(out, Violation{Rule: "superset", Call: k, Detail: fmt.Sprintf("openclaw %.120q, extended %.120q", b.Arguments, ext.Content[extCalls[j]].Arguments)})
 		}
 	}
 	return out
+}
+
+// matchCall finds the extended call that is openclaw's k-th call: the
+// unused one with the same id, else (ids generated for missing ids may
+// differ) the unused one of the same name nearest to
+// position k; -1 when there is none. Positions alone do not pair
+// them: extended drops an unrepairable call on its own, which openclaw
+// may keep (from pi-ai's lossy parse), shifting the calls after it.
+func matchCall(oc, ext *llm.Message, ocCalls, extCalls []int, k int, used []bool) int {
+	b := &oc.Content[ocCalls[k]]
+	if id := bytes.TrimSpace(b.ID); len(id) > 0 {
+		for j, ci := range extCalls {
+			if !used[j] && bytes.Equal(bytes.TrimSpace(ext.Content[ci].ID), id) {
+				return j
+			}
+		}
+	}
+	best := -1
+	for j, ci := range extCalls {
+		if used[j] || !bytes.Equal(ext.Content[ci].Name, b.Name) {
+			continue
+		}
+		if best < 0 || absInt(j-k) < absInt(best-k) {
+			best = j
+		}
+	}
+	return best
+}
+
+func absInt(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // sameJSON compares two JSON texts semantically (same leaves).

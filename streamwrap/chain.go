@@ -61,6 +61,9 @@ type Options struct {
 //	    ShouldRepairMalformedToolCallArguments(provider, api) holds and the
 //	    profile is not repair.ProfileOff (off means no repair at all)
 //	11  DecodeHTMLEntityArguments, when the model has HTMLEntityArgs
+//	    DropUnrepairedToolCalls, with the extended profile: the per-call
+//	    drop ArgumentStage defers to here, above every decorator that
+//	    keeps per-content-index state (ocbench's, not OpenClaw's)
 //	12  TransformOutputText, when OutputText is set
 //	13  PayloadLog, when set
 //	14  HandleSensitiveStopReason
@@ -71,7 +74,8 @@ type Options struct {
 // returned function carries the unknown-tool streak of one agent run:
 // build one chain per run.
 func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
-	f := ArgumentStage(base, o.Profile)
+	extended := o.Profile == repair.ProfileExtended
+	f := argumentStage(base, o.Profile, extended)
 	f = YieldAbortGate(f, o.YieldDetected)
 	replay := o.ReplayTools
 	if replay == nil {
@@ -92,6 +96,9 @@ func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 		})
 	}
 	f = when(f, DecodeHTMLEntityArguments, func(req *llm.Request) bool { return req.Model.HTMLEntityArgs })
+	if extended {
+		f = DropUnrepairedToolCalls(f)
+	}
 	f = TransformOutputText(f, o.OutputText)
 	if o.PayloadLog != nil {
 		f = o.PayloadLog.Wrap(f)

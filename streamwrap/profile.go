@@ -30,14 +30,46 @@ const MsgMalformedToolCall = "Provider returned an incomplete or malformed tool 
 //     anything else goes through repair.Extended. Arguments cut short (the
 //     stream ended without done, or stopped for length) are refused: the
 //     turn ends with stop reason length (or error) and an error message
-//     naming the cut tool call, so it is never executed. Unrepairable
-//     arguments end the turn as an error naming the tool call.
+//     naming the cut tool call, so it is never executed. A tool call whose
+//     arguments are malformed and cannot be repaired (not cut) is dropped
+//     on its own when the turn ended normally (done, stop reason toolUse
+//     or stop) and at least one other tool call is fine: the dropped call
+//     is removed from the final message, the others keep the stop reason
+//     and are executed, and ErrorMessage names every dropped call, e.g.
+//     `tool call "read" (call_3) dropped: malformed arguments that could
+//     not be repaired (syntax)`. When no tool call is left (or the turn
+//     has a cut call, or stopped for length, or failed), the turn ends as
+//     an error naming the tool call, as before.
+//
+// How a drop shows to event consumers: the dropped call's toolcall_start,
+// deltas and toolcall_end have already gone out (its toolcall_end carries
+// the undecided, empty arguments); the drop happens at the done event,
+// whose reason stays toolUse, and only the final message (Message() once
+// done is out) lacks the call. The final message is what counts: the
+// engine runs its tool calls, and ErrorMessage says what was dropped.
+// Consumers that mirror blocks by content index must rebuild from the
+// final message, as `ocbench replay --events` shows: its last line is the
+// final message, without the dropped call.
+//
+// Standing alone, the stage drops at the done event it sees. Chain builds
+// it with the drop deferred to DropUnrepairedToolCalls, placed above the
+// decorators that keep per-content-index state (promotion, name trimming,
+// OpenClaw's repair, entity decoding), so that none of them sees content
+// indices shift under it; OpenClaw's repair may still fix such a call on
+// the way up, and then it is kept.
 //   - repair.ProfileOff: arguments that are not a JSON object end the turn
 //     as an error naming the tool call.
 //
 // A turn turned into an error has its done event replaced by an error event
 // of reason error.
 func ArgumentStage(next llm.StreamFunc, profile repair.Profile) llm.StreamFunc {
+	return argumentStage(next, profile, false)
+}
+
+// argumentStage is ArgumentStage; with deferDrop the extended profile's
+// per-call drop is left to DropUnrepairedToolCalls further up the chain
+// (the calls to drop keep empty Arguments).
+func argumentStage(next llm.StreamFunc, profile repair.Profile, deferDrop bool) llm.StreamFunc {
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		inner, err := next(ctx, req)
 		if err != nil {
@@ -47,6 +79,7 @@ func ArgumentStage(next llm.StreamFunc, profile repair.Profile) llm.StreamFunc {
 		s.init(inner)
 		s.profile = profile
 		s.api = req.Model.API
+		s.deferDrop = deferDrop
 		return s, nil
 	}
 }
@@ -63,15 +96,16 @@ const (
 
 type stageStream struct {
 	base
-	profile  repair.Profile
-	api      string
-	ev       llm.Event
-	own      bool // Event returns &ev
-	outcome  []uint8
-	errKind  []string // stable token of a malformed block's problem
-	scratch  []byte
-	msgBuf   []byte
-	finished bool
+	profile   repair.Profile
+	api       string
+	ev        llm.Event
+	own       bool // Event returns &ev
+	outcome   []uint8
+	errKind   []string // stable token of a malformed block's problem
+	scratch   []byte
+	msgBuf    []byte
+	finished  bool
+	deferDrop bool
 }
 
 func (s *stageStream) Event() *llm.Event {
@@ -163,12 +197,7 @@ func (s *stageStream) decide(i int, b *llm.Block) {
 				s.set(i, argCut, "truncated")
 				return
 			}
-			kind := "syntax"
-			var re *repair.Error
-			if errors.As(err, &re) {
-				kind = re.Kind
-			}
-			s.set(i, argMalformed, kind)
+			s.set(i, argMalformed, repairErrKind(err))
 			return
 		}
 		s.scratch = out
@@ -211,8 +240,119 @@ func (s *stageStream) finish(e *llm.Event) {
 			s.toError(e)
 		}
 	default:
+		if s.profile != repair.ProfileOff && normalEnd && s.dropOnly(m) {
+			if !s.deferDrop {
+				s.msgBuf, s.scratch = dropUnrepaired(m, s.msgBuf[:0], s.scratch[:0], s.errKind)
+			}
+			return
+		}
 		s.refuse(m, e)
 	}
+}
+
+// dropOnly reports whether the extended profile drops m's malformed tool
+// calls one by one rather than refusing the turn: the turn stopped for
+// toolUse or stop, no tool call was cut, at least one is malformed and at
+// least one is not.
+func (s *stageStream) dropOnly(m *llm.Message) bool {
+	if m.StopReason != llm.StopToolUse && m.StopReason != llm.StopStop {
+		return false
+	}
+	bad, good := 0, 0
+	for i := range m.Content {
+		if !isToolCall(&m.Content[i]) {
+			continue
+		}
+		switch s.get(i) {
+		case argCut:
+			return false
+		case argMalformed:
+			bad++
+		default:
+			good++
+		}
+	}
+	return bad > 0 && good > 0
+}
+
+// dropUnrepaired removes from m the tool calls whose arguments are still
+// undecided (empty), appending to msg a clause per dropped call, and sets
+// m.ErrorMessage to it (after any message already there). kinds gives the
+// repair error kind by content index where known; a call without one is
+// tried once more with repair.Extended (an upper decorator may have left
+// it), and kept with the repaired arguments when that succeeds. Blocks are
+// moved by swapping, so that every block's buffers stay referenced exactly
+// once in m.Content's backing array (they are reused by pooled streams).
+// It returns the grown msg and scratch buffers, and reports nothing when no
+// call was dropped.
+func dropUnrepaired(m *llm.Message, msg, scratch []byte, kinds []string) ([]byte, []byte) {
+	k, dropped := 0, 0
+	for i := range m.Content {
+		b := &m.Content[i]
+		if isToolCall(b) && len(trimSpace(b.Arguments)) == 0 {
+			kind := ""
+			if i < len(kinds) {
+				kind = kinds[i]
+			}
+			if kind == "" {
+				out, _, err := repair.Extended(scratch[:0], b.RawArgs, trimSpace(b.Name))
+				if err == nil {
+					scratch = out
+					b.Arguments = setBytes(b.Arguments, out)
+				} else {
+					kind = repairErrKind(err)
+				}
+			}
+			if kind != "" {
+				if dropped > 0 {
+					msg = append(msg, "; "...)
+				}
+				dropped++
+				msg = appendDropped(msg, b, kind)
+				continue
+			}
+		}
+		if k != i {
+			m.Content[k], m.Content[i] = m.Content[i], m.Content[k]
+		}
+		k++
+	}
+	if dropped == 0 {
+		return msg, scratch
+	}
+	m.Content = m.Content[:k]
+	if m.ErrorMessage != "" {
+		m.ErrorMessage = m.ErrorMessage + "; " + string(msg)
+	} else {
+		m.ErrorMessage = string(msg)
+	}
+	return msg, scratch
+}
+
+// appendDropped appends `tool call "NAME" (ID) dropped: ... (KIND)`.
+func appendDropped(msg []byte, b *llm.Block, kind string) []byte {
+	msg = append(msg, "tool call "...)
+	msg = llm.AppendJSONString(msg, trimSpace(b.Name))
+	if id := trimSpace(b.ID); len(id) > 0 {
+		msg = append(msg, " ("...)
+		msg = append(msg, id...)
+		msg = append(msg, ')')
+	}
+	msg = append(msg, " dropped: malformed arguments that could not be repaired ("...)
+	msg = append(msg, kind...)
+	return append(msg, ')')
+}
+
+// repairErrKind is the stable token of a repair.Extended error.
+func repairErrKind(err error) string {
+	if errors.Is(err, repair.ErrTruncated) {
+		return "truncated"
+	}
+	var re *repair.Error
+	if errors.As(err, &re) && re.Kind != "" {
+		return re.Kind
+	}
+	return "syntax"
 }
 
 // openAICompletionsRejects is finalizeOpenAICompletionsToolCalls' test: a

@@ -1,0 +1,119 @@
+package streamwrap
+
+import (
+	"context"
+	"sync"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// DropUnrepairedToolCalls applies the extended profile's per-call drop
+// (see ArgumentStage) at the done event: a tool call whose arguments are
+// still undecided (empty) is tried once more with repair.Extended and,
+// when that fails, removed from the final message, with ErrorMessage
+// naming it (tool name, id, the repair error kind). The other tool calls
+// keep the turn's stop reason. When no tool call is left the turn ends as
+// an error: the done event becomes an error event of reason error.
+//
+// Chain places it above every decorator that keeps per-content-index
+// state, so the content indices of the events they emitted stay valid
+// until the turn is over. A turn that did not end with done is passed
+// through unchanged (ArgumentStage has refused it already).
+func DropUnrepairedToolCalls(next llm.StreamFunc) llm.StreamFunc {
+	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		inner, err := next(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		s := dropPool.Get().(*dropStream)
+		s.init(inner)
+		return s, nil
+	}
+}
+
+var dropPool = sync.Pool{New: func() any { return new(dropStream) }}
+
+type dropStream struct {
+	base
+	ev       llm.Event
+	own      bool
+	finished bool
+	msgBuf   []byte
+	scratch  []byte
+}
+
+func (s *dropStream) Event() *llm.Event {
+	if s.own {
+		return &s.ev
+	}
+	return s.curEvent()
+}
+
+func (s *dropStream) Next() bool {
+	s.own = false
+	if !s.advance() {
+		return false
+	}
+	if e := s.curEvent(); e.Type == llm.EventDone && !s.finished {
+		s.finished = true
+		s.apply(e)
+	}
+	return true
+}
+
+// apply drops the undecided tool calls of the final message(s) of the
+// done event e.
+func (s *dropStream) apply(e *llm.Event) {
+	live := s.curMessage()
+	_, m := s.eventMessages(e)
+	if m == nil {
+		m = live
+	}
+	failed := s.dropFrom(m)
+	if m != live {
+		failed = s.dropFrom(live) || failed
+	}
+	if failed {
+		s.ev = *e
+		s.ev.Type = llm.EventError
+		s.ev.Reason = llm.StopError
+		s.own = true
+	}
+}
+
+// dropFrom drops m's undecided tool calls; it reports whether m had tool
+// calls and none is left, in which case m fails with the drop message.
+func (s *dropStream) dropFrom(m *llm.Message) bool {
+	if m.StopReason == llm.StopError || m.StopReason == llm.StopAborted || !hasUndecidedCall(m) {
+		return false
+	}
+	prev := m.ErrorMessage
+	s.msgBuf, s.scratch = dropUnrepaired(m, s.msgBuf[:0], s.scratch[:0], nil)
+	if m.ErrorMessage == prev {
+		return false // every undecided call was repaired
+	}
+	for i := range m.Content {
+		if isToolCall(&m.Content[i]) {
+			return false
+		}
+	}
+	m.Fail(llm.StopError, m.ErrorMessage)
+	return true
+}
+
+// hasUndecidedCall reports whether m has a tool call with empty arguments.
+func hasUndecidedCall(m *llm.Message) bool {
+	for i := range m.Content {
+		if b := &m.Content[i]; isToolCall(b) && len(trimSpace(b.Arguments)) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *dropStream) Close() error {
+	err := s.closeInner()
+	*s = dropStream{msgBuf: s.msgBuf[:0], scratch: s.scratch[:0]}
+	dropPool.Put(s)
+	return err
+}
