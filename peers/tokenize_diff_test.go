@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -9,11 +10,13 @@ import (
 	tiktoken "github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 
+	"github.com/ocbench/ocbench/bench"
 	"github.com/ocbench/ocbench/tokenize"
 )
 
-// The tokenizer differential: ocbench's tokenize package (built on
-// tiktoken-go/tokenizer, vocabularies compiled in) must count exactly as
+// The tokenizer differential: ocbench's tokenize package (its own
+// pre-tokenizer and merge over tiktoken-go/tokenizer's compiled-in
+// vocabularies) must count exactly as
 // pkoukk/tiktoken-go (with its offline loader, no network) on a mixed
 // corpus: prose, Go code, non-Latin scripts, emoji, whitespace runs, long
 // single pieces, digits and special-token text (counted as ordinary text).
@@ -125,3 +128,81 @@ func BenchmarkPeersTokenize(b *testing.B) {
 		})
 	}
 }
+
+// diffAlphabet is what random differential cases are made of: every kind of
+// whitespace the split patterns treat differently (ASCII, CR/LF, Unicode
+// spaces), letters of each case class o200k distinguishes (Lu, Ll, Lt, Lm,
+// Lo), combining marks, numbers (Nd, Nl, No), punctuation, apostrophes and
+// contractions in both cases, CJK, emoji with joiners, U+FFFD and invalid
+// bytes.
+var diffAlphabet = []string{
+	" ", " ", " ", "  ", "\t", "\t\t", "\n", "\n", "\r", "\r\n", "\v", "\f",
+	"\u00a0", "\u3000", "\u2028", "\u0085", "\u200b",
+	"a", "b", "x", "the", "Hello", "WORLD", "é", "É", "ß", "ǅ", "ʰ", "ſ",
+	"日", "本語", "ひ", "Ж", "ж", "ا", "\u0301", "\u0902", "\u20dd", "İ", "K",
+	"0", "1", "42", "12345", "٣", "Ⅻ", "½",
+	".", ",", "!", "?", "-", "_", "/", "//", "\\", "(", ")", "{", "}", "\"", "#", "=", "*",
+	"'", "'", "’", "'s", "'S", "'t", "'re", "'RE", "'ve", "'m", "'ll", "'Ll", "'d", "'x",
+	"🙂", "🚀", "👩\u200d👩\u200d👧", "🇩🇪", "\ufffd", "\xff", "\xe6\x97", "<|endoftext|>",
+}
+
+// randomDiffCase builds a short string of alphabet pieces.
+func randomDiffCase(r *rand.Rand) string {
+	var sb strings.Builder
+	for n := 1 + r.IntN(24); n > 0; n-- {
+		sb.WriteString(diffAlphabet[r.IntN(len(diffAlphabet))])
+	}
+	return sb.String()
+}
+
+// TestTokenizeRandomMatchesPkoukk compares token ids, counts and parallel
+// counts on thousands of short random strings per encoding, and on the
+// benchmark input.
+func TestTokenizeRandomMatchesPkoukk(t *testing.T) {
+	cases := 6000
+	if testing.Short() {
+		cases = 600
+	}
+	for _, enc := range []tokenize.Encoding{tokenize.Cl100kBase, tokenize.O200kBase} {
+		ours := tokenize.MustGet(enc)
+		theirs := pkoukk(t, enc.String())
+		r := rand.New(rand.NewPCG(uint64(enc), 2026))
+		inputs := make([]string, 0, cases+1)
+		for range cases {
+			inputs = append(inputs, randomDiffCase(r))
+		}
+		inputs = append(inputs, bench.MixedText())
+		for _, s := range inputs {
+			want := theirs.EncodeOrdinary(s)
+			got, err := ours.Encode(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameIDs(got, want) {
+				t.Fatalf("%v %q: ocbench %v, pkoukk %v", enc, clip(s), clipIDs(got), clipIDs(want))
+			}
+			if n, err := ours.Count(s); err != nil || n != len(want) {
+				t.Fatalf("%v %q: Count %d %v, pkoukk %d", enc, clip(s), n, err, len(want))
+			}
+			if n, err := ours.CountParallel(s, 4); err != nil || n != len(want) {
+				t.Fatalf("%v %q: CountParallel %d %v, pkoukk %d", enc, clip(s), n, err, len(want))
+			}
+		}
+	}
+}
+
+func sameIDs(a []uint, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if int(a[i]) != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func clip(s string) string { return s[:min(len(s), 200)] }
+
+func clipIDs[T any](ids []T) []T { return ids[:min(len(ids), 60)] }

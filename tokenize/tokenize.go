@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
 )
 
 // Encoding names a tiktoken encoding.
@@ -22,10 +20,16 @@ const (
 // package does not support. Typically it means a typo in a flag or config.
 var ErrUnknownEncoding = errors.New("tokenize: unknown encoding")
 
-// ErrCount is returned when the underlying tokenizer fails on an input.
-// Typically this means a regular-expression engine failure (a time-out on a
-// pathological input); the text itself is never rejected.
+// ErrCount is the error class of counting failures. Counting itself never
+// fails since the pre-tokenizer is a plain scanner (no regular-expression
+// engine, no time-outs) and every byte sequence has a token; the sentinel
+// stays for callers that test for it.
 var ErrCount = errors.New("tokenize: count failed")
+
+// ErrVocabulary is returned by Get when the compiled-in vocabulary of an
+// encoding cannot be read completely. Typically it means a dependency
+// upgrade changed the vocabulary tables.
+var ErrVocabulary = errors.New("tokenize: vocabulary incomplete")
 
 // String returns the tiktoken name of e, e.g. "o200k_base".
 func (e Encoding) String() string {
@@ -52,8 +56,11 @@ func ParseEncoding(s string) (Encoding, error) {
 // Counter counts tokens exactly for one encoding. It is safe for concurrent
 // use. Obtain one with Get; counters are shared per encoding.
 type Counter struct {
-	enc   Encoding
-	codec tokenizer.Codec
+	enc Encoding
+	// ranks maps token bytes to token id (= merge rank).
+	ranks map[string]uint32
+	// next returns the end of the pre-tokenizer piece that starts at s[i].
+	next func(s string, i int) int
 }
 
 var (
@@ -62,8 +69,8 @@ var (
 )
 
 // Get returns the shared Counter for enc. The first call per encoding
-// builds the vocabulary (a few milliseconds to a few tens of milliseconds);
-// call it at start-up to keep that off the first request.
+// builds the rank table (some tens of milliseconds); call it at start-up to
+// keep that off the first request.
 func Get(enc Encoding) (*Counter, error) {
 	if enc != Cl100kBase && enc != O200kBase {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownEncoding, enc)
@@ -73,18 +80,13 @@ func Get(enc Encoding) (*Counter, error) {
 	if c := counters[enc]; c != nil {
 		return c, nil
 	}
-	var name tokenizer.Encoding = tokenizer.Cl100kBase
-	if enc == O200kBase {
-		name = tokenizer.O200kBase
-	}
-	codec, err := tokenizer.Get(name)
+	ranks, err := loadRanks(enc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v: %v", ErrUnknownEncoding, enc, err)
+		return nil, err
 	}
-	c := &Counter{enc: enc, codec: codec}
-	// Warm the lazily built vocabulary now, not on the first real call.
-	if _, err := codec.Count("warm up"); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCount, err)
+	c := &Counter{enc: enc, ranks: ranks, next: nextCl100k}
+	if enc == O200kBase {
+		c.next = nextO200k
 	}
 	counters[enc] = c
 	return c, nil
@@ -105,10 +107,15 @@ func (c *Counter) Encoding() Encoding { return c.enc }
 
 // Count returns the number of tokens of s, as tiktoken's encode_ordinary
 // would produce them (special-token text is counted as ordinary text).
+// Invalid UTF-8 counts as if each invalid byte were U+FFFD, as in the Go
+// ports that read text as runes. The error is always nil; it is kept for
+// API stability. Count allocates nothing for valid UTF-8.
 func (c *Counter) Count(s string) (int, error) {
-	n, err := c.codec.Count(s)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrCount, err)
+	n := 0
+	for i := 0; i < len(s); {
+		e := c.next(s, i)
+		n += c.piece(s[i:e], nil)
+		i = e
 	}
 	return n, nil
 }
@@ -121,9 +128,11 @@ func (c *Counter) CountBytes(b []byte) (int, error) {
 // Encode returns the token ids of s. It allocates the result; use Count when
 // only the number matters.
 func (c *Counter) Encode(s string) ([]uint, error) {
-	ids, _, err := c.codec.Encode(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCount, err)
+	ids := make([]uint, 0, len(s)/4+1)
+	for i := 0; i < len(s); {
+		e := c.next(s, i)
+		c.piece(s[i:e], &ids)
+		i = e
 	}
 	return ids, nil
 }
