@@ -12,7 +12,8 @@ import (
 // still undecided (empty) is tried once more with repair.Extended and,
 // when that fails, removed from the final message, with ErrorMessage
 // naming it (tool name, id, the repair error kind). The other tool calls
-// keep the turn's stop reason. When no tool call is left the turn ends as
+// keep the turn's stop reason. Only turns that stopped for toolUse or stop
+// are touched. When no tool call is left the turn ends as
 // an error: the done event becomes an error event of reason error.
 //
 // Chain places it above every decorator that keeps per-content-index
@@ -84,7 +85,9 @@ func (s *dropStream) apply(e *llm.Event) {
 // dropFrom drops m's undecided tool calls; it reports whether m had tool
 // calls and none is left, in which case m fails with the drop message.
 func (s *dropStream) dropFrom(m *llm.Message) bool {
-	if m.StopReason == llm.StopError || m.StopReason == llm.StopAborted || !hasUndecidedCall(m) {
+	// Only a turn that stopped for toolUse or stop: a length stop keeps
+	// its refusal (its tool calls are cut, and never executed).
+	if m.StopReason != llm.StopToolUse && m.StopReason != llm.StopStop || !hasUndecidedCall(m) {
 		return false
 	}
 	prev := m.ErrorMessage

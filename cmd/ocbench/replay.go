@@ -146,6 +146,14 @@ func newReplayChain(c replayConfig) func(base llm.StreamFunc) llm.StreamFunc {
 
 // replayOne decodes r through the chain and writes the events (with
 // --events) and the final message, one JSON object per line.
+//
+// The final message is what counts. With the extended profile a tool call
+// whose arguments could not be repaired is dropped on its own at the done
+// event (streamwrap.ArgumentStage): its toolcall_start, deltas and
+// toolcall_end (arguments {}, undecided) are printed as they went out, the
+// done line keeps reason toolUse, and the last line lacks the call and
+// names it in errorMessage; contentIndex values of the events index the
+// content as it was streamed, not the final message's.
 func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c replayConfig, r io.Reader, out io.Writer) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	w := c.wire
