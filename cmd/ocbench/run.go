@@ -38,6 +38,8 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	maxTurns := fl.Int("max-turns", engine.DefaultMaxTurns, "maximum model calls")
 	idle := fl.Duration("idle-timeout", 0, "LLM idle timeout between stream events (0: off)")
 	contextWindow := fl.Int("context-window", 0, "the model's context window in tokens (0: unknown, 200000 assumed)")
+	steer := fl.String("steer", "", "a message queued as steering when the first tool call starts (delivered before the next model call)")
+	followUp := fl.String("followup", "", "a message queued as a follow-up (delivered when the model stops)")
 	asJSON := fl.Bool("json", false, "print events as JSON lines and the result as a JSON object")
 	quiet := fl.Bool("quiet", false, "print only the summary (or, with --json, only the result)")
 	if err := fl.Parse(args); err != nil {
@@ -126,6 +128,23 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 
 	pr := &runPrinter{w: stdout, json: *asJSON, quiet: *quiet}
 	p.OnEvent = pr.event
+	if *steer != "" || *followUp != "" {
+		q := &engine.Queue{}
+		p.Queue = q
+		if *followUp != "" {
+			q.Push(engine.FollowUp, *followUp)
+		}
+		if *steer != "" {
+			pending := *steer
+			p.OnEvent = func(e *engine.Event) {
+				if e.Kind == engine.EventToolStart && pending != "" {
+					q.Push(engine.Steer, pending)
+					pending = ""
+				}
+				pr.event(e)
+			}
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := engine.Run(ctx, p)

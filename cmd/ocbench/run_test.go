@@ -99,3 +99,18 @@ func TestRunCommandErrors(t *testing.T) {
 		t.Fatalf("missing workspace: %d %s", code, errs)
 	}
 }
+
+func TestRunCommandSteering(t *testing.T) {
+	out, errs, code := runRun(t, "--steer", "also list the files", "--followup", "now summarize", "read the instructions")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"» [steer] also list the files", "» [followup] now summarize"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if i, j := strings.Index(out, "[steer]"), strings.Index(out, "[followup]"); i < 0 || j < i {
+		t.Errorf("steer must come before the follow-up:\n%s", out)
+	}
+}
