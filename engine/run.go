@@ -60,6 +60,11 @@ type Params struct {
 	// package provider for Model.API at Model.BaseURL with APIKey.
 	StreamFunc llm.StreamFunc
 	APIKey     string
+	// MaxTokens, Temperature and Reasoning are passed to every model call
+	// (zero values: the provider's defaults).
+	MaxTokens   int
+	Temperature *float64
+	Reasoning   string
 
 	// Workspace is the directory the built-in tools are confined to and
 	// whose bootstrap files the system prompt injects. Empty means no
@@ -377,6 +382,9 @@ func (r *runner) setup() (err error) {
 		Tools:         r.reg.Definitions(nil),
 		SessionID:     r.sess.id(),
 		APIKey:        p.APIKey,
+		MaxTokens:     p.MaxTokens,
+		Temperature:   p.Temperature,
+		Reasoning:     p.Reasoning,
 	}
 	return nil
 }

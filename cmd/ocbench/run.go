@@ -38,6 +38,8 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	maxTurns := fl.Int("max-turns", engine.DefaultMaxTurns, "maximum model calls")
 	idle := fl.Duration("idle-timeout", 0, "LLM idle timeout between stream events (0: off)")
 	contextWindow := fl.Int("context-window", 0, "the model's context window in tokens (0: unknown, 200000 assumed)")
+	maxTokens := fl.Int("max-tokens", 0, "maximum output tokens per model call (0: the provider's default)")
+	reasoning := fl.String("reasoning", "", "reasoning effort hint: low, medium or high")
 	steer := fl.String("steer", "", "a message queued as steering when the first tool call starts (delivered before the next model call)")
 	followUp := fl.String("followup", "", "a message queued as a follow-up (delivered when the model stops)")
 	asJSON := fl.Bool("json", false, "print events as JSON lines and the result as a JSON object")
@@ -62,6 +64,7 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 		Builtins: engine.BuiltinOptions{Exec: *execOn},
 	}
 	p.Stream.IdleTimeout = *idle
+	p.MaxTokens, p.Reasoning = *maxTokens, *reasoning
 	p.Model = llm.Model{API: w.API(), ID: *model, Provider: *providerName, BaseURL: *baseURL, ContextWindow: *contextWindow}
 
 	// The provider: a real endpoint, or the scripted one over loopback.
