@@ -36,7 +36,7 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	scriptFile := fl.String("script", "", "scripted provider: a JSON script to play instead of the built-in one")
 	execOn := fl.Bool("exec", false, "offer the exec tool (shell commands in the workspace)")
 	maxTurns := fl.Int("max-turns", engine.DefaultMaxTurns, "maximum model calls")
-	idle := fl.Duration("idle-timeout", 0, "LLM idle timeout between stream events (0: off)")
+	idle := fl.Duration("idle-timeout", 0, "LLM idle timeout between stream events (0: OpenClaw's default for the endpoint, off for local ones; negative: off)")
 	contextWindow := fl.Int("context-window", 0, "the model's context window in tokens (0: unknown, 200000 assumed)")
 	maxTokens := fl.Int("max-tokens", 0, "maximum output tokens per model call (0: the provider's default)")
 	reasoning := fl.String("reasoning", "", "reasoning effort hint: low, medium or high")
