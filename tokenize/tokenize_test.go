@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 func mixedCorpus(tb testing.TB, size int) string {
@@ -182,25 +183,47 @@ func TestCacheConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
+// FuzzCount is differential: the pieces of both pre-tokenizers must equal
+// those of the reference (Go's regexp with tiktoken's split patterns, see
+// split_test.go), the count must equal the sum over those pieces, and the
+// cache and Encode must agree with Count.
 func FuzzCount(f *testing.F) {
 	f.Add("hello world")
 	f.Add("\xff\xfe invalid utf8")
 	f.Add(strings.Repeat(" ", 100) + "x")
-	c := MustGet(O200kBase)
-	cache := NewCache(c, 64)
+	f.Add("x\n\t\n\t\n")
+	f.Add("x \t\t\n\t\t\n")
+	f.Add("It'S ǅungla\u0301 \u3000\u3000 12345 ’'ll")
+	caches := map[Encoding]*Cache{}
+	for _, enc := range []Encoding{Cl100kBase, O200kBase} {
+		caches[enc] = NewCache(MustGet(enc), 64)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n, err := c.Count(s)
-		if err != nil {
-			t.Skip()
-		}
-		if m, _ := cache.Count(s); m != n {
-			t.Fatalf("cache %d != %d", m, n)
-		}
-		if len(s) > 0 && n == 0 {
-			t.Fatalf("non-empty text counted 0 tokens")
-		}
-		if n > len(s) {
-			t.Fatalf("%d tokens for %d bytes", n, len(s))
+		for enc, cache := range caches {
+			c := cache.Counter()
+			checkSplit(t, enc, s)
+			want := 0
+			start := 0
+			for _, e := range refPieces(enc, s) {
+				want += c.piece(s[start:e], nil)
+				start = e
+			}
+			n, err := c.Count(s)
+			if err != nil || n != want {
+				t.Fatalf("%v: Count %d %v, reference pieces give %d", enc, n, err, want)
+			}
+			if m, _ := cache.Count(s); m != n {
+				t.Fatalf("%v: cache %d != %d", enc, m, n)
+			}
+			if ids, _ := c.Encode(s); len(ids) != n {
+				t.Fatalf("%v: Encode gives %d ids, Count %d", enc, len(ids), n)
+			}
+			if len(s) > 0 && n == 0 {
+				t.Fatalf("non-empty text counted 0 tokens")
+			}
+			if utf8.ValidString(s) && n > len(s) {
+				t.Fatalf("%d tokens for %d bytes", n, len(s))
+			}
 		}
 	})
 }
@@ -229,23 +252,28 @@ func TestCountParallelExact(t *testing.T) {
 	}
 }
 
+// FuzzCountParallel: counting the chunks CountParallel cuts gives the count
+// of the whole text, for both encodings.
 func FuzzCountParallel(f *testing.F) {
 	f.Add("a\nb\nc d\n\n  e\nf", 2)
 	f.Add("x\n\u00e9t\u00e9\n\tTab\nZ", 1)
-	c := MustGet(Cl100kBase)
+	f.Add("x \t\t\n\t\t\nab\n\u0301c\n'sd\r\nE", 1)
 	f.Fuzz(func(t *testing.T, s string, size int) {
 		size = 1 + abs(size)%64
-		want, err := c.Count(s)
-		if err != nil {
-			t.Skip()
-		}
-		sum := 0
-		for _, ch := range splitForCount(s, size) {
-			n, _ := c.Count(ch)
-			sum += n
-		}
-		if sum != want {
-			t.Fatalf("split count %d != %d for %q", sum, want, s)
+		for _, enc := range []Encoding{Cl100kBase, O200kBase} {
+			c := MustGet(enc)
+			want, err := c.Count(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := 0
+			for _, ch := range splitForCount(s, size) {
+				n, _ := c.Count(ch)
+				sum += n
+			}
+			if sum != want {
+				t.Fatalf("%v: split count %d != %d for %q", enc, sum, want, s)
+			}
 		}
 	})
 }
