@@ -155,10 +155,36 @@ func toolResultReducibleChars(msgs []llm.Message, maxChars int) int {
 	return plan.Reducible()
 }
 
-// truncateToolResults applies the reduction plan to the history of the
-// next call and returns how many tool results it rewrote. The session file
-// keeps the full results (the rewrite is in memory, redone on each run).
+// truncateToolResults applies OpenClaw's tool-result reduction plan to the
+// session: the replaced results are written as a rewrite of the branch
+// (the full results stay in the file on the dead branch), and the history
+// of the next call is rebuilt from it. It returns how many results it
+// rewrote. If the rewrite cannot be written, the plan is applied to the
+// history in memory only, and a note says so.
 func (r *runner) truncateToolResults(maxChars int) int {
+	raw := r.sess.messages()
+	plan := transcript.PlanToolResultReductions(raw, maxChars, maxChars, 0)
+	if len(plan.Replacements) == 0 {
+		// The raw branch may differ from the prepared history (ids
+		// rewritten, results already capped); plan on what is sent.
+		return r.truncateInMemory(maxChars)
+	}
+	repl := make(map[string]*llm.Message, len(plan.Replacements))
+	for i := range plan.Replacements {
+		rp := &plan.Replacements[i]
+		m := rp.Message
+		repl[m.ToolCallID] = &m
+	}
+	n, err := r.sess.rewriteToolResults(repl)
+	if err != nil {
+		r.note("tool-result rewrite could not be written (%v); truncating in memory", err)
+		return r.truncateInMemory(maxChars)
+	}
+	r.hist = r.prepareHistory(r.sess.messages())
+	return n
+}
+
+func (r *runner) truncateInMemory(maxChars int) int {
 	plan := transcript.PlanToolResultReductions(r.hist, maxChars, maxChars, 0)
 	if len(plan.Replacements) == 0 {
 		return 0

@@ -530,10 +530,34 @@ func TestRunPreemptiveTruncation(t *testing.T) {
 	if total > 130000 {
 		t.Fatalf("tool results not reduced: %d chars", total)
 	}
-	// The transcript keeps the full result.
+	// The rewrite is in the transcript: the active branch holds the
+	// reduced results, still paired, and the next run starts from them...
 	msgs, _ := sessionRoles(t, e.session)
-	if len(msgs[2].TextContent()) != len(big) || len(msgs[4].TextContent()) != len(big) {
-		t.Fatalf("transcript lost data: %d chars", len(msgs[2].TextContent()))
+	checkPaired(t, msgs)
+	total = 0
+	for _, m := range msgs {
+		if m.Role == llm.RoleToolResult {
+			total += len(m.TextContent())
+		}
+	}
+	if total > 130000 {
+		t.Fatalf("active branch holds %d chars of tool results", total)
+	}
+	// ...and nothing written was lost: the full results are still in the
+	// file, on the dead branch.
+	rd, err := transcript.OpenFile(e.session, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := 0
+	for rd.Next() {
+		if m := rd.Entry().Message; m != nil && m.Role == llm.RoleToolResult && len(m.TextContent()) == len(big) {
+			full++
+		}
+	}
+	rd.Close()
+	if full != 3 {
+		t.Fatalf("%d full tool results left in the file, want 3", full)
 	}
 }
 
@@ -649,5 +673,65 @@ func TestThresholdCompactionAfterRun(t *testing.T) {
 	res, err = Run(context.Background(), p)
 	if err != nil || !res.Compaction.TimedOut || !strings.Contains(res.Compaction.Reason, "aggregate timeout (50ms): proceeding with pre-compaction state") {
 		t.Fatalf("%v %+v", err, res.Compaction)
+	}
+}
+
+func TestRewriteToolResultsRemapsCompaction(t *testing.T) {
+	for _, file := range []bool{false, true} {
+		p := &Params{}
+		if file {
+			p.SessionFile = filepath.Join(t.TempDir(), "s.jsonl")
+		}
+		s, err := openSession(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add := func(m llm.Message) {
+			if err := s.append(&m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add(llm.TextMessage(llm.RoleUser, "u1"))
+		add(assistantCalls([3]string{"c1", "read", `{}`}))
+		add(toolResultMessage("c1", "read", strings.Repeat("r", 1000), false, time.Now()))
+		add(assistantText("a2"))
+		add(llm.TextMessage(llm.RoleUser, "u2"))
+		add(assistantText("a3"))
+		mid := toolResultMessage("c1", "read", "r[...1]", false, time.Now())
+		if n, err := s.rewriteToolResults(map[string]*llm.Message{"c1": &mid}); err != nil || n != 1 {
+			t.Fatalf("%d %v", n, err)
+		}
+		if got := s.messages(); len(got) != 6 || got[2].TextContent() != "r[...1]" || got[5].TextContent() != "a3" {
+			t.Fatalf("file=%v: rewrite not applied: %d messages", file, len(got))
+		}
+		_, firstKept, ok := s.planCompaction(1)
+		if !ok {
+			t.Fatal("no plan")
+		}
+		if _, err := s.commitCompaction("the summary", firstKept, 100); err != nil {
+			t.Fatal(err)
+		}
+		before := s.messages()
+		short := toolResultMessage("c1", "read", "r[...]", false, time.Now())
+		n, err := s.rewriteToolResults(map[string]*llm.Message{"c1": &short})
+		if err != nil || n != 1 {
+			t.Fatalf("%d %v", n, err)
+		}
+		after := s.messages()
+		if len(after) != len(before) || !strings.Contains(after[0].TextContent(), "the summary") {
+			t.Fatalf("file=%v: context changed shape: %d -> %d", file, len(before), len(after))
+		}
+		for i := range after {
+			if after[i].TextContent() != before[i].TextContent() {
+				t.Fatalf("file=%v: message %d changed: %q -> %q", file, i, before[i].TextContent(), after[i].TextContent())
+			}
+		}
+		s.close()
+		if file {
+			sc, err := transcript.LoadContext(p.SessionFile)
+			if err != nil || len(sc.Messages) != len(after) || !strings.Contains(sc.Messages[0].TextContent(), "the summary") {
+				t.Fatalf("reloaded: %v %d", err, len(sc.Messages))
+			}
+		}
 	}
 }

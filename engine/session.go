@@ -371,3 +371,70 @@ func (s *session) commitCompaction(summary, firstKept string, tokensBefore int) 
 	}
 	return s.messages(), nil
 }
+
+// rewriteToolResults replaces tool results on the active branch, as
+// OpenClaw's transcript rewrite does: the branch is appended again from the
+// first replaced result on, with the replacements, and the old entries stay
+// in the file as a dead branch (nothing written is lost). repl maps a tool
+// call id to its new result. It returns how many results were replaced.
+func (s *session) rewriteToolResults(repl map[string]*llm.Message) (int, error) {
+	path := s.activePath()
+	first := -1
+	for i, ix := range path {
+		if m := s.entries[ix].Message; s.entries[ix].Type == transcript.TypeMessage && m != nil && m.Role == llm.RoleToolResult {
+			if _, ok := repl[m.ToolCallID]; ok {
+				first = i
+				break
+			}
+		}
+	}
+	if first < 0 {
+		return 0, nil
+	}
+	var parent []byte
+	if first > 0 {
+		parent = s.entries[path[first-1]].ID
+	}
+	if s.w != nil {
+		if err := s.w.SetLeaf(string(parent)); err != nil {
+			return 0, err
+		}
+	}
+	s.leafID = parent
+	old := make([]transcript.Entry, 0, len(path)-first)
+	for _, ix := range path[first:] {
+		old = append(old, s.entries[ix])
+	}
+	remap := make(map[string]string, len(old))
+	n := 0
+	for i := range old {
+		e := &old[i]
+		if e.Type == transcript.TypeMessage && e.Message != nil {
+			m := e.Message
+			if r, ok := repl[m.ToolCallID]; ok && m.Role == llm.RoleToolResult {
+				m = r
+				n++
+			}
+			if err := s.append(m); err != nil {
+				return n, err
+			}
+		} else {
+			c := *e
+			c.ID = nil
+			if id, ok := remap[string(e.FirstKeptEntryID)]; ok && e.Type == transcript.TypeCompaction {
+				c.FirstKeptEntryID = []byte(id)
+			}
+			if err := s.appendEntry(&c); err != nil {
+				return n, err
+			}
+		}
+		remap[string(e.ID)] = string(s.leafID)
+	}
+	if s.w != nil {
+		if err := s.w.EndTurn(); err != nil {
+			return n, err
+		}
+	}
+	s.dirty = true
+	return n, nil
+}
