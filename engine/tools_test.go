@@ -195,7 +195,7 @@ func TestPathEscapes(t *testing.T) {
 
 func TestExec(t *testing.T) {
 	ws, dir := newTestWorkspace(t)
-	r := builtinRegistry(t, ws, BuiltinOptions{Exec: true, ExecTimeout: 300 * time.Millisecond, ExecOutputCap: 64})
+	r := builtinRegistry(t, ws, BuiltinOptions{Exec: true, ExecTimeout: 10 * time.Second, ExecOutputCap: 64})
 	ctx := context.Background()
 	res := r.Call(ctx, "exec", []byte(`{"command":"pwd; cat notes.txt"}`))
 	if res.IsError || !strings.HasPrefix(res.Text, dir+"\n") {
@@ -206,8 +206,8 @@ func TestExec(t *testing.T) {
 		t.Fatalf("exit code: %+v", res)
 	}
 	start := time.Now()
-	res = r.Call(ctx, "exec", []byte(`{"command":"sleep 5 & sleep 5; echo never"}`))
-	if !res.IsError || !strings.Contains(res.Text, "timed out") || time.Since(start) > 4*time.Second {
+	res = r.Call(ctx, "exec", []byte(`{"command":"sleep 30 & sleep 30; echo never","timeout":0.3}`))
+	if !res.IsError || !strings.Contains(res.Text, "timed out") || time.Since(start) > 8*time.Second {
 		t.Fatalf("timeout: %+v after %v", res, time.Since(start))
 	}
 	res = r.Call(ctx, "exec", []byte(`{"command":"seq 1 10000"}`))
@@ -216,7 +216,7 @@ func TestExec(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	res = r.Call(cctx, "exec", []byte(`{"command":"sleep 5"}`))
+	res = r.Call(cctx, "exec", []byte(`{"command":"sleep 30"}`))
 	if !res.IsError || !strings.Contains(res.Text, "aborted") {
 		t.Fatalf("abort: %+v", res)
 	}
