@@ -19,14 +19,18 @@ const smallPiece = 96
 // loadRanks reads the byte sequence of every token of enc from
 // tiktoken-go/tokenizer's compiled-in vocabulary (its Decode of one id) and
 // returns the rank table: token bytes -> id.
-func loadRanks(enc Encoding) (map[string]uint32, error) {
+func loadRanks(enc Encoding) (map[string]uint32, *[1 << 16]uint32, error) {
 	name, size := tokenizer.Cl100kBase, 100256
 	if enc == O200kBase {
 		name, size = tokenizer.O200kBase, 199998
 	}
 	codec, err := tokenizer.Get(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v: %v", ErrUnknownEncoding, enc, err)
+		return nil, nil, fmt.Errorf("%w: %v: %v", ErrUnknownEncoding, enc, err)
+	}
+	pairs := new([1 << 16]uint32)
+	for i := range pairs {
+		pairs[i] = noRank
 	}
 	ranks := make(map[string]uint32, size)
 	ids := []uint{0}
@@ -34,14 +38,17 @@ func loadRanks(enc Encoding) (map[string]uint32, error) {
 		ids[0] = uint(id)
 		tok, err := codec.Decode(ids)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v: token %d: %v", ErrVocabulary, enc, id, err)
+			return nil, nil, fmt.Errorf("%w: %v: token %d: %v", ErrVocabulary, enc, id, err)
 		}
 		ranks[tok] = uint32(id)
+		if len(tok) == 2 {
+			pairs[pairIndex(tok)] = uint32(id)
+		}
 	}
 	if len(ranks) != size {
-		return nil, fmt.Errorf("%w: %v: %d distinct tokens, want %d", ErrVocabulary, enc, len(ranks), size)
+		return nil, nil, fmt.Errorf("%w: %v: %d distinct tokens, want %d", ErrVocabulary, enc, len(ranks), size)
 	}
-	return ranks, nil
+	return ranks, pairs, nil
 }
 
 // piece encodes one pre-tokenized piece: it returns the number of tokens
@@ -67,6 +74,9 @@ func (c *Counter) piece(p string, ids *[]uint) int {
 // toRunes returns s with every invalid byte replaced by U+FFFD.
 func toRunes(s string) string { return string([]rune(s)) }
 
+func pairIndex(s string) int { return int(s[0])<<8 | int(s[1]) }
+
+// rank returns the rank of token bytes s, or noRank.
 func (c *Counter) rank(s string) uint32 {
 	if r, ok := c.ranks[s]; ok {
 		return r
@@ -87,7 +97,7 @@ func (c *Counter) mergeSmall(p string, ids *[]uint) int {
 		parts[i] = part{start: i, rank: noRank}
 	}
 	for i := 0; i+2 <= len(p); i++ {
-		parts[i].rank = c.rank(p[i : i+2])
+		parts[i].rank = c.pairs[pairIndex(p[i:])]
 	}
 	pairRank := func(i int) uint32 {
 		if i+2 < len(parts) {
@@ -198,7 +208,7 @@ func (c *Counter) mergeLarge(p string, ids *[]uint) int {
 		next[i], prev[i], ver[i] = int32(i+1), int32(i-1), 0
 	}
 	for i := 0; i+2 <= n; i++ {
-		if r := c.rank(p[i : i+2]); r != noRank {
+		if r := c.pairs[pairIndex(p[i:])]; r != noRank {
 			sc.heap.push(mergeCand{rank: r, at: int32(i)})
 		}
 	}

@@ -59,6 +59,9 @@ type Counter struct {
 	enc Encoding
 	// ranks maps token bytes to token id (= merge rank).
 	ranks map[string]uint32
+	// pairs is the rank of every two-byte token, indexed by its bytes:
+	// the first round of every merge without map look-ups.
+	pairs *[1 << 16]uint32
 	// next returns the end of the pre-tokenizer piece that starts at s[i].
 	next func(s string, i int) int
 }
@@ -80,11 +83,11 @@ func Get(enc Encoding) (*Counter, error) {
 	if c := counters[enc]; c != nil {
 		return c, nil
 	}
-	ranks, err := loadRanks(enc)
+	ranks, pairs, err := loadRanks(enc)
 	if err != nil {
 		return nil, err
 	}
-	c := &Counter{enc: enc, ranks: ranks, next: nextCl100k}
+	c := &Counter{enc: enc, ranks: ranks, pairs: pairs, next: nextCl100k}
 	if enc == O200kBase {
 		c.next = nextO200k
 	}
