@@ -61,12 +61,12 @@ type Options struct {
 //	    ShouldRepairMalformedToolCallArguments(provider, api) holds and the
 //	    profile is not repair.ProfileOff (off means no repair at all)
 //	11  DecodeHTMLEntityArguments, when the model has HTMLEntityArgs
-//	    DropUnrepairedToolCalls, with the extended profile: the per-call
-//	    drop ArgumentStage defers to here, above every decorator that
-//	    keeps per-content-index state (ocbench's, not OpenClaw's)
 //	12  TransformOutputText, when OutputText is set
 //	13  PayloadLog, when set
-//	14  HandleSensitiveStopReason
+//	14  HandleSensitiveStopReason; with the extended profile it first
+//	    applies DropUnrepairedToolCalls at done: the per-call drop
+//	    ArgumentStage defers to here, above every decorator that keeps
+//	    per-content-index state (ocbench's, not OpenClaw's)
 //	15  IdleTimeout (full), or creation-only with FirstEventTimeout
 //	17  DiagnosticModelCallEvents
 //
@@ -96,14 +96,11 @@ func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 		})
 	}
 	f = when(f, DecodeHTMLEntityArguments, func(req *llm.Request) bool { return req.Model.HTMLEntityArgs })
-	if extended {
-		f = DropUnrepairedToolCalls(f)
-	}
 	f = TransformOutputText(f, o.OutputText)
 	if o.PayloadLog != nil {
 		f = o.PayloadLog.Wrap(f)
 	}
-	f = HandleSensitiveStopReason(f)
+	f = handleSensitiveStopReason(f, extended)
 	switch {
 	case o.IdleTimeout > 0:
 		f = IdleTimeout(f, IdleConfig{Timeout: o.IdleTimeout, Scope: IdleFull, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity})

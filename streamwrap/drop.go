@@ -16,9 +16,10 @@ import (
 // are touched. When no tool call is left the turn ends as
 // an error: the done event becomes an error event of reason error.
 //
-// Chain places it above every decorator that keeps per-content-index
-// state, so the content indices of the events they emitted stay valid
-// until the turn is over. A turn that did not end with done is passed
+// Chain applies it above every decorator that keeps per-content-index
+// state (inside its stop-reason stage, HandleSensitiveStopReason, so as to
+// add no layer per event), so the content indices those decorators hold
+// stay valid until the turn is over. A turn that did not end with done is passed
 // through unchanged (ArgumentStage has refused it already).
 func DropUnrepairedToolCalls(next llm.StreamFunc) llm.StreamFunc {
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
@@ -39,8 +40,7 @@ type dropStream struct {
 	ev       llm.Event
 	own      bool
 	finished bool
-	msgBuf   []byte
-	scratch  []byte
+	d        dropper
 }
 
 func (s *dropStream) Event() *llm.Event {
@@ -57,41 +57,59 @@ func (s *dropStream) Next() bool {
 	}
 	if e := s.curEvent(); e.Type == llm.EventDone && !s.finished {
 		s.finished = true
-		s.apply(e)
+		if s.d.apply(&s.base, e) {
+			s.ev = *e
+			s.ev.Type = llm.EventError
+			s.ev.Reason = llm.StopError
+			s.own = true
+		}
 	}
 	return true
 }
 
+func (s *dropStream) Close() error {
+	err := s.closeInner()
+	*s = dropStream{d: s.d.reset()}
+	dropPool.Put(s)
+	return err
+}
+
+// dropper holds the reusable buffers of the drop; Chain runs it inside the
+// stop-reason stage (HandleSensitiveStopReason's stream) rather than as a
+// decorator of its own, saving a layer per event.
+type dropper struct {
+	msgBuf  []byte
+	scratch []byte
+}
+
+func (d dropper) reset() dropper { return dropper{msgBuf: d.msgBuf[:0], scratch: d.scratch[:0]} }
+
 // apply drops the undecided tool calls of the final message(s) of the
-// done event e.
-func (s *dropStream) apply(e *llm.Event) {
-	live := s.curMessage()
-	_, m := s.eventMessages(e)
+// done event e of b; it reports whether the turn failed (no tool call
+// left), so that the caller turns e into an error event.
+func (d *dropper) apply(b *base, e *llm.Event) bool {
+	live := b.curMessage()
+	_, m := b.eventMessages(e)
 	if m == nil {
 		m = live
 	}
-	failed := s.dropFrom(m)
+	failed := d.dropFrom(m)
 	if m != live {
-		failed = s.dropFrom(live) || failed
+		failed = d.dropFrom(live) || failed
 	}
-	if failed {
-		s.ev = *e
-		s.ev.Type = llm.EventError
-		s.ev.Reason = llm.StopError
-		s.own = true
-	}
+	return failed
 }
 
 // dropFrom drops m's undecided tool calls; it reports whether m had tool
 // calls and none is left, in which case m fails with the drop message.
-func (s *dropStream) dropFrom(m *llm.Message) bool {
+func (d *dropper) dropFrom(m *llm.Message) bool {
 	// Only a turn that stopped for toolUse or stop: a length stop keeps
 	// its refusal (its tool calls are cut, and never executed).
 	if m.StopReason != llm.StopToolUse && m.StopReason != llm.StopStop || !hasUndecidedCall(m) {
 		return false
 	}
 	prev := m.ErrorMessage
-	s.msgBuf, s.scratch = dropUnrepaired(m, s.msgBuf[:0], s.scratch[:0], nil)
+	d.msgBuf, d.scratch = dropUnrepaired(m, d.msgBuf[:0], d.scratch[:0], nil)
 	if m.ErrorMessage == prev {
 		return false // every undecided call was repaired
 	}
@@ -112,11 +130,4 @@ func hasUndecidedCall(m *llm.Message) bool {
 		}
 	}
 	return false
-}
-
-func (s *dropStream) Close() error {
-	err := s.closeInner()
-	*s = dropStream{msgBuf: s.msgBuf[:0], scratch: s.scratch[:0]}
-	dropPool.Put(s)
-	return err
 }

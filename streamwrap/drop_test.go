@@ -44,8 +44,8 @@ func chatSSE(finish string, calls ...chatCall) []byte {
 	return b.Bytes()
 }
 
-// dropRun runs body through ArgumentStage alone ("stage") or the whole
-// Chain ("chain") with profile and returns the final message and the
+// dropRun runs body through ArgumentStage alone ("stage"), deferring to
+// DropUnrepairedToolCalls ("deferred"), or the whole Chain ("chain") with profile and returns the final message and the
 // events (type, content index, and reason of the terminal).
 func dropRun(t *testing.T, how string, profile repair.Profile, body []byte) (*llm.Message, []string) {
 	t.Helper()
@@ -58,6 +58,8 @@ func dropRun(t *testing.T, how string, profile repair.Profile, body []byte) (*ll
 	switch how {
 	case "stage":
 		f = ArgumentStage(base, profile)
+	case "deferred": // the stage deferring the drop, and the drop decorator
+		f = DropUnrepairedToolCalls(argumentStage(base, profile, profile == repair.ProfileExtended))
 	default:
 		f = Chain(base, Options{Profile: profile, LiveTools: NewAllowlist("read", "write", "exec")})
 	}
@@ -94,7 +96,7 @@ const badArgs = `{"a":[1],,}` // a double trailing comma: not repairable
 
 func TestExtendedDropsOneUnrepairableCall(t *testing.T) {
 	body := chatSSE("tool_calls", chatCall{"read", `{"path":"a.txt"}`}, chatCall{"exec", badArgs}, chatCall{"write", `{"path":"b.txt","content":"hi",}`})
-	for _, how := range []string{"stage", "chain"} {
+	for _, how := range []string{"stage", "deferred", "chain"} {
 		t.Run(how, func(t *testing.T) {
 			m, evs := dropRun(t, how, repair.ProfileExtended, body)
 			got := strings.Join(callsOf(m), " ")
@@ -118,7 +120,7 @@ func TestExtendedDropsOneUnrepairableCall(t *testing.T) {
 func TestExtendedDropsEachUnrepairableCall(t *testing.T) {
 	fence := "```json\n```json\n{\"cmd\":\"ls\"}\n```\n```" // a doubly nested code fence
 	body := chatSSE("tool_calls", chatCall{"exec", badArgs}, chatCall{"read", `{"path":"a.txt"}`}, chatCall{"exec", fence})
-	for _, how := range []string{"stage", "chain"} {
+	for _, how := range []string{"stage", "deferred", "chain"} {
 		t.Run(how, func(t *testing.T) {
 			m, _ := dropRun(t, how, repair.ProfileExtended, body)
 			if got := strings.Join(callsOf(m), " "); got != `read(call_2)={"path":"a.txt"}` || m.StopReason != llm.StopToolUse {
@@ -135,7 +137,7 @@ func TestExtendedDropsEachUnrepairableCall(t *testing.T) {
 
 func TestExtendedAllCallsUnrepairableFailsTurn(t *testing.T) {
 	body := chatSSE("tool_calls", chatCall{"exec", badArgs}, chatCall{"read", `{"path":` + badArgs[5:]})
-	for _, how := range []string{"stage", "chain"} {
+	for _, how := range []string{"stage", "deferred", "chain"} {
 		t.Run(how, func(t *testing.T) {
 			m, evs := dropRun(t, how, repair.ProfileExtended, body)
 			if m.StopReason != llm.StopError || evs[len(evs)-1] != "error:error" {
@@ -165,7 +167,7 @@ func TestExtendedTruncatedStillRefusesTurn(t *testing.T) {
 	for _, c := range cases {
 		body := chatSSE(c.finish, chatCall{"read", `{"path":"a.txt"}`}, chatCall{"write", `{"path":"b.txt","content":"hal`})
 		body = bytes.Replace(body, []byte(`"call_2"`), []byte(`"call_3"`), 1)
-		for _, how := range []string{"stage", "chain"} {
+		for _, how := range []string{"stage", "deferred", "chain"} {
 			t.Run(c.name+"/"+how, func(t *testing.T) {
 				m, evs := dropRun(t, how, repair.ProfileExtended, body)
 				if m.StopReason != c.stop || evs[len(evs)-1] != c.last {
@@ -193,7 +195,7 @@ func TestExtendedTruncatedStillRefusesTurn(t *testing.T) {
 
 func TestOffRefusesWholeTurn(t *testing.T) {
 	body := chatSSE("tool_calls", chatCall{"read", `{"path":"a.txt"}`}, chatCall{"exec", badArgs}, chatCall{"write", `{"path":"b.txt"}`})
-	for _, how := range []string{"stage", "chain"} {
+	for _, how := range []string{"stage", "deferred", "chain"} {
 		t.Run(how, func(t *testing.T) {
 			m, evs := dropRun(t, how, repair.ProfileOff, body)
 			if m.StopReason != llm.StopError || evs[len(evs)-1] != "error:error" {

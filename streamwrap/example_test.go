@@ -68,3 +68,39 @@ func ExampleResolveToolName() {
 	// "browser" -> "browser"
 	// false
 }
+
+// With the extended profile a tool call whose arguments cannot be repaired
+// is dropped on its own: the other calls keep stop reason toolUse and the
+// error message names the dropped one.
+func ExampleDropUnrepairedToolCalls() {
+	body := `data: {"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a.txt\"}"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"exec","arguments":"{\"a\":[1],,}"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+
+`
+	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		return provider.NewDecoder(provider.WireOpenAIChat, strings.NewReader(body), provider.Options{API: req.Model.API}), nil
+	}
+	// Chain applies the drop itself; standing alone, ArgumentStage does too.
+	s, err := streamwrap.Chain(base, streamwrap.Options{})(context.Background(), &llm.Request{Model: llm.Model{API: "openai-completions", Provider: "openai-compatible"}})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	for s.Next() {
+	}
+	m := s.Message()
+	for _, i := range m.ToolCalls(nil) {
+		fmt.Printf("%s %s\n", m.Content[i].Name, m.Content[i].Arguments)
+	}
+	fmt.Println(m.StopReason)
+	fmt.Println(m.ErrorMessage)
+	// Output:
+	// read {"path":"a.txt"}
+	// toolUse
+	// tool call "exec" (call_2) dropped: malformed arguments that could not be repaired (syntax)
+}

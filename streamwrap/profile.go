@@ -52,11 +52,11 @@ const MsgMalformedToolCall = "Provider returned an incomplete or malformed tool 
 // final message, without the dropped call.
 //
 // Standing alone, the stage drops at the done event it sees. Chain builds
-// it with the drop deferred to DropUnrepairedToolCalls, placed above the
-// decorators that keep per-content-index state (promotion, name trimming,
-// OpenClaw's repair, entity decoding), so that none of them sees content
-// indices shift under it; OpenClaw's repair may still fix such a call on
-// the way up, and then it is kept.
+// it with the drop deferred to DropUnrepairedToolCalls' logic, applied in
+// its stop-reason stage above the decorators that keep per-content-index
+// state (promotion, name trimming, OpenClaw's repair, entity decoding), so
+// that none of them sees content indices shift under it; OpenClaw's repair
+// may still fix such a call on the way up, and then it is kept.
 //   - repair.ProfileOff: arguments that are not a JSON object end the turn
 //     as an error naming the tool call.
 //

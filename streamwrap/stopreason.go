@@ -77,6 +77,13 @@ func knownRawStopReason(r []byte) bool {
 // know (for example "sensitive"), the turn is handled as pi-ai's
 // "Unhandled stop reason: <raw>" failure.
 func HandleSensitiveStopReason(next llm.StreamFunc) llm.StreamFunc {
+	return handleSensitiveStopReason(next, false)
+}
+
+// handleSensitiveStopReason is HandleSensitiveStopReason; with drop it also
+// does DropUnrepairedToolCalls' work at the done event, first (Chain's
+// extended profile).
+func handleSensitiveStopReason(next llm.StreamFunc, drop bool) llm.StreamFunc {
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		inner, err := next(ctx, req)
 		s := stopPool.Get().(*stopStream)
@@ -93,6 +100,7 @@ func HandleSensitiveStopReason(next llm.StreamFunc) llm.StreamFunc {
 		}
 		s.init(inner)
 		s.model = req.Model
+		s.drop = drop
 		return s, nil
 	}
 }
@@ -111,6 +119,8 @@ type stopStream struct {
 	err      error
 	terminal bool
 	finished bool
+	drop     bool // apply the extended profile's per-call drop at done
+	dropper  dropper
 }
 
 func (s *stopStream) buildSynthetic(m *llm.Model, text string) {
@@ -178,6 +188,13 @@ func (s *stopStream) Next() bool {
 	e := s.curEvent()
 	if e.Type.IsTerminal() {
 		s.terminal = true
+		if s.drop && e.Type == llm.EventDone && s.dropper.apply(&s.base, e) {
+			s.ev = *e
+			s.ev.Type = llm.EventError
+			s.ev.Reason = llm.StopError
+			s.useEv = true
+			e = &s.ev
+		}
 		partial, message := s.eventMessages(e)
 		s.patch(partial, e)
 		s.patch(message, e)
@@ -232,7 +249,7 @@ func (s *stopStream) Close() error {
 	err := s.closeInner()
 	own := s.own
 	own.Reset()
-	*s = stopStream{own: own}
+	*s = stopStream{own: own, dropper: s.dropper.reset()}
 	stopPool.Put(s)
 	return err
 }
