@@ -18,8 +18,9 @@ const smallPiece = 96
 
 // loadRanks reads the byte sequence of every token of enc from
 // tiktoken-go/tokenizer's compiled-in vocabulary (its Decode of one id) and
-// returns the rank table: token bytes -> id.
-func loadRanks(enc Encoding) (map[string]uint32, *[1 << 16]uint32, error) {
+// returns the rank table (token bytes -> id) and the ranks of the two-byte
+// tokens by their bytes.
+func loadRanks(enc Encoding) (*rankTable, *[1 << 16]uint32, error) {
 	name, size := tokenizer.Cl100kBase, 100256
 	if enc == O200kBase {
 		name, size = tokenizer.O200kBase, 199998
@@ -32,7 +33,7 @@ func loadRanks(enc Encoding) (map[string]uint32, *[1 << 16]uint32, error) {
 	for i := range pairs {
 		pairs[i] = noRank
 	}
-	ranks := make(map[string]uint32, size)
+	tokens := make([]string, size)
 	ids := []uint{0}
 	for id := 0; id < size; id++ {
 		ids[0] = uint(id)
@@ -40,15 +41,19 @@ func loadRanks(enc Encoding) (map[string]uint32, *[1 << 16]uint32, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v: token %d: %v", ErrVocabulary, enc, id, err)
 		}
-		ranks[tok] = uint32(id)
+		if tok == "" {
+			return nil, nil, fmt.Errorf("%w: %v: token %d is empty", ErrVocabulary, enc, id)
+		}
+		tokens[id] = tok
 		if len(tok) == 2 {
 			pairs[pairIndex(tok)] = uint32(id)
 		}
 	}
-	if len(ranks) != size {
-		return nil, nil, fmt.Errorf("%w: %v: %d distinct tokens, want %d", ErrVocabulary, enc, len(ranks), size)
+	table, dup := newRankTable(tokens)
+	if dup >= 0 {
+		return nil, nil, fmt.Errorf("%w: %v: token %d repeats an earlier one", ErrVocabulary, enc, dup)
 	}
-	return ranks, pairs, nil
+	return table, pairs, nil
 }
 
 // piece encodes one pre-tokenized piece: it returns the number of tokens
@@ -59,7 +64,7 @@ func (c *Counter) piece(p string, ids *[]uint) int {
 		// U+FFFD before merging. Rare; this copy is the only allocation.
 		p = toRunes(p)
 	}
-	if id, ok := c.ranks[p]; ok {
+	if id := c.ranks.get(p); id != noRank {
 		if ids != nil {
 			*ids = append(*ids, uint(id))
 		}
@@ -78,10 +83,7 @@ func pairIndex(s string) int { return int(s[0])<<8 | int(s[1]) }
 
 // rank returns the rank of token bytes s, or noRank.
 func (c *Counter) rank(s string) uint32 {
-	if r, ok := c.ranks[s]; ok {
-		return r
-	}
-	return noRank
+	return c.ranks.get(s)
 }
 
 // mergeSmall is byte-pair merging as tiktoken does it: repeatedly merge the
@@ -125,7 +127,7 @@ func (c *Counter) mergeSmall(p string, ids *[]uint) int {
 	}
 	if ids != nil {
 		for i := 0; i+1 < len(parts); i++ {
-			*ids = append(*ids, uint(c.ranks[p[parts[i].start:parts[i+1].start]]))
+			*ids = append(*ids, uint(c.rank(p[parts[i].start:parts[i+1].start])))
 		}
 	}
 	return len(parts) - 1
@@ -248,7 +250,7 @@ func (c *Counter) mergeLarge(p string, ids *[]uint) int {
 	}
 	if ids != nil {
 		for a := int32(0); int(a) < n; a = next[a] {
-			*ids = append(*ids, uint(c.ranks[p[a:next[a]]]))
+			*ids = append(*ids, uint(c.rank(p[a:next[a]])))
 		}
 	}
 	return parts

@@ -159,7 +159,7 @@ func quadraticMerge(c *Counter, p string) []uint {
 	}
 	var ids []uint
 	for i := 0; i+1 < len(bounds); i++ {
-		ids = append(ids, uint(c.ranks[p[bounds[i]:bounds[i+1]]]))
+		ids = append(ids, uint(c.rank(p[bounds[i]:bounds[i+1]])))
 	}
 	return ids
 }

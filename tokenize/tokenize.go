@@ -58,7 +58,7 @@ func ParseEncoding(s string) (Encoding, error) {
 type Counter struct {
 	enc Encoding
 	// ranks maps token bytes to token id (= merge rank).
-	ranks map[string]uint32
+	ranks *rankTable
 	// pairs is the rank of every two-byte token, indexed by its bytes:
 	// the first round of every merge without map look-ups.
 	pairs *[1 << 16]uint32
@@ -72,7 +72,8 @@ var (
 )
 
 // Get returns the shared Counter for enc. The first call per encoding
-// builds the rank table (some tens of milliseconds); call it at start-up to
+// builds the rank table (about 50 ms for cl100k_base, 120 ms for
+// o200k_base); call it at start-up to
 // keep that off the first request.
 func Get(enc Encoding) (*Counter, error) {
 	if enc != Cl100kBase && enc != O200kBase {
