@@ -340,12 +340,12 @@ func TestE2ECompactionTimeout(t *testing.T) {
 			if strings.Contains(lastUser(req), summaryMarker) {
 				s.Turns = []scripted.Turn{{Steps: []scripted.Step{scripted.Stall(0)}}}
 			} else {
-				s.Turns = []scripted.Turn{{Steps: []scripted.Step{scripted.Text("long answer " + strings.Repeat("w", 30000))}}}
+				s.Turns = []scripted.Turn{{Steps: []scripted.Step{scripted.Text("long answer " + strings.Repeat("w", 20000))}}}
 			}
 			return s, &s.Turns[0]
 		}
 		e := startE2E(t, api, scripted.Options{Pick: pick})
-		if _, err := Run(context.Background(), e.params("first "+strings.Repeat("q", 30000))); err != nil {
+		if _, err := Run(context.Background(), e.params("first "+strings.Repeat("q", 20000))); err != nil {
 			t.Fatal(err)
 		}
 		p := e.params("second")

@@ -18,7 +18,12 @@ import (
 // stopReason error, so that it lands in the transcript like any failure.
 func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 	p := r.p
-	r.req.Messages = r.hist
+	msgs, gerr := r.contextGuard()
+	if gerr != nil {
+		// Not sent: the run compacts as for a provider overflow.
+		return r.failedMessage(llm.StopError, gerr.Error()), false, fmt.Errorf("%w: %w", ErrProvider, gerr)
+	}
+	r.req.Messages = msgs
 	r.emit(EventTurnStart, nil)
 	for attempt := 0; ; attempt++ {
 		// The phase context exists only when a Queue can interrupt the

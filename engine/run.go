@@ -262,6 +262,12 @@ type runner struct {
 	turn int
 	idx  []int
 	take []queued
+	// liveCap is the live cap on one tool result (chars).
+	liveCap int
+	// The context guard's per-message estimates of hist (see contextGuard).
+	guardEst   []int
+	guardTotal int
+	guardBase  *llm.Message
 	// lastTool is when the last tool call ended (the idle timer's tool
 	// activity); read by the chain on the run's goroutine only.
 	lastTool time.Time
@@ -375,6 +381,11 @@ func (r *runner) setup() (err error) {
 		r.hist = r.hist[:n-1]
 		r.note("dropped an orphaned trailing user message from the context")
 	}
+	window := p.Model.ContextWindow
+	if window <= 0 {
+		window = DefaultContextTokenBudget
+	}
+	r.liveCap = liveToolResultMaxChars(window, p.Compaction.ToolResultMaxChars)
 	r.req = llm.Request{
 		Model:         p.Model,
 		System:        system,
@@ -607,6 +618,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 			cr.Text += "\n\n[" + stopText + "]"
 		}
 		res := toolResultMessage(id, name, cr.Text, cr.IsError, r.p.Now())
+		r.capToolResult(&res)
 		if err := r.appendMsg(&res); err != nil {
 			return err
 		}

@@ -408,9 +408,11 @@ func TestRunOverflowCompaction(t *testing.T) {
 
 func TestRunCompactionTimeout(t *testing.T) {
 	e := newRunEnv(t,
-		fakeTurn{msg: assistantText(strings.Repeat("y", 40000))},
+		fakeTurn{msg: assistantText(strings.Repeat("y", 20000))},
 	)
-	p := e.params(strings.Repeat("x", 40000))
+	// 40,000 chars: over the preemptive budget of a 16,000-token window,
+	// under the per-call guard's 57,600.
+	p := e.params(strings.Repeat("x", 20000))
 	if _, err := Run(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -488,6 +490,9 @@ func TestRunPreemptiveTruncation(t *testing.T) {
 	)
 	p := e.params("dump it")
 	p.Tools = []*Tool{bigTool}
+	// A model with a huge window and no cap writes the results whole.
+	p.Model.ContextWindow = 1_000_000
+	p.Compaction.ToolResultMaxChars = 1 << 30
 	if _, err := Run(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -732,6 +737,64 @@ func TestRewriteToolResultsRemapsCompaction(t *testing.T) {
 			if err != nil || len(sc.Messages) != len(after) || !strings.Contains(sc.Messages[0].TextContent(), "the summary") {
 				t.Fatalf("reloaded: %v %d", err, len(sc.Messages))
 			}
+		}
+	}
+}
+
+func TestToolResultCapAndContextGuard(t *testing.T) {
+	huge := strings.Repeat("0123456789\n", 5000) // 55,000 chars
+	dump := MustNewTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+		return ToolOutput{Text: huge}, nil
+	})
+	e := newRunEnv(t,
+		fakeTurn{msg: assistantCalls([3]string{"c1", "dump", `{}`})},
+		fakeTurn{msg: assistantText("ok")},
+	)
+	p := e.params("dump")
+	p.Tools = []*Tool{dump}
+	p.Model.ContextWindow = 8000 // live cap 9,600 chars; guard cuts results over 8,000 estimated chars
+	if _, err := Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	// Capped before it was written...
+	msgs, _ := sessionRoles(t, e.session)
+	if n := len(msgs[2].TextContent()); n > 9600 || !strings.Contains(msgs[2].TextContent(), "more characters truncated") {
+		t.Fatalf("written tool result: %d chars", n)
+	}
+	// ...and cut again, on a copy, for the call (2 x 9,600 > 8,000).
+	if n := len(e.fp.reqs[1][2].TextContent()); n > 4100 {
+		t.Fatalf("sent tool result: %d chars", n)
+	}
+	// Too much in total: the guard stops the call and the run compacts.
+	e2 := newRunEnv(t,
+		fakeTurn{msg: assistantCalls([3]string{"c1", "dump", `{}`}, [3]string{"c2", "dump", `{}`}, [3]string{"c3", "dump", `{}`},
+			[3]string{"c4", "dump", `{}`}, [3]string{"c5", "dump", `{}`}, [3]string{"c6", "dump", `{}`}, [3]string{"c7", "dump", `{}`},
+			[3]string{"c8", "dump", `{}`})},
+		fakeTurn{msg: assistantText("summary of the dumps")},
+		fakeTurn{msg: assistantText("done")},
+	)
+	p = e2.params("dump a lot")
+	p.Tools = []*Tool{dump}
+	p.Model.ContextWindow = 8000
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Compactions) == 0 || res.Compactions[0].Trigger != TriggerOverflow || !res.Compactions[0].Compacted {
+		t.Fatalf("%+v", res.Compactions)
+	}
+	// The fake provider never fails: the overflow can only be the guard's,
+	// and the guard's call was never sent.
+	for _, req := range e2.fp.reqs {
+		if strings.Contains(req[len(req)-1].TextContent(), "Summarize the conversation") {
+			continue // the summary request is compaction's, not a turn
+		}
+		chars := 0
+		for i := range req {
+			chars += guardChars(&req[i])
+		}
+		if chars > 8000*36/10 {
+			t.Fatalf("a call of %d estimated chars was sent", chars)
 		}
 	}
 }

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/tokenize"
+	"github.com/ocbench/ocbench/transcript"
+)
+
+// ErrContextGuard is the overflow the per-call context guard reports
+// (OpenClaw's tool-result context guard); the run treats it as a context
+// overflow and compacts.
+var ErrContextGuard = errors.New("Context overflow: estimated context size exceeds safe threshold during tool loop.")
+
+// capToolResult applies OpenClaw's persistence guard to a tool result
+// before it is written: text over the live cap is truncated (minKeep
+// 2000), so neither the transcript nor the next call carries it whole.
+func (r *runner) capToolResult(m *llm.Message) {
+	if transcript.ToolResultTextLength(m) > r.liveCap {
+		*m = transcript.TruncateToolResultMessage(*m, r.liveCap, transcript.ToolResultMinKeepChars)
+	}
+}
+
+// guardChars is the context guard's char estimate of one message (spec
+// §3.7): user text (+8000 per image); assistant text, thinking and tool-call
+// argument JSON; tool results twice their text (details are never kept in
+// memory here); 256 for anything else.
+func guardChars(m *llm.Message) int {
+	n := 0
+	switch m.Role {
+	case llm.RoleUser:
+		for i := range m.Content {
+			b := &m.Content[i]
+			if b.Type == llm.BlockImage {
+				n += 8000
+			} else if b.Type == llm.BlockText {
+				n += tokenize.UTF16Len(string(b.Text))
+			}
+		}
+	case llm.RoleAssistant:
+		for i := range m.Content {
+			b := &m.Content[i]
+			switch b.Type {
+			case llm.BlockText, llm.BlockThinking:
+				n += tokenize.UTF16Len(string(b.Text))
+			case llm.BlockToolCall:
+				if len(b.Arguments) == 0 {
+					n += 2
+				} else {
+					n += tokenize.UTF16Len(string(b.Arguments))
+				}
+			}
+		}
+	case llm.RoleToolResult:
+		n = 2 * transcript.ToolResultTextLength(m)
+	default:
+		n = 256
+	}
+	return n
+}
+
+// contextGuard runs OpenClaw's tool-result context guard before a model
+// call: a tool result whose estimate exceeds max(1024, window×2×0.5) is
+// cut, on a copy, to half that many chars; if the whole estimate still
+// exceeds max(1024, window×4×0.9), the call is not made and the run
+// treats it as a context overflow. It returns the messages to send.
+// Estimates of the history are kept across calls, so each call only
+// estimates what was appended since the last one.
+func (r *runner) contextGuard() ([]llm.Message, error) {
+	window := r.p.Model.ContextWindow
+	if window <= 0 {
+		window = DefaultContextTokenBudget
+	}
+	maxSingle := max(1024, window)
+	maxTotal := max(1024, window*36/10)
+	h := r.hist
+	if len(h) < len(r.guardEst) || (len(h) > 0 && len(r.guardEst) > 0 && &h[0] != r.guardBase) {
+		r.guardEst, r.guardTotal = r.guardEst[:0], 0
+	}
+	if len(h) > 0 {
+		r.guardBase = &h[0]
+	}
+	for i := len(r.guardEst); i < len(h); i++ {
+		c := guardChars(&h[i])
+		r.guardEst = append(r.guardEst, c)
+		r.guardTotal += c
+	}
+	total := r.guardTotal
+	out := h
+	for i, c := range r.guardEst {
+		if c <= maxSingle || h[i].Role != llm.RoleToolResult {
+			continue
+		}
+		if len(out) > 0 && &out[0] == &h[0] {
+			out = append([]llm.Message(nil), h...)
+		}
+		out[i] = transcript.TruncateToolResultMessage(h[i], maxSingle/2, 0)
+		total += guardChars(&out[i]) - c
+	}
+	if total > maxTotal {
+		return nil, ErrContextGuard
+	}
+	return out, nil
+}
