@@ -73,8 +73,7 @@ var (
 
 // Get returns the shared Counter for enc. The first call per encoding
 // builds the rank table (about 50 ms for cl100k_base, 120 ms for
-// o200k_base); call it at start-up to
-// keep that off the first request.
+// o200k_base); call it at start-up to keep that off the first request.
 func Get(enc Encoding) (*Counter, error) {
 	if enc != Cl100kBase && enc != O200kBase {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownEncoding, enc)
