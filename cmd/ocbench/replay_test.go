@@ -148,7 +148,7 @@ func TestReplayExtendedArgumentsAreObjects(t *testing.T) {
 
 // TestReplaySupersetRule: where openclaw executes a tool call whose
 // arguments came from valid JSON or OpenClaw's own repair, extended yields
-// the same tool call.
+// the same tool call (per tool call, paired by id).
 func TestReplaySupersetRule(t *testing.T) {
 	for _, c := range goldenCases(t) {
 		if !strings.HasSuffix(c.name, ".openclaw") {
@@ -167,17 +167,46 @@ func TestReplaySupersetRule(t *testing.T) {
 		if string(ocm.GetStringBytes("stopReason")) != "toolUse" {
 			continue
 		}
-		oa, ea := ocm.GetArray("content"), exm.GetArray("content")
-		if len(oa) != len(ea) {
-			t.Errorf("%s: %d blocks in openclaw, %d in extended", c.name, len(oa), len(ea))
-			continue
-		}
-		for i := range oa {
-			if oa[i].Get("arguments") == nil || oa[i].Get("arguments").Type() != fastjson.TypeObject {
-				continue
+		// Other blocks pair by position; tool calls by id, since extended
+		// drops an unrepairable call on its own where openclaw may keep
+		// pi-ai's lossy parse of it (outside the rule: the fuzzer checks
+		// that such a call's text was neither valid JSON nor repairable by
+		// OpenClaw's strategies). A dropped call must be named.
+		var oa, ea []*fastjson.Value
+		exCalls := map[string]*fastjson.Value{}
+		for _, b := range ocm.GetArray("content") {
+			if string(b.GetStringBytes("type")) != "toolCall" {
+				oa = append(oa, b)
 			}
+		}
+		for _, b := range exm.GetArray("content") {
+			if string(b.GetStringBytes("type")) == "toolCall" {
+				exCalls[string(b.GetStringBytes("id"))] = b
+			} else {
+				ea = append(ea, b)
+			}
+		}
+		if len(oa) != len(ea) {
+			t.Errorf("%s: %d other blocks in openclaw, %d in extended", c.name, len(oa), len(ea))
+		}
+		for i := range min(len(oa), len(ea)) {
 			if oa[i].String() != ea[i].String() {
 				t.Errorf("%s block %d: openclaw %s, extended %s", c.name, i, oa[i], ea[i])
+			}
+		}
+		for _, b := range ocm.GetArray("content") {
+			if string(b.GetStringBytes("type")) != "toolCall" || b.Get("arguments") == nil || b.Get("arguments").Type() != fastjson.TypeObject {
+				continue
+			}
+			id := string(b.GetStringBytes("id"))
+			e, ok := exCalls[id]
+			switch {
+			case !ok && string(exm.GetStringBytes("stopReason")) == "toolUse" &&
+				strings.Contains(string(exm.GetStringBytes("errorMessage")), "("+id+") dropped: "):
+			case !ok:
+				t.Errorf("%s: openclaw executes %s, extended neither yields nor names it (%s)", c.name, b, exm.GetStringBytes("errorMessage"))
+			case b.String() != e.String():
+				t.Errorf("%s call %s: openclaw %s, extended %s", c.name, id, b, e)
 			}
 		}
 	}
