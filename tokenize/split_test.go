@@ -239,14 +239,19 @@ func TestWhitespaceEdgeCases(t *testing.T) {
 }
 
 // TestCountAllocatesNothing: counting valid text allocates nothing, long
-// pieces included (their merge memory is pooled).
+// pieces included (their merge memory is pooled), from a string or bytes.
 func TestCountAllocatesNothing(t *testing.T) {
 	text := mixedCorpus(t, 32<<10) + strings.Repeat("z", 5000) + strings.Repeat(" ", 300) + "x"
 	for _, enc := range []Encoding{Cl100kBase, O200kBase} {
 		c := MustGet(enc)
+		want, _ := c.Count(text)
+		b := []byte(text)
 		allocs := testing.AllocsPerRun(20, func() {
-			if _, err := c.Count(text); err != nil {
-				t.Fatal(err)
+			if n, err := c.Count(text); err != nil || n != want {
+				t.Fatal(n, err)
+			}
+			if n, err := c.CountBytes(b); err != nil || n != want {
+				t.Fatal(n, err)
 			}
 		})
 		if allocs != 0 {

@@ -123,9 +123,10 @@ func (c *Counter) Count(s string) (int, error) {
 	return n, nil
 }
 
-// CountBytes is Count for a byte slice. It copies b once into a string.
+// CountBytes is Count for a byte slice. It neither copies nor keeps b:
+// counting only reads its argument during the call.
 func (c *Counter) CountBytes(b []byte) (int, error) {
-	return c.Count(string(b))
+	return c.Count(b2s(b))
 }
 
 // Encode returns the token ids of s. It allocates the result; use Count when
