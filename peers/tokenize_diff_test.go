@@ -104,7 +104,7 @@ func TestTokenizeMatchesPkoukk(t *testing.T) {
 }
 
 // BenchmarkPeersTokenize compares counting 1 MiB of mixed text:
-// ocbench tokenize (tiktoken-go/tokenizer) against pkoukk/tiktoken-go.
+// ocbench tokenize (own pre-tokenizer and merge) against pkoukk/tiktoken-go.
 func BenchmarkPeersTokenize(b *testing.B) {
 	text := mixedCorpus(b, 1<<20)
 	for _, enc := range []tokenize.Encoding{tokenize.Cl100kBase, tokenize.O200kBase} {
@@ -156,7 +156,8 @@ func randomDiffCase(r *rand.Rand) string {
 }
 
 // TestTokenizeRandomMatchesPkoukk compares token ids, counts and parallel
-// counts on thousands of short random strings per encoding, and on the
+// counts on thousands of short random strings per encoding, on long texts
+// of random lines (long enough for CountParallel to cut them) and on the
 // benchmark input.
 func TestTokenizeRandomMatchesPkoukk(t *testing.T) {
 	cases := 6000
@@ -170,6 +171,15 @@ func TestTokenizeRandomMatchesPkoukk(t *testing.T) {
 		inputs := make([]string, 0, cases+1)
 		for range cases {
 			inputs = append(inputs, randomDiffCase(r))
+		}
+		// Long texts of random lines: CountParallel cuts these into chunks.
+		for range 2 {
+			var sb strings.Builder
+			for sb.Len() < 160<<10 {
+				sb.WriteString(randomDiffCase(r))
+				sb.WriteString("\n")
+			}
+			inputs = append(inputs, sb.String())
 		}
 		inputs = append(inputs, bench.MixedText())
 		for _, s := range inputs {
