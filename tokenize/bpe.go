@@ -14,7 +14,7 @@ const noRank = math.MaxUint32
 
 // smallPiece is the longest piece merged with the quadratic scan on a
 // stack buffer; longer pieces use the heap merge.
-const smallPiece = 96
+const smallPiece = 256
 
 // loadRanks reads the byte sequence of every token of enc from
 // tiktoken-go/tokenizer's compiled-in vocabulary (its Decode of one id) and
