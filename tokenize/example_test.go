@@ -25,3 +25,13 @@ func ExampleCache() {
 	fmt.Println(st.Misses, st.Hits)
 	// Output: 1 2
 }
+
+// Encode splits a run of tabs and line breaks as tiktoken does: the run up
+// to its last line break is one piece, here one token.
+func ExampleCounter_Encode() {
+	c := tokenize.MustGet(tokenize.Cl100kBase)
+	ids, _ := c.Encode("x\n\t\n\t\n")
+	n, _ := c.CountBytes([]byte("x\n\t\n\t\n"))
+	fmt.Println(ids, n)
+	// Output: [87 198 11367] 3
+}
