@@ -3,52 +3,14 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"github.com/ocbench/ocbench/internal/specases"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/valyala/fastjson"
 
 	"github.com/ocbench/ocbench/llm"
 )
-
-// expandCase decodes the spec's long-input encoding ($repeat, $lines,
-// $concat) into plain JSON values.
-func expandCase(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if r, ok := x["$repeat"].(string); ok {
-			return strings.Repeat(r, int(x["count"].(float64)))
-		}
-		if n, ok := x["$lines"].(float64); ok {
-			var b strings.Builder
-			for i := 0; b.Len() < int(n); i++ {
-				fmt.Fprintf(&b, "line %04d abcdefghij\n", i)
-			}
-			return b.String()[:int(n)]
-		}
-		if parts, ok := x["$concat"].([]any); ok {
-			var b strings.Builder
-			for _, p := range parts {
-				b.WriteString(expandCase(p).(string))
-			}
-			return b.String()
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = expandCase(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = expandCase(e)
-		}
-		return out
-	}
-	return v
-}
 
 func parseMessages(t testing.TB, raw []any) []llm.Message {
 	t.Helper()
@@ -100,7 +62,7 @@ func TestPreemptiveSpecCases(t *testing.T) {
 	}
 	for _, c := range doc.Preemptive {
 		t.Run(c.Name, func(t *testing.T) {
-			in := expandCase(c.Input).(map[string]any)
+			in := specases.Expand(c.Input).(map[string]any)
 			hist := parseMessages(t, in["messages"].([]any))
 			prompt := llm.TextMessage(llm.RoleUser, in["prompt"].(string))
 			pin := PreemptiveInput{

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"github.com/ocbench/ocbench/internal/cputime"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func BenchmarkAssembleCold(b *testing.B) {
 	dst, _, _ := r.AppendPrompt(nil, p)
 	b.SetBytes(int64(len(dst)))
 	b.ReportAllocs()
-	cpuLoop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
+	cputime.Loop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
 }
 
 // BenchmarkAssembleWarm copies the cached stable prefix and renders the
@@ -36,7 +37,7 @@ func BenchmarkAssembleWarm(b *testing.B) {
 	dst, _, _ := r.AppendPrompt(nil, p)
 	b.SetBytes(int64(len(dst)))
 	b.ReportAllocs()
-	cpuLoop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
+	cputime.Loop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
 }
 
 // BenchmarkAssembleWarmSplit is the warm path without copying the stable
@@ -46,7 +47,7 @@ func BenchmarkAssembleWarmSplit(b *testing.B) {
 	r := NewCachedRenderer(64<<20, nil)
 	_, dst, _, _ := r.AppendSplit(nil, p)
 	b.ReportAllocs()
-	cpuLoop(b, func() { _, dst, _, _ = r.AppendSplit(dst[:0], p) })
+	cputime.Loop(b, func() { _, dst, _, _ = r.AppendSplit(dst[:0], p) })
 }
 
 // BenchmarkAssembleWarmParallel is the warm path from all CPUs.
@@ -68,7 +69,7 @@ func BenchmarkAssembleWarmParallel(b *testing.B) {
 func BenchmarkStableKey(b *testing.B) {
 	p := benchParams(b)
 	b.ReportAllocs()
-	cpuLoop(b, func() { _ = StableKey(p) })
+	cputime.Loop(b, func() { _ = StableKey(p) })
 }
 
 // BenchmarkColdWithTokenize is a cold call that also counts the stable
@@ -79,7 +80,7 @@ func BenchmarkColdWithTokenize(b *testing.B) {
 	dst, _, _ := r.AppendPrompt(nil, p)
 	b.SetBytes(int64(len(dst)))
 	b.ReportAllocs()
-	cpuLoop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
+	cputime.Loop(b, func() { dst, _, _ = r.AppendPrompt(dst[:0], p) })
 }
 
 func BenchmarkTrimContent(b *testing.B) {

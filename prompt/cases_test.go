@@ -3,6 +3,7 @@ package prompt
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ocbench/ocbench/internal/specases"
 	"os"
 	"strings"
 	"testing"
@@ -44,40 +45,6 @@ func loadCases(t testing.TB, section string) []specCase {
 	return cases
 }
 
-// decodeValue decodes the $repeat / $lines / $concat encodings.
-func decodeValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if c, ok := x["$repeat"]; ok {
-			return strings.Repeat(c.(string), int(x["count"].(float64)))
-		}
-		if n, ok := x["$lines"]; ok {
-			var b strings.Builder
-			for i := 0; b.Len() < int(n.(float64)); i++ {
-				fmt.Fprintf(&b, "line %04d abcdefghij\n", i)
-			}
-			return b.String()[:int(n.(float64))]
-		}
-		if parts, ok := x["$concat"]; ok {
-			var b strings.Builder
-			for _, p := range parts.([]any) {
-				b.WriteString(decodeValue(p).(string))
-			}
-			return b.String()
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = decodeValue(e)
-		}
-		return out
-	case []any:
-		for i := range x {
-			x[i] = decodeValue(x[i])
-		}
-	}
-	return v
-}
-
 // decodeInto decodes the encodings in raw, then unmarshals into dst.
 func decodeInto(t testing.TB, raw json.RawMessage, dst any) {
 	t.Helper()
@@ -85,7 +52,7 @@ func decodeInto(t testing.TB, raw json.RawMessage, dst any) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(decodeValue(v))
+	b, err := json.Marshal(specases.Expand(v))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
-	"fmt"
+	"github.com/ocbench/ocbench/internal/specases"
 	"os"
 	"strings"
 	"testing"
@@ -44,42 +44,9 @@ func loadCases(t *testing.T, section string) []specCase {
 		if err := json.Unmarshal(cases[i].Input, &v); err != nil {
 			t.Fatal(err)
 		}
-		cases[i].Input, _ = json.Marshal(decodeEncodings(v))
+		cases[i].Input, _ = json.Marshal(specases.Expand(v))
 	}
 	return cases
-}
-
-// decodeEncodings expands {"$repeat"}, {"$lines"} and {"$concat"}.
-func decodeEncodings(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if c, ok := x["$repeat"]; ok {
-			return strings.Repeat(c.(string), int(x["count"].(float64)))
-		}
-		if n, ok := x["$lines"]; ok {
-			var b strings.Builder
-			for i := 0; b.Len() < int(n.(float64)); i++ {
-				fmt.Fprintf(&b, "line %04d abcdefghij\n", i)
-			}
-			return b.String()[:int(n.(float64))]
-		}
-		if parts, ok := x["$concat"]; ok {
-			var b strings.Builder
-			for _, p := range parts.([]any) {
-				b.WriteString(decodeEncodings(p).(string))
-			}
-			return b.String()
-		}
-		for k, e := range x {
-			x[k] = decodeEncodings(e)
-		}
-		return x
-	case []any:
-		for i := range x {
-			x[i] = decodeEncodings(x[i])
-		}
-	}
-	return v
 }
 
 func parseMessages(t *testing.T, raw []byte) []llm.Message {

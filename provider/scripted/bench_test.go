@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ocbench/ocbench/internal/cputime"
 	"io"
 	"runtime"
 	"strings"
@@ -81,11 +82,11 @@ func BenchmarkInProcessStream(b *testing.B) {
 			b.ReportAllocs()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu := threadCPU()
+			cpu := cputime.Thread()
 			for b.Loop() {
 				drain(b, p, req)
 			}
-			cpu = threadCPU() - cpu
+			cpu = cputime.Thread() - cpu
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
 			if cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*events), "cpu-ns/event")
@@ -152,7 +153,7 @@ func BenchmarkDecodeOnly(b *testing.B) {
 			b.ReportAllocs()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu := threadCPU()
+			cpu := cputime.Thread()
 			n := 0
 			for b.Loop() {
 				br.Reset(body)
@@ -161,7 +162,7 @@ func BenchmarkDecodeOnly(b *testing.B) {
 					n++
 				}
 			}
-			if cpu = threadCPU() - cpu; cpu > 0 {
+			if cpu = cputime.Thread() - cpu; cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/event")
 			}
 		})

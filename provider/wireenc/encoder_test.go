@@ -2,6 +2,7 @@ package wireenc_test
 
 import (
 	"bytes"
+	"github.com/ocbench/ocbench/internal/cputime"
 	"runtime"
 	"strings"
 	"testing"
@@ -54,12 +55,12 @@ func BenchmarkAppendStream(b *testing.B) {
 			b.ReportAllocs()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu := threadCPU()
+			cpu := cputime.Thread()
 			for b.Loop() {
 				e.Reset(w, meta, wireenc.Options{})
 				buf = e.AppendStream(buf[:0], m, 4)
 			}
-			cpu = threadCPU() - cpu
+			cpu = cputime.Thread() - cpu
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
 			if cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*events), "cpu-ns/event")

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package scripted
-
-import "time"
-
-// threadCPU is unavailable here; benchmarks then report no CPU metric.
-func threadCPU() time.Duration { return 0 }
