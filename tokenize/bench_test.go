@@ -1,6 +1,10 @@
 package tokenize
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ocbench/ocbench/internal/cputime"
+)
 
 func benchCount(b *testing.B, enc Encoding) {
 	text := mixedCorpus(b, 1<<20)
@@ -8,7 +12,7 @@ func benchCount(b *testing.B, enc Encoding) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpuLoop(b, func() {
+	cputime.Loop(b, func() {
 		if _, err := c.Count(text); err != nil {
 			b.Fatal(err)
 		}
@@ -44,7 +48,7 @@ func BenchmarkCachedCount1MiB(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpuLoop(b, func() {
+	cputime.Loop(b, func() {
 		if _, err := c.Count(text); err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +65,7 @@ func BenchmarkCachedCountHashed(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	cpuLoop(b, func() {
+	cputime.Loop(b, func() {
 		if _, err := c.CountHashed(h, text); err != nil {
 			b.Fatal(err)
 		}
