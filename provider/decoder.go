@@ -94,6 +94,7 @@ type Decoder struct {
 	side  []byte // Anthropic content_block_start inputs
 	sbuf  []byte // unescaped strings of the current event (fast path)
 	kbuf  []byte // an unescaped member name
+	env   []byte // chat: the last chunk's leading envelope members (fast.go)
 	ref   bool   // decode with the fastjson reference only (tests)
 
 	// usage as the wire reports it; converted at the end
@@ -173,6 +174,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.cut = false
 	d.slots = d.slots[:0]
 	d.side = d.side[:0]
+	d.env = d.env[:0]
 	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite, d.uReason = 0, 0, 0, 0, 0
 	d.gotModel, d.gotID = false, false
 	d.argMismatches = 0

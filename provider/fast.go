@@ -78,6 +78,16 @@ func (d *Decoder) chatFast(data []byte) error {
 		return d.badJSON()
 	}
 	top := vIter{b: data, i: i + 1}
+	// envEnd is the end of the leading run of envelope members (any
+	// member but choices, usage and error); -1 once the run is over, or
+	// when the chunk starts with the previous chunk's envelope (skipped
+	// here: the same bytes validate the same way and, with the model and
+	// id already known, mean nothing to the decoder).
+	envEnd, envCand := 0, 0
+	if n := len(d.env); n > 0 && len(data) > n && string(data[:n]) == string(d.env) {
+		top.i, top.started = n-1, true // at the comma that ends the envelope
+		envEnd = -1
+	}
 	model, id, usage, errv := absent, absent, absent, absent
 	sawChoices, choicesArray := false, false
 	for {
@@ -92,6 +102,30 @@ func (d *Decoder) chatFast(data []byte) error {
 			kn = k
 		}
 		var v span
+		switch string(kn) {
+		case "choices", "usage", "error":
+		default:
+			if envEnd >= 0 {
+				// Envelope member: validated and skipped; only the model
+				// and id matter, and only until they are known.
+				v, ok = top.skip()
+				if !ok {
+					return d.badJSON()
+				}
+				switch string(kn) {
+				case "model":
+					first(&model, v)
+				case "id":
+					first(&id, v)
+				}
+				envEnd = top.i
+				continue
+			}
+		}
+		if envEnd > 0 {
+			envCand = envEnd
+		}
+		envEnd = -1
 		switch string(kn) {
 		case "choices":
 			if !sawChoices && top.peek() == '[' {
@@ -150,8 +184,29 @@ func (d *Decoder) chatFast(data []byte) error {
 	if usage.isObject(data) {
 		d.chatUsageFast(usage)
 	}
+	d.keepEnvelope(data, envCand)
 	return nil
 }
+
+// keepEnvelope remembers the leading envelope members of a chunk decoded
+// without error, which end at e, (through the comma after them), so that the next chunk
+// can skip them when it repeats them byte for byte. The comma is part of
+// the prefix so that a repeated prefix ends on the same value boundary.
+// Only done once the model and response id are known: the envelope then
+// carries nothing the decoder reads.
+func (d *Decoder) keepEnvelope(data []byte, e int) {
+	if e <= 0 || !d.gotModel || !d.gotID {
+		return
+	}
+	e = skipWS(data, e)
+	if e >= len(data) || data[e] != ',' || e+1 > maxEnvelope {
+		return
+	}
+	d.env = append(d.env[:0], data[:e+1]...)
+}
+
+// maxEnvelope bounds the remembered envelope prefix.
+const maxEnvelope = 1 << 10
 
 // chatIdentityCold sets the model and response id when a chunk fails
 // half-way, as the reference (which reads them first) does.
