@@ -111,9 +111,15 @@ func (s *repairStream) state(i int) *argState {
 }
 
 func (s *repairStream) Next() bool {
+	_, _, ok := s.step()
+	return ok
+}
+
+// step is Next returning Event and Message too (see stepper).
+func (s *repairStream) step() (*llm.Event, *llm.Message, bool) {
 	if !s.advance() {
 		s.finish()
-		return false
+		return nil, s.Message(), false
 	}
 	e := s.curEvent()
 	switch e.Type {
@@ -128,7 +134,7 @@ func (s *repairStream) Next() bool {
 	case llm.EventDone, llm.EventError:
 		s.finish()
 	}
-	return true
+	return s.Event(), s.Message(), true
 }
 
 // hasNonEmptyObjectArgs reports whether args is a JSON object with at least

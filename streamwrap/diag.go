@@ -143,12 +143,18 @@ type diagStream struct {
 }
 
 func (s *diagStream) Next() bool {
+	_, _, ok := s.step()
+	return ok
+}
+
+// step is Next returning Event and Message too (see stepper).
+func (s *diagStream) step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
-		return false
+		return nil, s.Message(), false
 	}
 	if !s.advance() {
 		s.finish(nil)
-		return false
+		return nil, s.Message(), false
 	}
 	e := s.curEvent()
 	if s.ev.Events == 0 {
@@ -161,7 +167,7 @@ func (s *diagStream) Next() bool {
 	case llm.EventDone, llm.EventError:
 		s.finish(e)
 	}
-	return true
+	return s.Event(), s.Message(), true
 }
 
 // finish emits the terminal diagnostic event for the final message.

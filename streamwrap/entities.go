@@ -52,9 +52,15 @@ type entityStream struct {
 }
 
 func (s *entityStream) Next() bool {
+	_, _, ok := s.step()
+	return ok
+}
+
+// step is Next returning Event and Message too (see stepper).
+func (s *entityStream) step() (*llm.Event, *llm.Message, bool) {
 	if !s.advance() {
 		s.finish()
-		return false
+		return nil, s.Message(), false
 	}
 	e := s.curEvent()
 	switch e.Type {
@@ -63,7 +69,7 @@ func (s *entityStream) Next() bool {
 		// Text, thinking and start events change no tool call: the stages
 		// inside this one touch arguments only on tool-call events (of
 		// that block) and at the end.
-		return true
+		return s.Event(), s.Message(), true
 	}
 	partial, message := s.eventMessages(e)
 	only := e.ContentIndex // a tool-call event can change only its own block
@@ -79,7 +85,7 @@ func (s *entityStream) Next() bool {
 	if e.Type.IsTerminal() {
 		s.finish()
 	}
-	return true
+	return s.Event(), s.Message(), true
 }
 
 func (s *entityStream) finish() {

@@ -132,10 +132,16 @@ func (s *stageStream) get(i int) uint8 {
 }
 
 func (s *stageStream) Next() bool {
+	_, _, ok := s.step()
+	return ok
+}
+
+// step is Next returning Event and Message too (see stepper).
+func (s *stageStream) step() (*llm.Event, *llm.Message, bool) {
 	s.own = false
 	if !s.advance() {
 		s.finish(nil)
-		return false
+		return nil, s.Message(), false
 	}
 	e := s.curEvent()
 	switch e.Type {
@@ -146,7 +152,7 @@ func (s *stageStream) Next() bool {
 	case llm.EventDone, llm.EventError:
 		s.finish(e)
 	}
-	return true
+	return s.Event(), s.Message(), true
 }
 
 // isObject reports whether js (trimmed) is a JSON object; js is assumed to

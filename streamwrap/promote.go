@@ -93,18 +93,24 @@ func (s *promoteStream) pop() bool {
 }
 
 func (s *promoteStream) Next() bool {
+	_, _, ok := s.step()
+	return ok
+}
+
+// step is Next returning Event and Message too (see stepper).
+func (s *promoteStream) step() (*llm.Event, *llm.Message, bool) {
 	s.useCur = false
 	if s.pop() {
-		return true
+		return s.Event(), s.Message(), true
 	}
 	if s.finalized {
-		return false
+		return nil, s.Message(), false
 	}
 	for {
 		if !s.advance() {
 			s.release()
 			s.finalized = true
-			return s.pop()
+			return s.popStep()
 		}
 		e := s.curEvent()
 		switch e.Type {
@@ -120,7 +126,7 @@ func (s *promoteStream) Next() bool {
 				if s.holding != 0 {
 					s.hold(e)
 					s.release()
-					return s.pop()
+					return s.popStep()
 				}
 			}
 		case llm.EventDone, llm.EventError:
@@ -128,10 +134,10 @@ func (s *promoteStream) Next() bool {
 				s.terminal = *e
 				s.finalize()
 				s.finalized = true
-				return s.pop()
+				return s.popStep()
 			}
 		}
-		return true
+		return s.Event(), s.Message(), true
 	}
 }
 
@@ -335,4 +341,12 @@ func parseSerializedToolCalls(text []byte, allowed *Allowlist) ([]promotedCall, 
 		calls = append(calls, promotedCall{name: resolved, id: id, args: args})
 	}
 	return calls, len(calls) > 0
+}
+
+// popStep is pop for step: the queued event, or the end of the stream.
+func (s *promoteStream) popStep() (*llm.Event, *llm.Message, bool) {
+	if s.pop() {
+		return s.Event(), s.Message(), true
+	}
+	return nil, s.Message(), false
 }

@@ -158,13 +158,19 @@ func (s *stopStream) Err() error {
 }
 
 func (s *stopStream) Next() bool {
+	_, _, ok := s.step()
+	return ok
+}
+
+// step is Next returning Event and Message too (see stepper).
+func (s *stopStream) step() (*llm.Event, *llm.Message, bool) {
 	if s.synth {
 		if s.pending {
 			s.pending = false
 			s.useEv = true
-			return true
+			return s.Event(), s.Message(), true
 		}
-		return false
+		return nil, s.Message(), false
 	}
 	s.useEv = false
 	if !s.advance() {
@@ -178,12 +184,12 @@ func (s *stopStream) Next() bool {
 					s.buildSynthetic(&s.model, text)
 					s.pending = false
 					s.useEv = true
-					return true
+					return s.Event(), s.Message(), true
 				}
 			}
 		}
 		s.finish()
-		return false
+		return nil, s.Message(), false
 	}
 	e := s.curEvent()
 	if e.Type.IsTerminal() {
@@ -200,7 +206,7 @@ func (s *stopStream) Next() bool {
 		s.patch(message, e)
 		s.finish()
 	}
-	return true
+	return s.Event(), s.Message(), true
 }
 
 // patch rewrites an error message that carries the marker, or a turn whose

@@ -37,18 +37,48 @@ type eventViews interface {
 	hasViews() bool
 }
 
+// stepper is implemented by every decorator stream of this package: step is
+// Next followed by Event (when Next reported true) and Message, in one
+// dynamic call instead of three. Each decorator type defines its own step
+// (never base: a promoted step would bypass the type's Event and Message
+// overrides); a type without one is reached through leafStep.
+type stepper interface {
+	step() (ev *llm.Event, msg *llm.Message, ok bool)
+}
+
+// leafStep adapts a stream that is not a decorator of this package (a
+// provider decoder, a test stream) to stepper.
+type leafStep struct{ s llm.Stream }
+
+func (l *leafStep) step() (*llm.Event, *llm.Message, bool) {
+	ok := l.s.Next()
+	var ev *llm.Event
+	if ok {
+		ev = l.s.Event()
+	}
+	return ev, l.s.Message(), ok
+}
+
 // base is embedded by every decorator stream: it holds the inner stream and
 // forwards what the decorator does not override.
 type base struct {
 	inner llm.Stream
+	next  stepper         // inner as a stepper (or &leaf)
 	ev    *llm.Event      // the inner stream's current event, after advance
 	msg   *llm.Message    // the inner stream's message, after advance
 	views eventViews      // nil for production streams
 	raw   RawStopReasoner // nil when the inner stream has no raw stop reason
+	leaf  leafStep
 }
 
 func (b *base) init(inner llm.Stream) {
 	b.inner = inner
+	if st, ok := inner.(stepper); ok {
+		b.next = st
+	} else {
+		b.leaf.s = inner
+		b.next = &b.leaf
+	}
 	if v, ok := inner.(eventViews); ok && v.hasViews() {
 		b.views = v
 	}
@@ -63,12 +93,16 @@ func (b *base) Message() *llm.Message { return b.curMessage() }
 // advance moves the inner stream on and caches its event and message, so
 // that a chain of N decorators costs O(N) per event rather than O(N²)
 // delegated calls.
-func (b *base) advance() bool {
-	ok := b.inner.Next()
+//
+// It is small enough to be inlined into each decorator's Next, so that the
+// one dynamic call per event and layer has its own call site, whose target
+// (the next layer of a given chain) never changes.
+func (b *base) advance() (ok bool) {
+	var ev *llm.Event
+	ev, b.msg, ok = b.next.step()
 	if ok {
-		b.ev = b.inner.Event()
+		b.ev = ev
 	}
-	b.msg = b.inner.Message()
 	return ok
 }
 

@@ -136,9 +136,15 @@ type trimStream struct {
 }
 
 func (s *trimStream) Next() bool {
+	_, _, ok := s.step()
+	return ok
+}
+
+// step is Next returning Event and Message too (see stepper).
+func (s *trimStream) step() (*llm.Event, *llm.Message, bool) {
 	if !s.advance() {
 		s.finish()
-		return false
+		return nil, s.Message(), false
 	}
 	e := s.curEvent()
 	switch e.Type {
@@ -146,7 +152,7 @@ func (s *trimStream) Next() bool {
 		llm.EventThinkingStart, llm.EventThinkingDelta, llm.EventThinkingEnd:
 		// Fast path: these events change no tool call's name or id.
 		if s.views == nil {
-			return true
+			return s.Event(), s.Message(), true
 		}
 	}
 	partial, message := s.eventMessages(e)
@@ -160,7 +166,7 @@ func (s *trimStream) Next() bool {
 	if e.Type.IsTerminal() {
 		s.finish()
 	}
-	return true
+	return s.Event(), s.Message(), true
 }
 
 func (s *trimStream) finish() {
