@@ -170,7 +170,7 @@ func (s *repairStream) onDelta(e *llm.Event) {
 		st.disabled = true
 		return
 	}
-	if !st.closer && bytes.IndexAny(e.Delta, "}]") >= 0 {
+	if !st.closer && hasCloser(e.Delta) {
 		st.closer = true
 	}
 	// OpenClawShouldTry scans the buffer for a closer only to learn whether
@@ -370,6 +370,21 @@ func (z *spanScan) feed(buf []byte, from int) {
 			}
 		}
 	}
+}
+
+// hasCloser reports whether b holds a '}' or ']' byte: bytes.IndexAny(b,
+// "}]") >= 0 (both are ASCII, never part of a multi-byte rune) without its
+// per-rune search, which dominated short fragments.
+func hasCloser(b []byte) bool {
+	if len(b) > 32 {
+		return bytes.IndexByte(b, '}') >= 0 || bytes.IndexByte(b, ']') >= 0
+	}
+	for _, c := range b {
+		if c == '}' || c == ']' {
+			return true
+		}
+	}
+	return false
 }
 
 // hasSmartQuote reports a UTF-8 U+201C, U+201D, U+201E or U+201F in b.

@@ -1,0 +1,63 @@
+package streamwrap
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// TestHasCloser checks hasCloser against bytes.IndexAny(b, "}]") on short
+// and long fragments, with multi-byte and invalid UTF-8 around the closers.
+func TestHasCloser(t *testing.T) {
+	alphabet := []byte("ab{}[]\"\\ \xe2\x80\x9c\xff\xc2\xa0")
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 2000; n++ {
+		b := make([]byte, r.IntN(80))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		if got, want := hasCloser(b), bytes.IndexAny(b, "}]") >= 0; got != want {
+			t.Fatalf("hasCloser(%q) = %v, want %v", b, got, want)
+		}
+	}
+}
+
+// TestStepMatchesNext checks that a decorator's step reports what its Next,
+// Event and Message report, through the whole chain over the scripted
+// stream, event by event.
+func TestStepMatchesNext(t *testing.T) {
+	script := newScript()
+	f, req := fullChain(func(_ context.Context, _ *llm.Request) (llm.Stream, error) {
+		script.reset()
+		return script, nil
+	})
+	a, err := f(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	st, ok := a.(stepper)
+	if !ok {
+		t.Fatalf("%T does not implement stepper", a)
+	}
+	var evs []llm.Event
+	for {
+		ev, msg, ok := st.step()
+		if msg != a.Message() {
+			t.Fatalf("step's message %p, Message() %p", msg, a.Message())
+		}
+		if !ok {
+			break
+		}
+		if ev != a.Event() {
+			t.Fatalf("step's event %p, Event() %p", ev, a.Event())
+		}
+		evs = append(evs, *ev)
+	}
+	if len(evs) == 0 || !evs[len(evs)-1].Type.IsTerminal() {
+		t.Fatalf("stream of %d events without a terminal event", len(evs))
+	}
+}
