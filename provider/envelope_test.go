@@ -65,3 +65,58 @@ func TestChatEnvelopeReuse(t *testing.T) {
 		})
 	}
 }
+
+// The chat fast path descends into tool_calls by hand; values nested
+// under it must hit the depth limit exactly where skipValue of the whole
+// array does.
+func TestChatToolCallsDepth(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	shapes := []func(string) string{
+		func(v string) string {
+			return `[{"index":0,"id":"a","function":{"name":"f","arguments":"","x":` + v + `}}]`
+		},
+		func(v string) string { return `[{"index":0,"id":"a","x":` + v + `,"function":{"name":"f"}}]` },
+		func(v string) string { return `[{"index":0,"id":"a","function":{"name":"f"}},` + v + `]` },
+		func(v string) string { return `[{"index":0,"id":"a","function":` + v + `}]` },
+	}
+	for si, shape := range shapes {
+		for n := maxJSONDepth - 5; n <= maxJSONDepth+1; n++ {
+			tools := shape(nest(n))
+			want := skipValue([]byte(tools), 0) == len(tools)
+			body := sse(chunk(`{"tool_calls":`+tools+`}`, "tool_calls"))
+			r := decodeBytes(WireOpenAIChat, body, Options{})
+			if got := !errors.Is(r.err, ErrBadJSON); got != want {
+				t.Fatalf("shape %d depth %d: accepted %v, skipValue accepts %v (err %v)", si, n, got, want, r.err)
+			}
+		}
+	}
+}
+
+// tool_calls arrays collected inline (up to four elements) and longer ones
+// (walked again after validation) decode as the reference does.
+func TestChatToolCallsInlineAndLong(t *testing.T) {
+	for n := 0; n <= 6; n++ {
+		var b strings.Builder
+		b.WriteByte('[')
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			switch i % 3 {
+			case 0:
+				b.WriteString(`{"index":` + string(rune('0'+i)) + `,"id":"c` + string(rune('0'+i)) + `","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}`)
+			case 1:
+				b.WriteString(`{"id":"x\u0031","function":{"arguments":"{}","name":"g","name":"h"},"function":{"name":"z"}}`)
+			default:
+				b.WriteString(`null`)
+			}
+		}
+		b.WriteByte(']')
+		body := sse(chunk(`{"content":"hi","tool_calls":`+b.String()+`,"tool_calls":[{"index":9}]}`, ""), chunk(`{}`, "tool_calls"))
+		fuzzDecode(t, WireOpenAIChat, body)
+		r := decodeBytes(WireOpenAIChat, body, Options{})
+		if r.err != nil || len(calls(r.msg)) == 0 && n > 0 {
+			t.Fatalf("%d elements: err %v, calls %v", n, r.err, calls(r.msg))
+		}
+	}
+}

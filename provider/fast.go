@@ -262,6 +262,110 @@ type deltaSpans struct {
 	reasoning               [len(reasoningFields)]span
 	content, refusal, tools span
 	present                 bool
+	// The first tool_calls array's elements, collected while validating
+	// it (toolsInline) when it has at most len(tc) of them.
+	toolsInline bool
+	ntc         int
+	tc          [4]toolSpans
+}
+
+// toolSpans are the members of one tool_calls element the decoder reads.
+type toolSpans struct{ id, index, name, args span }
+
+// chatToolsInline validates the tool_calls array at dc's current value
+// and collects its elements' members in the same pass. Containers
+// descended into here count against the depth limit as they would in
+// skipValue of the whole array. ok is false for malformed JSON.
+func (d *Decoder) chatToolsInline(dc *vIter, ds *deltaSpans) bool {
+	start := dc.i
+	arr, _ := dc.child()
+	for {
+		if _, ok := arr.more(); !ok {
+			if !arr.closed {
+				return false
+			}
+			break
+		}
+		ts := toolSpans{absent, absent, absent, absent}
+		if arr.peek() == '{' {
+			o, _ := arr.child()
+			sawFn := false
+			for {
+				k, ok := o.more()
+				if !ok {
+					if !o.closed {
+						return false
+					}
+					break
+				}
+				if o.keyEsc {
+					k = d.unescKey(k)
+				}
+				var v span
+				switch string(k) {
+				case "function":
+					if !sawFn && o.peek() == '{' {
+						sawFn = true
+						f, _ := o.child()
+						for {
+							fk, ok := f.more()
+							if !ok {
+								if !f.closed {
+									return false
+								}
+								break
+							}
+							if f.keyEsc {
+								fk = d.unescKey(fk)
+							}
+							fv, ok := f.skipN(maxJSONDepth - 3)
+							if !ok {
+								return false
+							}
+							switch string(fk) {
+							case "name":
+								first(&ts.name, fv)
+							case "arguments":
+								first(&ts.args, fv)
+							}
+						}
+						if !o.resume(&f) {
+							return false
+						}
+						continue
+					}
+					sawFn = true
+					_, ok = o.skipN(maxJSONDepth - 2)
+				case "id":
+					v, ok = o.skipN(maxJSONDepth - 2)
+					first(&ts.id, v)
+				case "index":
+					v, ok = o.skipN(maxJSONDepth - 2)
+					first(&ts.index, v)
+				default:
+					_, ok = o.skipN(maxJSONDepth - 2)
+				}
+				if !ok {
+					return false
+				}
+			}
+			if !arr.resume(&o) {
+				return false
+			}
+		} else if _, ok := arr.skipN(maxJSONDepth - 1); !ok {
+			return false
+		}
+		if ds.ntc < len(ds.tc) {
+			ds.tc[ds.ntc] = ts
+		}
+		ds.ntc++
+	}
+	if !dc.resume(&arr) {
+		return false
+	}
+	ds.tools = span{start, dc.i}
+	ds.toolsInline = ds.ntc <= len(ds.tc)
+	return true
 }
 
 func (d *Decoder) chatChoiceInline(c *vIter) error {
@@ -305,6 +409,12 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 				}
 				if dc.keyEsc {
 					dk = d.unescKey(dk)
+				}
+				if string(dk) == "tool_calls" && !ds.tools.ok() && dc.peek() == '[' {
+					if !d.chatToolsInline(&dc, &ds) {
+						return d.badJSON()
+					}
+					continue
 				}
 				dv, ok := dc.skip()
 				if !ok {
@@ -366,7 +476,14 @@ func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 				}
 			}
 		}
-		if arr, ok := iterArr(data, ds.tools); ok {
+		if ds.toolsInline {
+			for pos := range ds.ntc {
+				t := &ds.tc[pos]
+				if err := d.chatToolApply(choice, pos, t.id, t.index, t.name, t.args); err != nil {
+					return err
+				}
+			}
+		} else if arr, ok := iterArr(data, ds.tools); ok {
 			for pos := 0; ; pos++ {
 				t, ok := arr.next()
 				if !ok {
@@ -473,6 +590,12 @@ func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
 			}
 		}
 	}
+	return d.chatToolApply(choice, pos, id, index, name, args)
+}
+
+// chatToolApply applies one tool_calls element from its members' spans.
+func (d *Decoder) chatToolApply(choice int32, pos int, id, index, name, args span) error {
+	data := d.data
 	idS, ok1 := d.str(id)
 	nameS, ok2 := d.str(name)
 	argsS, ok3 := d.str(args)

@@ -208,14 +208,19 @@ func skipLit(b []byte, i int, lit string) int {
 
 // skipValue returns the index after the JSON value at b[i] (leading
 // whitespace allowed), or -1 when it is malformed or nested too deep.
-func skipValue(b []byte, i int) int {
+func skipValue(b []byte, i int) int { return skipValueN(b, i, maxJSONDepth) }
+
+// skipValueN is skipValue for a value that may open at most limit nested
+// containers (itself included): a caller that has descended into
+// containers by hand passes what is left of maxJSONDepth.
+func skipValueN(b []byte, i, limit int) int {
 	i = skipWS(b, i)
 	if i >= len(b) {
 		return -1
 	}
 	switch b[i] {
 	case '{', '[':
-		return skipContainer(b, i)
+		return skipContainer(b, i, limit)
 	case '"':
 		return checkString(b, i)
 	case 't':
@@ -229,8 +234,9 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
-// skipContainer validates and skips the object or array at b[i].
-func skipContainer(b []byte, i int) int {
+// skipContainer validates and skips the object or array at b[i], nested
+// at most limit (<= maxJSONDepth) deep.
+func skipContainer(b []byte, i, limit int) int {
 	var stack [maxJSONDepth]byte
 	depth := 0
 	for {
@@ -250,7 +256,7 @@ func skipContainer(b []byte, i int) int {
 				i = j + 1
 				break
 			}
-			if depth == maxJSONDepth {
+			if depth >= limit {
 				return -1
 			}
 			stack[depth] = c
@@ -647,9 +653,12 @@ func (v *vIter) resume(c *vIter) bool {
 }
 
 // skip validates and skips the current value and returns its span.
-func (v *vIter) skip() (span, bool) {
+func (v *vIter) skip() (span, bool) { return v.skipN(maxJSONDepth) }
+
+// skipN is skip for a value that may nest at most limit containers deep.
+func (v *vIter) skipN(limit int) (span, bool) {
 	s := v.i
-	e := skipValue(v.b, s)
+	e := skipValueN(v.b, s, limit)
 	if e < 0 {
 		return absent, false
 	}
