@@ -91,11 +91,12 @@ type Decoder struct {
 	cut   bool   // the body ended inside a line
 	noff  int64  // body offset after the last line read
 	slots []slot
-	side  []byte // Anthropic content_block_start inputs
-	sbuf  []byte // unescaped strings of the current event (fast path)
-	kbuf  []byte // an unescaped member name
-	env   []byte // chat: the last chunk's leading envelope members (fast.go)
-	ref   bool   // decode with the fastjson reference only (tests)
+	side  []byte       // Anthropic content_block_start inputs
+	sbuf  []byte       // unescaped strings of the current event (fast path)
+	kbuf  []byte       // an unescaped member name
+	env   []byte       // chat: the last chunk's leading envelope members (fast.go)
+	tc    [4]toolSpans // chat: tool_calls elements of the current choice
+	ref   bool         // decode with the fastjson reference only (tests)
 
 	// usage as the wire reports it; converted at the end
 	uIn, uOut, uCacheRead, uCacheWrite, uReason int64

@@ -262,11 +262,10 @@ type deltaSpans struct {
 	reasoning               [len(reasoningFields)]span
 	content, refusal, tools span
 	present                 bool
-	// The first tool_calls array's elements, collected while validating
-	// it (toolsInline) when it has at most len(tc) of them.
+	// The first tool_calls array's elements are collected in d.tc while
+	// it is validated (toolsInline) when it has at most len(d.tc) of them.
 	toolsInline bool
 	ntc         int
-	tc          [4]toolSpans
 }
 
 // toolSpans are the members of one tool_calls element the decoder reads.
@@ -355,8 +354,8 @@ func (d *Decoder) chatToolsInline(dc *vIter, ds *deltaSpans) bool {
 		} else if _, ok := arr.skipN(maxJSONDepth - 1); !ok {
 			return false
 		}
-		if ds.ntc < len(ds.tc) {
-			ds.tc[ds.ntc] = ts
+		if ds.ntc < len(d.tc) {
+			d.tc[ds.ntc] = ts
 		}
 		ds.ntc++
 	}
@@ -364,7 +363,7 @@ func (d *Decoder) chatToolsInline(dc *vIter, ds *deltaSpans) bool {
 		return false
 	}
 	ds.tools = span{start, dc.i}
-	ds.toolsInline = ds.ntc <= len(ds.tc)
+	ds.toolsInline = ds.ntc <= len(d.tc)
 	return true
 }
 
@@ -478,7 +477,7 @@ func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 		}
 		if ds.toolsInline {
 			for pos := range ds.ntc {
-				t := &ds.tc[pos]
+				t := &d.tc[pos]
 				if err := d.chatToolApply(choice, pos, t.id, t.index, t.name, t.args); err != nil {
 					return err
 				}

@@ -88,6 +88,36 @@ func findQuote(b []byte, i int) (int, bool) {
 	return -1, esc
 }
 
+// quickString returns the index after the string starting at b[i] == '"'
+// when the string closes within its first 16 bytes and has no escape
+// before that; -1 means undecided (the caller scans it fully). Most keys
+// and many provider values are this short, and reading two words here
+// saves the calls of a full scan.
+func quickString(b []byte, i int) int {
+	if i+17 > len(b) {
+		return -1
+	}
+	for j := i + 1; j < i+17; j += 8 {
+		w := binary.LittleEndian.Uint64(b[j:])
+		q := zeroBytes(w ^ swarQuotes)
+		sl := zeroBytes(w ^ swarSlash)
+		if q == 0 {
+			if sl != 0 {
+				return -1
+			}
+			continue
+		}
+		// The lowest set bit of q and of sl is exact (see zeroBytes), so
+		// no bit of sl below the quote means no backslash before it.
+		qb := uint(bits.TrailingZeros64(q))
+		if sl&(1<<qb-1) != 0 {
+			return -1
+		}
+		return j + int(qb>>3) + 1
+	}
+	return -1
+}
+
 // scanString returns the index after the string starting at b[i] == '"'
 // (-1 if it is not terminated) and whether it has escapes.
 func scanString(b []byte, i int) (int, bool) {
@@ -658,7 +688,13 @@ func (v *vIter) skip() (span, bool) { return v.skipN(maxJSONDepth) }
 // skipN is skip for a value that may nest at most limit containers deep.
 func (v *vIter) skipN(limit int) (span, bool) {
 	s := v.i
-	e := skipValueN(v.b, s, limit)
+	e := -1
+	if s < len(v.b) && v.b[s] == '"' {
+		e = quickString(v.b, s)
+	}
+	if e < 0 {
+		e = skipValueN(v.b, s, limit)
+	}
 	if e < 0 {
 		return absent, false
 	}
@@ -703,9 +739,12 @@ func (v *vIter) more() (key []byte, ok bool) {
 		if i >= len(b) || b[i] != '"' {
 			return nil, false
 		}
-		ke, esc := scanString(b, i)
-		if ke < 0 || (esc && !validEscapes(b[i+1:ke-1])) {
-			return nil, false
+		ke, esc := quickString(b, i), false
+		if ke < 0 {
+			ke, esc = scanString(b, i)
+			if ke < 0 || (esc && !validEscapes(b[i+1:ke-1])) {
+				return nil, false
+			}
 		}
 		key = b[i+1 : ke-1]
 		v.keyEsc = esc

@@ -163,3 +163,31 @@ func TestEscapedKeys(t *testing.T) {
 		}
 	}
 }
+
+// quickString, when it decides, agrees with scanString and saw no escape.
+func TestQuickString(t *testing.T) {
+	alphabet := []byte{'a', '"', '\\', 0x80, 0}
+	rng := uint64(1)
+	buf := make([]byte, 40)
+	for n := 0; n < 200000; n++ {
+		buf[0] = '"'
+		for i := 1; i < len(buf); i++ {
+			rng = rng*6364136223846793005 + 1442695040888963407
+			buf[i] = alphabet[(rng>>33)%uint64(len(alphabet))]
+			if (rng>>40)%3 != 0 {
+				buf[i] = 'a'
+			}
+		}
+		for l := 1; l <= len(buf); l++ {
+			b := buf[:l]
+			q := quickString(b, 0)
+			if q < 0 {
+				continue
+			}
+			e, esc := scanString(b, 0)
+			if q != e || esc {
+				t.Fatalf("%q: quickString %d, scanString %d esc %v", b, q, e, esc)
+			}
+		}
+	}
+}
