@@ -543,7 +543,6 @@ func isIdentStart(c byte) bool {
 // escaped. With decode, the decoded content is appended instead of the
 // JSON text (for unwrapping double-encoded strings).
 func (r *relaxed) stringValue(dst []byte, i int, decode bool) ([]byte, int, error) {
-	const hex = "0123456789abcdef"
 	b := r.b
 	q := b[i]
 	if q == '\'' {
@@ -625,20 +624,7 @@ func (r *relaxed) stringValue(dst []byte, i int, decode bool) ([]byte, int, erro
 		case c < 0x20:
 			r.fixes |= FixEscapes
 			dst = append(dst, b[start:k]...)
-			switch c {
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
+			dst = appendControlEscape(dst, c)
 			k++
 			start = k
 		default:

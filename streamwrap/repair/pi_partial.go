@@ -16,7 +16,6 @@ import (
 
 // piRepairJSON appends pi-ai's repairJson(raw) to dst.
 func piRepairJSON(dst, raw []byte) []byte {
-	const hex = "0123456789abcdef"
 	inStr := false
 	for k := 0; k < len(raw); k++ {
 		c := raw[k]
@@ -50,20 +49,7 @@ func piRepairJSON(dst, raw []byte) []byte {
 				dst = append(dst, '\\', '\\')
 			}
 		case c < 0x20:
-			switch c {
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
+			dst = appendControlEscape(dst, c)
 		default:
 			dst = append(dst, c)
 		}
@@ -381,4 +367,23 @@ func isProtoKey(k []byte) bool {
 	var buf [64]byte
 	d, ok := unescapeShort(buf[:0], k[1:len(k)-1], len(buf))
 	return ok && string(d) == "__proto__"
+}
+
+// appendControlEscape appends the JSON escape of the control character c
+// (below 0x20): the short form where JSON has one, else \u00XX.
+func appendControlEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	const hex = "0123456789abcdef"
+	return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 }
