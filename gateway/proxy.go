@@ -112,13 +112,9 @@ func upstreamBody(w wire, body []byte, pr proxyRequest) ([]byte, error) {
 // proxy forwards a client's request to the upstream, runs the upstream's
 // stream through the decorator chain, and answers in the client's wire:
 // streamed, with tool calls sent whole once repaired, or as one object.
-func (s *Server) proxy(w wire) http.HandlerFunc {
-	return func(rw http.ResponseWriter, r *http.Request) {
+func (s *Server) proxy(w wire) streamHandler {
+	return func(rw http.ResponseWriter, r *http.Request, body []byte) {
 		start := time.Now()
-		body, ok := s.readBody(rw, r)
-		if !ok {
-			return
-		}
 		pr, err := parseProxyRequest(w, body)
 		if err != nil {
 			writeError(rw, http.StatusBadRequest, "invalid_request_error", err.Error())

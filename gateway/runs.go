@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -55,11 +58,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 // runs answers POST /v1/runs: it runs a turn loop and streams its events
 // as SSE, one "data:" line per event in the replay event format, then a
 // final "event: result" with the run's summary.
-func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req RunRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not a run request: "+err.Error())
@@ -73,11 +72,15 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "session ids are 1-128 characters of [A-Za-z0-9._-]")
 		return
 	}
+	// A client that leaves or stops reading ends the run: its context is
+	// cancelled at the first failed write.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	sse := newSSEWriter(w)
 	start := time.Now()
 	first := true
 	var buf []byte
-	res, err := s.cfg.Runs.Run(r.Context(), req, func(ev *llm.Event, m *llm.Message) error {
+	res, err := s.cfg.Runs.Run(ctx, req, func(ev *llm.Event, m *llm.Message) error {
 		if first {
 			first = false
 			s.m.timeToFirstEvent.WithLabelValues("runs").Observe(time.Since(start).Seconds())
@@ -86,7 +89,11 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		buf = append(buf[:0], "data: "...)
 		buf = llm.AppendEventJSON(buf, ev, m)
 		buf = append(buf, "\n\n"...)
-		return sse.write(buf)
+		if err := sse.write(buf); err != nil {
+			cancel()
+			return err
+		}
+		return nil
 	})
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
@@ -131,21 +138,43 @@ func validSessionID(id string) bool {
 	return true
 }
 
-// readBody reads the request body under the size limit, answering 413 past
-// it and 400 on a broken body.
+// readBody reads the request body under the size limit and BodyTimeout,
+// answering 413 past the limit (at once when Content-Length says so), 408
+// when the body does not arrive in time and 400 on a broken body. The read
+// deadline is cleared afterwards, so that it cannot end a long stream.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
-				"request body exceeds "+itoa(mbe.Limit)+" bytes")
-			return nil, false
-		}
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+errText(err))
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+			"request body exceeds "+itoa(s.cfg.MaxBodyBytes)+" bytes")
 		return nil, false
 	}
-	return body, true
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+				"request body exceeds "+itoa(mbe.Limit)+" bytes")
+		case errors.As(err, &ne) && ne.Timeout():
+			s.m.rejected.WithLabelValues("body_timeout").Inc()
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, "request_timeout",
+				"the request body did not arrive within "+s.cfg.BodyTimeout.String())
+		default:
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+errText(err))
+		}
+		return nil, false
+	}
+	return buf.Bytes(), true
 }
 
 // sseWriter writes Server-Sent Events and flushes each one, so that a
