@@ -409,6 +409,26 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 	}
 }
 
+// writeWireError writes an error body in the shape of wire w's provider:
+// OpenAI's {"error":{"message","type","param","code"}} or Anthropic's
+// {"type":"error","error":{"type","message"}}, so that each SDK raises
+// its own error class with the type intact.
+func writeWireError(rw http.ResponseWriter, w wire, code int, typ, msg string) {
+	if w == wireAnthropic {
+		writeError(rw, code, typ, msg)
+		return
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(code)
+	b := append([]byte(`{"error":{"message":`), llm.AppendJSONString(nil, msg)...)
+	b = append(b, `,"type":`...)
+	b = llm.AppendJSONString(b, typ)
+	b = append(b, `,"param":null,"code":`...)
+	b = llm.AppendJSONString(b, typ)
+	b = append(b, "}}\n"...)
+	rw.Write(b)
+}
+
 // writeError writes an error body that both OpenAI and Anthropic clients
 // read: {"error":{"type":...,"message":...}}.
 func writeError(w http.ResponseWriter, code int, typ, msg string) {
