@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
@@ -95,6 +96,11 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		return nil
 	})
+	var re *RequestError
+	if first && errors.As(err, &re) {
+		writeError(w, re.Status, re.Type, re.Message)
+		return
+	}
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
 	}
@@ -104,24 +110,44 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	sse.write(buf)
 }
 
-// session answers GET /v1/sessions/{id} with the session's JSONL.
+// session answers GET /v1/sessions/{id} with the session's JSONL,
+// streamed from the file in constant memory whatever its size.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !validSessionID(id) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "session ids are 1-128 characters of [A-Za-z0-9._-]")
 		return
 	}
-	out, ok, err := s.cfg.Runs.Session(id, nil)
+	f, size, err := s.cfg.Runs.OpenSession(id)
 	switch {
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, "server_error", err.Error())
-	case !ok:
+	case errors.Is(err, ErrNoSession):
 		writeError(w, http.StatusNotFound, "not_found", "no session "+id)
-	default:
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		w.Write(out)
+		return
+	case err != nil:
+		// The error names the file; the client is not told where it lives.
+		s.cfg.Logf("gateway: reading session %s: %v", id, errText(err))
+		writeError(w, http.StatusInternalServerError, "server_error", "the session could not be read")
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	bp := copyPool.Get().(*[]byte)
+	defer copyPool.Put(bp)
+	// Only the bytes the file had when opened: a run appending meanwhile
+	// cannot make the body disagree with its length.
+	if _, err := io.CopyBuffer(writerOnly{w}, io.LimitReader(f, size), *bp); err != nil && !errors.Is(err, context.Canceled) {
+		s.cfg.Logf("gateway: sending session %s: %v", id, errText(err))
 	}
 }
+
+var copyPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// writerOnly hides everything but Write, so that io.CopyBuffer writes
+// through the deadline-setting writer in bounded chunks.
+type writerOnly struct{ w io.Writer }
+
+func (w writerOnly) Write(b []byte) (int, error) { return w.w.Write(b) }
 
 // validSessionID keeps session ids to names that are safe as file names:
 // no separators, no "..", nothing hidden.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -85,10 +86,27 @@ type RunService interface {
 	// as it happens (the message is the stream's live message). It returns
 	// when the run ends.
 	Run(ctx context.Context, req RunRequest, emit func(ev *llm.Event, m *llm.Message) error) (RunResult, error)
-	// Session appends the session's transcript (JSONL) to dst; ok is false
-	// when there is no such session.
-	Session(id string, dst []byte) (out []byte, ok bool, err error)
+	// OpenSession opens a session's transcript (JSONL) for reading and
+	// returns it with its size; ErrNoSession when there is no such
+	// session. The gateway streams it to the client and closes it.
+	OpenSession(id string) (io.ReadCloser, int64, error)
 }
+
+// ErrNoSession is returned by RunService.OpenSession for an id with no
+// session (or a name in the sessions directory that is not a regular
+// file: a link, a FIFO, a device).
+var ErrNoSession = errors.New("gateway: no such session")
+
+// RequestError is a run refused before it started (a workspace not
+// allowed, a session over its size limit): the client gets Status and
+// Message as an HTTP error instead of a 200 stream.
+type RequestError struct {
+	Status  int
+	Type    string
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Message }
 
 // RunRequest is the body of POST /v1/runs.
 type RunRequest struct {
