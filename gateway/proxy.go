@@ -130,6 +130,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			writeError(rw, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
 		}
+		sc := s.requestSecrets(r)
 		call := &upstreamCall{}
 		base := s.upstreamStreamFunc(w, up, r.Header, call)
 		fn := s.wrap(base, w, pr)
@@ -140,7 +141,7 @@ func (s *Server) proxy(w wire) streamHandler {
 		route := routeName(w)
 		st, err := fn(r.Context(), req)
 		if err != nil {
-			s.upstreamFailed(rw, w, err)
+			s.upstreamFailed(rw, w, err, sc)
 			return
 		}
 		defer st.Close()
@@ -166,7 +167,7 @@ func (s *Server) proxy(w wire) streamHandler {
 				ferr = st.Err()
 			}
 			if ferr != nil || failed(m) {
-				s.answerFailed(rw, w, route, ferr, m)
+				s.answerFailed(rw, w, route, ferr, m, sc)
 				return
 			}
 			rw.Header().Set("Content-Type", "application/json")
@@ -186,9 +187,9 @@ func (s *Server) proxy(w wire) streamHandler {
 			m := st.Message()
 			switch {
 			case lim.exceeded(m):
-				buf = s.appendStreamError(enc, buf[:0], route, lim.err, m)
+				buf = s.appendStreamError(enc, buf[:0], route, lim.err, m, sc)
 			case ev.Type == llm.EventError:
-				buf = s.appendStreamError(enc, buf[:0], route, st.Err(), m)
+				buf = s.appendStreamError(enc, buf[:0], route, st.Err(), m, sc)
 			case ev.Type == llm.EventDone && rawStop(st) != "":
 				buf = enc.AppendDoneRaw(buf[:0], m, mapRawStop(w, rawStop(st), m))
 			default:
@@ -221,7 +222,7 @@ func (s *Server) proxy(w wire) streamHandler {
 		}
 		s.countRepairs(st.Message())
 		if err := st.Err(); err != nil && !errors.Is(err, context.Canceled) {
-			s.cfg.Logf("gateway: %s stream ended: %v", route, errText(err))
+			s.cfg.Logf("gateway: %s stream ended: %v", route, sc.string(errText(err)))
 		}
 	}
 }
@@ -356,8 +357,9 @@ func providerErrorStatus(typ string) int {
 
 // answerFailed answers a non-streaming request whose upstream stream
 // failed, in the provider's error shape, and counts it.
-func (s *Server) answerFailed(rw http.ResponseWriter, w wire, route string, err error, m *llm.Message) {
+func (s *Server) answerFailed(rw http.ResponseWriter, w wire, route string, err error, m *llm.Message, sc secrets) {
 	f := classify(w, err, m)
+	f.msg = sc.string(f.msg)
 	if errors.Is(err, context.Canceled) && m.StopReason != llm.StopError {
 		s.m.streamErrors.WithLabelValues(route, "aborted").Inc()
 		return // the client is gone
@@ -368,8 +370,9 @@ func (s *Server) answerFailed(rw http.ResponseWriter, w wire, route string, err 
 
 // appendStreamError appends the in-band error event that ends a stream
 // after its 200, with the provider's error type kept, and counts it.
-func (s *Server) appendStreamError(enc *wireenc.Encoder, dst []byte, route string, err error, m *llm.Message) []byte {
+func (s *Server) appendStreamError(enc *wireenc.Encoder, dst []byte, route string, err error, m *llm.Message, sc secrets) []byte {
 	f := classify(enc.Wire(), err, m)
+	f.msg = sc.string(f.msg)
 	s.m.streamErrors.WithLabelValues(route, f.typ).Inc()
 	if enc.Wire() == wireenc.OpenAIResponses {
 		m.StopReason, m.ErrorMessage = llm.StopError, f.msg
@@ -428,7 +431,7 @@ func mapRawStop(w wire, raw string, m *llm.Message) string {
 // upstreamFailed answers a request whose upstream call failed before
 // streaming: the upstream's own status and body when it answered, 502 when
 // it could not be reached.
-func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error) {
+func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error, sc secrets) {
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
 		s.m.upstreamErrors.WithLabelValues("status_" + itoa(int64(ue.Status))).Inc()
@@ -437,7 +440,7 @@ func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error) {
 		}
 		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(ue.Status)
-		rw.Write(ue.Body)
+		rw.Write(sc.bytes(ue.Body)) // an upstream may echo the key it was sent
 		return
 	}
 	if errors.Is(err, context.Canceled) {
@@ -449,7 +452,7 @@ func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error) {
 		return
 	}
 	s.m.upstreamErrors.WithLabelValues("connect").Inc()
-	s.cfg.Logf("gateway: upstream unreachable: %v", errText(err))
+	s.cfg.Logf("gateway: upstream unreachable: %v", sc.string(errText(err)))
 	// The upstream's address stays in the log: clients learn only that it
 	// could not be reached.
 	writeWireError(rw, w, http.StatusBadGateway, "upstream_unreachable", "the upstream could not be reached")
@@ -468,7 +471,7 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		}
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("Accept", "text/event-stream")
-		copyAuth(hr.Header, hdr)
+		s.upstreamAuth(hr.Header, hdr, w)
 		resp, err := s.cfg.HTTPClient.Do(hr)
 		if err != nil {
 			return nil, err

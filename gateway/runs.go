@@ -29,7 +29,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, "server_error", err.Error())
 			return
 		}
-		copyAuth(req.Header, r.Header)
+		s.upstreamAuth(req.Header, r.Header, wireChat)
 		resp, err := s.cfg.HTTPClient.Do(req)
 		if err != nil {
 			s.m.upstreamErrors.WithLabelValues("connect").Inc()
@@ -37,9 +37,14 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+		if err != nil {
+			writeError(w, http.StatusBadGateway, "upstream_unreachable", "the upstream's model list could not be read")
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+		w.Write(s.requestSecrets(r).bytes(b))
 		return
 	}
 	b := []byte(`{"object":"list","data":[`)
@@ -104,6 +109,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
 	}
+	res.Error = s.requestSecrets(r).string(res.Error)
 	res.SessionID = req.SessionID
 	out, _ := json.Marshal(res)
 	buf = append(append(append(buf[:0], "event: result\ndata: "...), out...), "\n\n"...)
@@ -230,10 +236,24 @@ func (s *sseWriter) write(b []byte) error {
 	return s.rc.Flush()
 }
 
-// copyAuth passes the client's credentials to the upstream. They are never
+// upstreamAuth sets the upstream request's credentials: the configured
+// UpstreamKey, or else (without a gateway key of its own) the client's.
+// Version and organisation headers always pass. Credentials are never
 // logged.
-func copyAuth(dst, src http.Header) {
-	for _, k := range []string{"Authorization", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project"} {
+func (s *Server) upstreamAuth(dst, src http.Header, w wire) {
+	switch {
+	case s.cfg.UpstreamKey != "" && w == wireAnthropic:
+		dst.Set("X-Api-Key", s.cfg.UpstreamKey)
+	case s.cfg.UpstreamKey != "":
+		dst.Set("Authorization", "Bearer "+s.cfg.UpstreamKey)
+	case s.cfg.AuthKey == "":
+		copyHeaders(dst, src, "Authorization", "X-Api-Key")
+	}
+	copyHeaders(dst, src, "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project")
+}
+
+func copyHeaders(dst, src http.Header, keys ...string) {
+	for _, k := range keys {
 		if v := src.Values(k); len(v) > 0 {
 			dst[k] = append([]string(nil), v...)
 		}

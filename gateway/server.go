@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -72,6 +74,26 @@ type Config struct {
 
 	// Runs serves /v1/runs and /v1/sessions; nil disables those routes.
 	Runs RunService
+
+	// Browser and network boundary (see guard): CORSOrigins are the
+	// browser origins allowed ("*" for any; none by default). CheckHost
+	// refuses Host names other than localhost, IP literals and
+	// AllowedHosts (set it when listening on loopback: DNS rebinding).
+	CORSOrigins  []string
+	CheckHost    bool
+	AllowedHosts []string
+	// AuthKey, when set, is the gateway's own API key: /v1/ requests must
+	// send it (Authorization: Bearer or x-api-key), and then the client's
+	// credentials are not forwarded; the upstream gets UpstreamKey.
+	AuthKey string
+	// UpstreamKey, when set, is sent to the upstream instead of the
+	// client's credentials (Authorization: Bearer on OpenAI wires,
+	// x-api-key on Anthropic).
+	UpstreamKey string
+	// Secrets are further literal values (API keys of runs) redacted from
+	// everything the gateway sends or logs; AuthKey and UpstreamKey are
+	// always redacted.
+	Secrets []string
 
 	// Logf receives one line per failure worth an operator's look. Request
 	// bodies and API keys are never passed to it.
@@ -176,12 +198,25 @@ type Server struct {
 	drain   atomic.Bool   // set by Serve on shutdown: new work is refused with 503
 	active  sync.WaitGroup
 	handler http.Handler
+	authKey []byte  // SHA-256 of Config.AuthKey; nil: no gateway key
+	secrets secrets // literal values never sent or logged
 }
 
 // New validates cfg and returns a Server.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, m: newMetrics(), slots: make(chan struct{}, cfg.MaxStreams)}
+	if cfg.AuthKey != "" {
+		sum := sha256.Sum256([]byte(cfg.AuthKey))
+		s.authKey = sum[:]
+	}
+	for _, v := range append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...) {
+		if len(v) >= minSecretLen {
+			s.secrets = append(s.secrets, v)
+		}
+	}
+	logf := cfg.Logf
+	s.cfg.Logf = func(f string, a ...any) { logf("%s", s.secrets.string(fmt.Sprintf(f, a...))) }
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
@@ -195,7 +230,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
 	})
-	s.handler = mux
+	s.handler = s.guard(mux)
 	return s, nil
 }
 
