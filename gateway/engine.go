@@ -21,9 +21,11 @@ type EngineRuns struct {
 	// lets a request name a workspace: a plain directory name under it.
 	Workspace      string
 	WorkspacesRoot string
-	// Model and StreamFunc are the provider every run calls.
-	Model      llm.Model
-	StreamFunc llm.StreamFunc
+	// Model and StreamFunc are the provider every run calls. A request's
+	// "model" replaces Model.ID when ModelFromRequest is set.
+	Model            llm.Model
+	ModelFromRequest bool
+	StreamFunc       llm.StreamFunc
 	// Stream configures the decorator chain of each run.
 	Stream engine.StreamOptions
 	// MaxTurns bounds each run (engine default when zero).
@@ -43,7 +45,7 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 		ws = filepath.Join(e.WorkspacesRoot, req.Workspace)
 	}
 	model := e.Model
-	if req.Model != "" {
+	if req.Model != "" && e.ModelFromRequest {
 		model.ID = req.Model
 	}
 	var emitErr error

@@ -458,6 +458,25 @@ func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error, sc se
 	writeWireError(rw, w, http.StatusBadGateway, "upstream_unreachable", "the upstream could not be reached")
 }
 
+// UpstreamBase normalises an upstream URL to the one convention the
+// gateway and the engine share: the OpenAI-style base that ends in /v1
+// (what users paste: https://api.openai.com/v1, http://127.0.0.1:8000/v1,
+// https://openrouter.ai/api/v1). A URL with no path gets /v1; any other
+// path is kept as given. Requests go to base + "/chat/completions",
+// "/responses", "/messages" or "/models".
+func UpstreamBase(u string) string {
+	u = strings.TrimRight(u, "/")
+	if i := strings.Index(u, "://"); i >= 0 && !strings.Contains(u[i+3:], "/") {
+		u += "/v1"
+	}
+	return u
+}
+
+// upstreamURL is the endpoint of wire w on the upstream base.
+func upstreamURL(base string, w wire) string {
+	return provider.Endpoint(w, &llm.Model{BaseURL: UpstreamBase(base)})
+}
+
 // upstreamStreamFunc is the base of the proxy's chain: it posts body to the
 // upstream and decodes the answer with a pooled decoder.
 func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *upstreamCall) llm.StreamFunc {
@@ -465,7 +484,7 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		if s.cfg.Upstream == "" {
 			return nil, errors.New("no upstream configured")
 		}
-		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.cfg.Upstream, "/")+w.Path(), bytes.NewReader(body))
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL(s.cfg.Upstream, w), bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}

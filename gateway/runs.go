@@ -24,7 +24,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, "not_found", "no models configured and no upstream")
 			return
 		}
-		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, strings.TrimRight(s.cfg.Upstream, "/")+"/v1/models", nil)
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, UpstreamBase(s.cfg.Upstream)+"/models", nil)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, "server_error", err.Error())
 			return
