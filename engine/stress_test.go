@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,7 +63,8 @@ func stressPicker(t *testing.T, overflowed *sync.Map, prefixes *sync.Map) script
 			return s, &s.Turns[0]
 		}
 		if req.CacheBoundary > 0 && req.CacheBoundary <= len(req.System) {
-			// Runs with the same wire and tools must share one prefix.
+			// Runs with the same wire and tools must share one prefix (only
+			// in-process requests carry the boundary).
 			group := req.Model.API
 			for _, tl := range req.Tools {
 				group += "," + tl.Name
@@ -98,7 +100,7 @@ func stressPicker(t *testing.T, overflowed *sync.Map, prefixes *sync.Map) script
 				scripted.Call{Name: "read", Args: `{"path":"AGENTS.md","limit":3}`},
 			)}
 		case 2:
-			if sess%4 == 1 {
+			if sess%4 < 2 {
 				steps = []scripted.Step{scripted.ToolCall("", "exec", `{"command":"echo hi; cat `+own+`"}`)}
 				break
 			}
@@ -127,7 +129,7 @@ func stressPicker(t *testing.T, overflowed *sync.Map, prefixes *sync.Map) script
 // checks that every run got the same stable system prompt and left a
 // paired transcript.
 func TestConcurrentSessionsStress(t *testing.T) {
-	sessions, runs := 24, 3
+	sessions, runs := 48, 4
 	if testing.Short() {
 		sessions = 8
 	}
@@ -135,6 +137,13 @@ func TestConcurrentSessionsStress(t *testing.T) {
 	dir := t.TempDir()
 	var overflowed, prefixes sync.Map
 	prov := scripted.MustNew(scripted.Options{Pick: stressPicker(t, &overflowed, &prefixes)})
+	// Half the sessions go over loopback HTTP through package provider's
+	// shared client, the gateway's path.
+	srv, err := prov.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
 	cfg := prompt.SampleConfig()
 	cfg.HomeDir = home
 	counter, err := tokenize.Get(tokenize.O200kBase)
@@ -152,27 +161,48 @@ func TestConcurrentSessionsStress(t *testing.T) {
 			q := &Queue{}
 			for r := range runs {
 				var steered atomic.Bool
+				ctx, cancel := context.WithCancel(context.Background())
+				abort := r == runs-1 && i%5 == 4
 				p := Params{
 					Prompt:        fmt.Sprintf("s%d r%d", i, r),
 					Model:         llm.Model{ID: "scripted-1", API: wires[i%len(wires)], Provider: "scripted", ContextWindow: 30000},
 					StreamFunc:    prov.StreamFunc(),
 					Workspace:     ws,
-					Builtins:      BuiltinOptions{Exec: i%4 == 1, ExecTimeout: 20 * time.Second},
+					Builtins:      BuiltinOptions{Exec: i%4 < 2, ExecTimeout: 20 * time.Second},
 					Tools:         []*Tool{echoTool},
 					SessionFile:   filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i)),
 					Session:       SessionOptions{Durability: transcript.SyncNone, RotateAfterCompaction: i%2 == 0},
 					PromptOptions: PromptOptions{Config: cfg, Renderer: rd},
 					Queue:         q,
 					MaxTurns:      12,
+					// The idle-timeout timers run on every call.
+					Stream: StreamOptions{IdleTimeout: time.Minute},
 					OnEvent: func(e *Event) {
 						if e.Kind == EventToolStart && e.ToolName == "ls" && r == 0 && !steered.Swap(true) {
 							// Pushed from another goroutine while the run is
 							// active: delivered between turns.
 							go q.Push(Steer, fmt.Sprintf("steered s%d r%d", i, r))
 						}
+						if e.Kind == EventToolStart && e.ToolName == "read" && r == runs-1 && i%5 == 2 && !steered.Swap(true) {
+							// Cuts the running turn short.
+							q.Push(Interrupt, fmt.Sprintf("steered s%d r%d", i, r))
+						}
+						if abort && e.Kind == EventToolEnd {
+							cancel()
+						}
 					},
 				}
-				res, err := Run(context.Background(), p)
+				if i%2 == 1 {
+					p.StreamFunc, p.Model.BaseURL, p.APIKey = nil, srv.URL, "stress-key"
+				}
+				res, err := Run(ctx, p)
+				cancel()
+				if abort {
+					if !errors.Is(err, context.Canceled) || !res.Aborted {
+						errs <- fmt.Errorf("session %d run %d: aborted run ended with %v (aborted %v)", i, r, err, res.Aborted)
+					}
+					continue
+				}
 				if err != nil {
 					errs <- fmt.Errorf("session %d run %d: %w (notes %q)", i, r, err, res.Notes)
 					return
@@ -192,7 +222,7 @@ func TestConcurrentSessionsStress(t *testing.T) {
 					}
 				}
 				for _, tc := range res.ToolCalls {
-					if tc.IsError {
+					if tc.IsError && !errors.Is(tc.Err, ErrInterrupted) {
 						errs <- fmt.Errorf("session %d run %d: tool %s failed: %v", i, r, tc.Name, tc.Err)
 					}
 				}
@@ -227,6 +257,8 @@ func TestConcurrentSessionsStress(t *testing.T) {
 	if groups != 2*len(wires) {
 		t.Fatalf("%d groups of model calls with a cache boundary, want %d", groups, 2*len(wires))
 	}
+	t.Logf("%d sessions x %d runs; compactions: preemptive %d, overflow %d, threshold %d", sessions, runs,
+		compacted[0].Load(), compacted[1].Load(), compacted[2].Load())
 	if compacted[1].Load() == 0 || compacted[2].Load() == 0 {
 		t.Errorf("compactions: overflow %d, threshold %d; want both exercised", compacted[1].Load(), compacted[2].Load())
 	}
