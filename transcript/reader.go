@@ -306,6 +306,22 @@ func (r *Reader) Next() bool {
 
 var errNotObject = errors.New("not a JSON object")
 
+// maxUnknownNames bounds Stats.UnknownTypes.
+const maxUnknownNames = 32
+
+// countUnknown counts an unknown type name (cold path: unknown entries are
+// rare, and a name already seen costs no allocation).
+func (r *Reader) countUnknown(typ []byte) {
+	if r.st.UnknownTypes == nil {
+		r.st.UnknownTypes = make(map[string]int64)
+	}
+	if _, ok := r.st.UnknownTypes[string(typ)]; ok || len(r.st.UnknownTypes) < maxUnknownNames {
+		r.st.UnknownTypes[string(typ)]++
+		return
+	}
+	r.st.UnknownTypes["..."]++
+}
+
 func (r *Reader) bad(line []byte, start int64) {
 	r.st.BadLines++
 	if r.st.FirstBad == 0 {
@@ -381,10 +397,13 @@ func rawTo(buf *[]byte, v *fastjson.Value) []byte {
 // entry fills r.e from v; false when the entry is skipped.
 func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 	typ := v.GetStringBytes("type")
-	if r.v1 && string(typ) == "session" {
-		// pi's v1 migration leaves further session lines without ids.
-		r.index++
-		r.st.Unknown++
+	if string(typ) == "session" {
+		// A further header (pi's v1 migration leaves such lines without
+		// ids; OpenClaw's navigation ignores them): never an entry.
+		if r.v1 {
+			r.index++
+		}
+		r.st.ExtraHeaders++
 		return false
 	}
 	e := &r.e
@@ -405,11 +424,29 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 		}
 	} else {
 		e.ID = v.GetStringBytes("id")
-		e.ParentID = v.GetStringBytes("parentId")
+		pv := v.Get("parentId")
+		e.ParentID = pv.GetStringBytes()
+		e.ParentAbsent = pv == nil
 	}
 	e.Timestamp = timestampOf(v)
+	if am := v.Get("appendMode"); am != nil {
+		e.AppendSide = string(am.GetStringBytes()) == "side"
+	}
+	if e.Type == TypeLeaf {
+		// Navigation facts are needed even by SkipContent readers.
+		e.TargetID = v.GetStringBytes("targetId")
+		if ap := v.Get("appendParentId"); ap != nil {
+			e.AppendParentSet = true
+			e.AppendParentID = ap.GetStringBytes()
+		}
+	}
+	if e.Type == TypeReset {
+		e.FirstKeptEntryID = v.GetStringBytes("firstKeptEntryId")
+		e.Reason = v.GetStringBytes("reason")
+	}
 	if e.Type == TypeUnknown {
 		r.st.Unknown++
+		r.countUnknown(typ)
 		if !r.opts.KeepUnknown {
 			return false
 		}
@@ -436,6 +473,7 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 			role = m.GetStringBytes("role")
 		}
 		e.MessageRole = role
+		e.ExcludeFromContext = m.GetBool("excludeFromContext")
 		_, isLLM := llm.ParseRole(string(role))
 		if isLLM && !r.opts.RawMessages {
 			msg, err := llm.ParseMessage(m)
