@@ -218,21 +218,21 @@ type Header struct {
 
 // Stats counts what a Reader has seen so far.
 type Stats struct {
-	Lines      int64 // lines read, the header and blank lines included
-	Bytes      int64 // bytes consumed
-	Blank      int64 // empty or whitespace-only lines (skipped)
-	Entries    int64 // entries returned by Next
-	ByType     [NumEntryTypes]int64
-	Unknown    int64 // entries of an unknown type (skipped unless Options.KeepUnknown)
+	Lines   int64 // lines read, the header and blank lines included
+	Bytes   int64 // bytes consumed
+	Blank   int64 // empty or whitespace-only lines (skipped)
+	Entries int64 // entries returned by Next
+	ByType  [NumEntryTypes]int64
+	Unknown int64 // entries of an unknown type (skipped unless Options.KeepUnknown)
 	// UnknownTypes counts the unknown type names seen (at most 32 names;
 	// further ones are counted under "...").
 	UnknownTypes map[string]int64
 	// ExtraHeaders counts further session header lines after the first
 	// (OpenClaw keeps one per history window in some exports): skipped.
 	ExtraHeaders int64
-	BadLines   int64 // malformed lines skipped (not the torn last line)
-	FirstBad   int64 // line number of the first malformed line, 0 if none
-	Torn       bool  // the last line was incomplete (no newline, not valid JSON)
-	TornOffset int64 // byte offset where the torn last line starts
-	TornBytes  int64 // its length
+	BadLines     int64 // malformed lines skipped (not the torn last line)
+	FirstBad     int64 // line number of the first malformed line, 0 if none
+	Torn         bool  // the last line was incomplete (no newline, not valid JSON)
+	TornOffset   int64 // byte offset where the torn last line starts
+	TornBytes    int64 // its length
 }
