@@ -230,6 +230,9 @@ type Stats struct {
 	// ExtraHeaders counts further session header lines after the first
 	// (OpenClaw keeps one per history window in some exports): skipped.
 	ExtraHeaders int64
+	// LongLines counts lines over the limit skipped under
+	// Options.SkipLongLines; FirstLong is the first one's line number.
+	LongLines, FirstLong int64
 	BadLines     int64 // malformed lines skipped (not the torn last line)
 	FirstBad     int64 // line number of the first malformed line, 0 if none
 	Torn         bool  // the last line was incomplete (no newline, not valid JSON)
