@@ -295,8 +295,12 @@ func BashExecutionText(command, output string, exitCode *int, cancelled, truncat
 // last entry to the root. Malformed lines are skipped and a torn last line
 // is ignored, both counted in the returned Stats.
 func LoadContext(path string) (SessionContext, error) {
-	opts := Options{KeepUnknown: true, SkipContent: true}
-	r, err := OpenFile(path, opts)
+	return loadContext(func(o Options) (*Reader, error) { return OpenFile(path, o) }, path)
+}
+
+// loadContext is LoadContext over any source that can be read twice.
+func loadContext(open func(Options) (*Reader, error), name string) (SessionContext, error) {
+	r, err := open(Options{KeepUnknown: true, SkipContent: true})
 	if err != nil {
 		return SessionContext{}, err
 	}
@@ -332,7 +336,7 @@ func LoadContext(path string) (SessionContext, error) {
 		onPath[o] = pos
 	}
 	branch := make([]*Entry, len(order))
-	r, err = OpenFile(path, Options{KeepUnknown: true})
+	r, err = open(Options{KeepUnknown: true})
 	if err != nil {
 		return SessionContext{}, err
 	}
@@ -350,7 +354,7 @@ func LoadContext(path string) (SessionContext, error) {
 	}
 	for _, e := range branch {
 		if e == nil {
-			return SessionContext{}, fmt.Errorf("transcript: %s changed while being read", path)
+			return SessionContext{}, fmt.Errorf("transcript: %s changed while being read", name)
 		}
 	}
 	sc := buildFromPath(branch)
