@@ -233,9 +233,9 @@ type Stats struct {
 	// LongLines counts lines over the limit skipped under
 	// Options.SkipLongLines; FirstLong is the first one's line number.
 	LongLines, FirstLong int64
-	BadLines     int64 // malformed lines skipped (not the torn last line)
-	FirstBad     int64 // line number of the first malformed line, 0 if none
-	Torn         bool  // the last line was incomplete (no newline, not valid JSON)
-	TornOffset   int64 // byte offset where the torn last line starts
-	TornBytes    int64 // its length
+	BadLines             int64 // malformed lines skipped (not the torn last line)
+	FirstBad             int64 // line number of the first malformed line, 0 if none
+	Torn                 bool  // the last line was incomplete (no newline, not valid JSON)
+	TornOffset           int64 // byte offset where the torn last line starts
+	TornBytes            int64 // its length
 }

@@ -2,10 +2,10 @@ package transcript
 
 import (
 	"context"
-	mrand "math/rand/v2"
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -130,7 +130,9 @@ func (d *DirStore) Close() error { return nil }
 // Path returns the file of session id.
 func (d *DirStore) Path(id string) string { return filepath.Join(d.Dir, id+".jsonl") }
 
-func (d *DirStore) archivePath(id string) string { return filepath.Join(d.Dir, id+".jsonl.archived.zst") }
+func (d *DirStore) archivePath(id string) string {
+	return filepath.Join(d.Dir, id+".jsonl.archived.zst")
+}
 
 func (d *DirStore) Open(ctx context.Context, id string, opts WriterOptions) (SessionWriter, error) {
 	if err := validSessionID(id); err != nil {
