@@ -9,6 +9,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/transcript"
+	"github.com/valyala/fastjson"
 	_ "modernc.org/sqlite" // pure-Go driver "sqlite"
 )
 
@@ -45,10 +46,8 @@ func profileSQLite(path string, opts Options) ([]*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		rr := &rowReader{rows: rows}
-		rr.pending = llm.AppendJSONString(append(rr.pending[:0], `{"type":"session","version":3,"id":`...), id)
-		rr.pending = append(rr.pending, "}\n"...)
-		rep, err := profileReader(transcript.NewReader(rr, transcript.Options{KeepUnknown: true}), path, "sqlite", opts)
+		rr := &rowReader{rows: rows, id: id}
+		rep, err := profileReader(transcript.NewReader(rr, readOptions), path, "sqlite", opts)
 		rows.Close()
 		if rr.dec != nil {
 			rr.dec.Close()
@@ -62,6 +61,13 @@ func profileSQLite(path string, opts Options) ([]*Report, error) {
 		reps = append(reps, rep)
 	}
 	return reps, nil
+}
+
+// isHeaderLine reports whether line is a session header.
+func isHeaderLine(line []byte) bool {
+	var p fastjson.Parser
+	v, err := p.ParseBytes(line)
+	return err == nil && string(v.GetStringBytes("type")) == "session"
 }
 
 func colOr(cols map[string]bool, c string) string {
@@ -109,6 +115,8 @@ func sessionIDs(db *sql.DB) ([]string, error) {
 // then one line per event. It pulls one row at a time.
 type rowReader struct {
 	rows    *sql.Rows
+	id      string
+	started bool
 	pending []byte
 	off     int
 	dec     *zstd.Decoder
@@ -159,6 +167,16 @@ func (r *rowReader) Read(b []byte) (int, error) {
 			}
 		}
 		r.pending = append(r.pending, '\n')
+		if !r.started {
+			// OpenClaw stores the session header as the first row; rows of
+			// older stores start with entries, so a version-3 header is
+			// made up for them.
+			r.started = true
+			if !isHeaderLine(r.pending) {
+				h := llm.AppendJSONString([]byte(`{"type":"session","version":3,"id":`), r.id)
+				r.pending = append(append(h, "}\n"...), r.pending...)
+			}
+		}
 	}
 	n := copy(b, r.pending[r.off:])
 	r.off += n
