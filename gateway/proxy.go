@@ -357,7 +357,7 @@ func providerErrorStatus(typ string) int {
 
 // answerFailed answers a non-streaming request whose upstream stream
 // failed, in the provider's error shape, and counts it.
-func (s *Server) answerFailed(rw http.ResponseWriter, w wire, route string, err error, m *llm.Message, sc secrets) {
+func (s *Server) answerFailed(rw http.ResponseWriter, w wire, route string, err error, m *llm.Message, sc *secrets) {
 	f := classify(w, err, m)
 	f.msg = sc.string(f.msg)
 	if errors.Is(err, context.Canceled) && m.StopReason != llm.StopError {
@@ -370,7 +370,7 @@ func (s *Server) answerFailed(rw http.ResponseWriter, w wire, route string, err 
 
 // appendStreamError appends the in-band error event that ends a stream
 // after its 200, with the provider's error type kept, and counts it.
-func (s *Server) appendStreamError(enc *wireenc.Encoder, dst []byte, route string, err error, m *llm.Message, sc secrets) []byte {
+func (s *Server) appendStreamError(enc *wireenc.Encoder, dst []byte, route string, err error, m *llm.Message, sc *secrets) []byte {
 	f := classify(enc.Wire(), err, m)
 	f.msg = sc.string(f.msg)
 	s.m.streamErrors.WithLabelValues(route, f.typ).Inc()
@@ -431,7 +431,7 @@ func mapRawStop(w wire, raw string, m *llm.Message) string {
 // upstreamFailed answers a request whose upstream call failed before
 // streaming: the upstream's own status and body when it answered, 502 when
 // it could not be reached.
-func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error, sc secrets) {
+func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error, sc *secrets) {
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
 		s.m.upstreamErrors.WithLabelValues("status_" + itoa(int64(ue.Status))).Inc()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
 )
 
@@ -91,8 +92,9 @@ type Config struct {
 	// x-api-key on Anthropic).
 	UpstreamKey string
 	// Secrets are further literal values (API keys of runs) redacted from
-	// everything the gateway sends or logs; AuthKey and UpstreamKey are
-	// always redacted.
+	// everything the gateway sends or logs (internal/redact, which also
+	// catches key-shaped tokens); AuthKey and UpstreamKey are always
+	// redacted, and so are the credentials a request carries.
 	Secrets []string
 
 	// Logf receives one line per failure worth an operator's look. Request
@@ -198,8 +200,9 @@ type Server struct {
 	drain   atomic.Bool   // set by Serve on shutdown: new work is refused with 503
 	active  sync.WaitGroup
 	handler http.Handler
-	authKey []byte  // SHA-256 of Config.AuthKey; nil: no gateway key
-	secrets secrets // literal values never sent or logged
+	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
+	redactor   *redact.Redactor // configured secrets, never sent or logged
+	secretList []string
 }
 
 // New validates cfg and returns a Server.
@@ -210,13 +213,10 @@ func New(cfg Config) (*Server, error) {
 		sum := sha256.Sum256([]byte(cfg.AuthKey))
 		s.authKey = sum[:]
 	}
-	for _, v := range append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...) {
-		if len(v) >= minSecretLen {
-			s.secrets = append(s.secrets, v)
-		}
-	}
+	s.secretList = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
+	s.redactor = redact.New(s.secretList...)
 	logf := cfg.Logf
-	s.cfg.Logf = func(f string, a ...any) { logf("%s", s.secrets.string(fmt.Sprintf(f, a...))) }
+	s.cfg.Logf = func(f string, a ...any) { logf("%s", s.redactor.String(fmt.Sprintf(f, a...))) }
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ocbench/ocbench/engine"
 	"github.com/ocbench/ocbench/gateway"
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
@@ -64,8 +65,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		WriteTimeout: *writeTimeout, KeepAliveTimeout: *keepAlive, DrainDelay: *drainDelay,
 		CORSOrigins: splitList(*cors), AllowedHosts: splitList(*allowHosts),
 		AuthKey: *authKey, UpstreamKey: os.Getenv("OCBENCH_UPSTREAM_KEY"),
-		// The keys runs use are never echoed to a client or a log.
-		Secrets: []string{os.Getenv("OPENAI_API_KEY"), os.Getenv("ANTHROPIC_API_KEY")},
+		// The keys in the environment (those runs use) are never echoed
+		// to a client or a log.
+		Secrets: redact.FromEnviron(os.Environ()),
 		Logf:    func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
 	if *authKey != "" && cfg.UpstreamKey == "" && *upstream != "" {
 		fmt.Fprintln(stderr, "ocbench serve: with a gateway key the clients' credentials are not forwarded: set $OCBENCH_UPSTREAM_KEY for the upstream")
