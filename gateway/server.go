@@ -194,12 +194,12 @@ func (c *Config) setDefaults() {
 // Server is the HTTP gateway. Create it with New; it is safe for
 // concurrent use and holds no lock on the per-request path.
 type Server struct {
-	cfg     Config
-	m       *metrics
-	slots   chan struct{} // one token per stream being served
-	drain   atomic.Bool   // set by Serve on shutdown: new work is refused with 503
-	active  sync.WaitGroup
-	handler http.Handler
+	cfg        Config
+	m          *metrics
+	slots      chan struct{} // one token per stream being served
+	drain      atomic.Bool   // set by Serve on shutdown: new work is refused with 503
+	active     sync.WaitGroup
+	handler    http.Handler
 	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
 	redactor   *redact.Redactor // configured secrets, never sent or logged
 	secretList []string
