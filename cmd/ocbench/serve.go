@@ -126,6 +126,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		runs.Workspace = dir
 	}
 	runs.Stream = engine.StreamOptions{IdleTimeout: *idle}
+	runs.Secrets = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
 	cfg.Runs = runs
 
 	ln, err := net.Listen("tcp", *addr)
