@@ -340,3 +340,36 @@ func TestUpstreamWithV1(t *testing.T) {
 		}
 	}
 }
+
+// /v1/responses proxies the Responses wire with the chain's repairs,
+// streamed and not.
+func TestResponsesRoute(t *testing.T) {
+	body := func(stream bool) string {
+		return `{"model":"m1","stream":` + map[bool]string{true: "true", false: "false"}[stream] +
+			`,"input":"read a.txt","tools":[{"type":"function","name":"read","parameters":{"type":"object"}}]}`
+	}
+	r := startRig(t, malformedScript(), Config{})
+	resp := post(t, r.url+"/v1/responses", body(true))
+	m := decodeSSE(t, provider.WireOpenAIResponses, resp.Body)
+	if m.StopReason != llm.StopToolUse || toolArgs(t, m)["path"] != "a.txt" {
+		t.Errorf("streamed: stop %v %s", m.StopReason, m.AppendJSON(nil))
+	}
+	r = startRig(t, malformedScript(), Config{})
+	resp = post(t, r.url+"/v1/responses", body(false))
+	var out struct {
+		Object, Status string
+		Output         []struct{ Type, Name, Arguments string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	var call *struct{ Type, Name, Arguments string }
+	for i := range out.Output {
+		if out.Output[i].Type == "function_call" {
+			call = &out.Output[i]
+		}
+	}
+	if out.Object != "response" || out.Status != "completed" || call == nil || call.Name != "read" || !json.Valid([]byte(call.Arguments)) {
+		t.Errorf("non-streamed: %+v", out)
+	}
+}

@@ -30,6 +30,7 @@ type wire = provider.Wire
 const (
 	wireChat      = provider.WireOpenAIChat
 	wireAnthropic = provider.WireAnthropic
+	wireResponses = provider.WireOpenAIResponses
 )
 
 // UpstreamError is an upstream's non-2xx answer, relayed to the client with
@@ -73,7 +74,7 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 	pr.model = string(mv.GetStringBytes())
 	pr.stream = v.GetBool("stream")
 	for _, t := range v.GetArray("tools") {
-		name := t.GetStringBytes("name") // Anthropic
+		name := t.GetStringBytes("name") // Anthropic, Responses
 		if w == provider.WireOpenAIChat {
 			name = t.GetStringBytes("function", "name")
 		}
@@ -81,7 +82,10 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 			pr.tools = append(pr.tools, string(name))
 		}
 	}
-	if w == provider.WireOpenAIChat && v.Get("messages") == nil {
+	switch {
+	case w == provider.WireOpenAIResponses && v.Get("input") == nil:
+		return pr, errors.New(`"input" is required`)
+	case w != provider.WireOpenAIResponses && v.Get("messages") == nil:
 		return pr, errors.New(`"messages" is required`)
 	}
 	return pr, nil
@@ -135,8 +139,11 @@ func (s *Server) proxy(w wire) streamHandler {
 		base := s.upstreamStreamFunc(w, up, r.Header, call)
 		fn := s.wrap(base, w, pr)
 		req := &llm.Request{Model: llm.Model{ID: pr.model, API: w.API(), Provider: "openai-compatible"}}
-		if w == provider.WireAnthropic {
+		switch w {
+		case provider.WireAnthropic:
 			req.Model.Provider = "anthropic"
+		case provider.WireOpenAIResponses:
+			req.Model.Provider = "openai"
 		}
 		route := routeName(w)
 		st, err := fn(r.Context(), req)
@@ -390,8 +397,11 @@ var (
 // prefix and a counter, so ids never repeat across answers or replicas.
 func responseID(w wire) string {
 	n := strconv.FormatUint(idSeq.Add(1), 36)
-	if w == provider.WireAnthropic {
+	switch w {
+	case provider.WireAnthropic:
 		return "msg_" + idPrefix + n
+	case provider.WireOpenAIResponses:
+		return "resp_" + idPrefix + n
 	}
 	return "chatcmpl-" + idPrefix + n
 }

@@ -223,6 +223,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/models", s.instrument("models", s.models))
 	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream(s.proxy(wireChat))))
 	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream(s.proxy(wireAnthropic))))
+	mux.HandleFunc("POST /v1/responses", s.instrument("responses", s.stream(s.proxy(wireResponses))))
 	if cfg.Runs != nil {
 		mux.HandleFunc("POST /v1/runs", s.instrument("runs", s.stream(s.runs)))
 		mux.HandleFunc("GET /v1/sessions/{id}", s.instrument("sessions", s.session))
