@@ -32,13 +32,13 @@ import (
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.CheckHost && !s.hostAllowed(r.Host) {
-			s.m.rejected.WithLabelValues("host").Inc()
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "host").Inc()
 			writeError(w, http.StatusMisdirectedRequest, "permission_error", "host not allowed: start the gateway with --allow-host")
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" {
 			if !s.originAllowed(origin) {
-				s.m.rejected.WithLabelValues("origin").Inc()
+				s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "origin").Inc()
 				writeError(w, http.StatusForbidden, "permission_error", "cross-origin requests are refused: start the gateway with --cors "+origin+" to allow this origin")
 				return
 			}
@@ -57,13 +57,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 		}
 		if s.authKey != nil && strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r) {
-			s.m.rejected.WithLabelValues("auth").Inc()
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "auth").Inc()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ocbench"`)
 			writeError(w, http.StatusUnauthorized, "authentication_error", "missing or wrong gateway API key")
 			return
 		}
 		if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-			s.m.rejected.WithLabelValues("content_type").Inc()
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "content_type").Inc()
 			writeError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "the body must be sent as Content-Type: application/json")
 			return
 		}

@@ -168,7 +168,7 @@ func (s *Server) proxy(w wire) streamHandler {
 				}
 			}
 			m := st.Message()
-			s.countRepairs(m)
+			s.countRepairs(route, m)
 			ferr := lim.err
 			if ferr == nil {
 				ferr = st.Err()
@@ -182,6 +182,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			return
 		}
 		sse := newSSEWriter(rw)
+		events := s.m.events.WithLabelValues(route)
 		bp := bufPool.Get().(*[]byte)
 		defer bufPool.Put(bp)
 		buf := *bp
@@ -214,7 +215,7 @@ func (s *Server) proxy(w wire) streamHandler {
 				first = false
 				s.m.timeToFirstEvent.WithLabelValues(route).Observe(time.Since(start).Seconds())
 			}
-			s.m.events.WithLabelValues(route).Inc()
+			events.Inc()
 			if err := sse.write(buf); err != nil {
 				// The client went away or stopped reading; returning
 				// closes the upstream body.
@@ -227,7 +228,7 @@ func (s *Server) proxy(w wire) streamHandler {
 		if cap(buf) <= 1<<20 {
 			*bp = buf[:0]
 		}
-		s.countRepairs(st.Message())
+		s.countRepairs(route, st.Message())
 		if err := st.Err(); err != nil && !errors.Is(err, context.Canceled) {
 			s.cfg.Logf("gateway: %s stream ended: %v", route, sc.string(errText(err)))
 		}
@@ -444,7 +445,7 @@ func mapRawStop(w wire, raw string, m *llm.Message) string {
 func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error, sc *secrets) {
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
-		s.m.upstreamErrors.WithLabelValues("status_" + itoa(int64(ue.Status))).Inc()
+		s.m.upstreamErrors.WithLabelValues(routeName(w), "status_"+itoa(int64(ue.Status))).Inc()
 		if ue.RetryAfter != "" {
 			rw.Header().Set("Retry-After", ue.RetryAfter)
 		}
@@ -457,11 +458,11 @@ func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error, sc *s
 		return
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		s.m.upstreamErrors.WithLabelValues("timeout").Inc()
+		s.m.upstreamErrors.WithLabelValues(routeName(w), "timeout").Inc()
 		writeWireError(rw, w, http.StatusGatewayTimeout, "timeout_error", "the upstream did not answer in time")
 		return
 	}
-	s.m.upstreamErrors.WithLabelValues("connect").Inc()
+	s.m.upstreamErrors.WithLabelValues(routeName(w), "connect").Inc()
 	s.cfg.Logf("gateway: upstream unreachable: %v", sc.string(errText(err)))
 	// The upstream's address stays in the log: clients learn only that it
 	// could not be reached.

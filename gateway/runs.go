@@ -32,7 +32,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		s.upstreamAuth(req.Header, r.Header, wireChat)
 		resp, err := s.cfg.HTTPClient.Do(req)
 		if err != nil {
-			s.m.upstreamErrors.WithLabelValues("connect").Inc()
+			s.m.upstreamErrors.WithLabelValues("models", "connect").Inc()
 			writeError(w, http.StatusBadGateway, "upstream_unreachable", "upstream: "+errText(err))
 			return
 		}
@@ -197,7 +197,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
 				"request body exceeds "+itoa(mbe.Limit)+" bytes")
 		case errors.As(err, &ne) && ne.Timeout():
-			s.m.rejected.WithLabelValues("body_timeout").Inc()
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "body_timeout").Inc()
 			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusRequestTimeout, "request_timeout",
 				"the request body did not arrive within "+s.cfg.BodyTimeout.String())

@@ -221,11 +221,11 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /v1/models", s.instrument("models", s.models))
-	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream(s.proxy(wireChat))))
-	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream(s.proxy(wireAnthropic))))
-	mux.HandleFunc("POST /v1/responses", s.instrument("responses", s.stream(s.proxy(wireResponses))))
+	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream("chat", s.proxy(wireChat))))
+	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream("messages", s.proxy(wireAnthropic))))
+	mux.HandleFunc("POST /v1/responses", s.instrument("responses", s.stream("responses", s.proxy(wireResponses))))
 	if cfg.Runs != nil {
-		mux.HandleFunc("POST /v1/runs", s.instrument("runs", s.stream(s.runs)))
+		mux.HandleFunc("POST /v1/runs", s.instrument("runs", s.stream("runs", s.runs)))
 		mux.HandleFunc("GET /v1/sessions/{id}", s.instrument("sessions", s.session))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -333,24 +333,30 @@ type streamHandler func(w http.ResponseWriter, r *http.Request, body []byte)
 // slot, so clients trickling bodies cannot lock others out), then a
 // stream slot is taken or the request gets 429 with Retry-After. The
 // handler runs under RequestTimeout.
-func (s *Server) stream(next streamHandler) http.HandlerFunc {
+func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.refuseDraining(w) {
+		if s.refuseDraining(w, route) {
 			return
 		}
 		body, ok := s.readBody(w, r)
 		if !ok {
 			return
 		}
-		if s.refuseDraining(w) {
+		if s.refuseDraining(w, route) {
 			return
 		}
 		select {
 		case s.slots <- struct{}{}:
 		default:
-			s.m.rejected.WithLabelValues("overload").Inc()
+			s.m.rejected.WithLabelValues(route, "overload").Inc()
 			w.Header().Set("Retry-After", s.retryAfter())
-			writeError(w, http.StatusTooManyRequests, "overloaded", "too many concurrent streams; retry later")
+			// Each wire's own rate-limit type, so that SDKs raise their
+			// rate-limit error class and honour Retry-After.
+			typ := "rate_limit_exceeded"
+			if route == "messages" || route == "count_tokens" {
+				typ = "rate_limit_error"
+			}
+			writeWireError(w, routeWire(route), http.StatusTooManyRequests, typ, "too many concurrent streams; retry later")
 			return
 		}
 		s.active.Add(1)
@@ -366,15 +372,56 @@ func (s *Server) stream(next streamHandler) http.HandlerFunc {
 	}
 }
 
-func (s *Server) refuseDraining(w http.ResponseWriter) bool {
+func (s *Server) refuseDraining(w http.ResponseWriter, route string) bool {
 	if !s.drain.Load() {
 		return false
 	}
-	s.m.rejected.WithLabelValues("draining").Inc()
+	s.m.rejected.WithLabelValues(route, "draining").Inc()
 	w.Header().Set("Retry-After", s.retryAfter())
 	w.Header().Set("Connection", "close")
-	writeError(w, http.StatusServiceUnavailable, "draining", "the gateway is shutting down")
+	typ := "server_error"
+	if routeWire(route) == wireAnthropic {
+		typ = "overloaded_error"
+	}
+	writeWireError(w, routeWire(route), http.StatusServiceUnavailable, typ, "the gateway is shutting down")
 	return true
+}
+
+// routeOf is the route label of a request path: one value per route on
+// every metric, the same the route's handler is instrumented with.
+func routeOf(path string) string {
+	switch {
+	case path == "/v1/chat/completions":
+		return "chat"
+	case path == "/v1/messages":
+		return "messages"
+	case path == "/v1/messages/count_tokens":
+		return "count_tokens"
+	case path == "/v1/responses":
+		return "responses"
+	case path == "/v1/runs":
+		return "runs"
+	case strings.HasPrefix(path, "/v1/sessions/"):
+		return "sessions"
+	case path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
+		return "models"
+	case path == "/healthz":
+		return "healthz"
+	case path == "/metrics":
+		return "metrics"
+	}
+	return "other"
+}
+
+// routeWire is the wire whose error shape a route answers in.
+func routeWire(route string) wire {
+	switch route {
+	case "messages", "count_tokens":
+		return wireAnthropic
+	case "responses":
+		return wireResponses
+	}
+	return wireChat
 }
 
 func (s *Server) retryAfter() string {
