@@ -241,3 +241,15 @@ func TestHostileClients(t *testing.T) {
 		t.Logf("shutdown took %v (grace %v)", time.Since(start), grace)
 	})
 }
+
+// serveHTTP serves srv on a loopback port for the test.
+func serveHTTP(t testing.TB, srv *http.Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}

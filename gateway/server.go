@@ -20,16 +20,20 @@ import (
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
 )
 
 // Config is what a Server needs. Zero values take the defaults in
 // setDefaults.
 type Config struct {
 	// Upstream is the base URL of the provider the proxy forwards to (an
-	// OpenAI-compatible or Anthropic endpoint). Required for the proxy
-	// routes; the serve command points it at the built-in scripted
-	// upstream when the user gives none.
+	// OpenAI-compatible or Anthropic endpoint), OpenAI-style with /v1 (see
+	// UpstreamBase). Required for the proxy routes; the serve command
+	// points it at the built-in scripted upstream when the user gives none.
 	Upstream string
+	// UpstreamCompat, when set, replaces the detected chat compatibility
+	// settings of Upstream (provider.CompatFor).
+	UpstreamCompat *provider.Compat
 	// Models, when non-empty, is the list /v1/models reports and the only
 	// model ids the proxy accepts (others get 404). Empty: any id is
 	// passed through and /v1/models asks the upstream.
@@ -201,6 +205,7 @@ type Server struct {
 	active     sync.WaitGroup
 	handler    http.Handler
 	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
+	compat     provider.Compat  // what the upstream's chat endpoint accepts
 	redactor   *redact.Redactor // configured secrets, never sent or logged
 	secretList []string
 }
@@ -212,6 +217,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AuthKey != "" {
 		sum := sha256.Sum256([]byte(cfg.AuthKey))
 		s.authKey = sum[:]
+	}
+	s.compat = provider.CompatFor(&llm.Model{BaseURL: UpstreamBase(cfg.Upstream), Provider: "openai-compatible"})
+	if cfg.UpstreamCompat != nil {
+		s.compat = *cfg.UpstreamCompat
 	}
 	s.secretList = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
 	s.redactor = redact.New(s.secretList...)
@@ -480,6 +489,9 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+		// Every answer has a request id; the proxy replaces it with the
+		// upstream's when there is one.
+		w.Header().Set(requestIDHeader(routeWire(route)), "req_"+idPrefix+strconv.FormatUint(idSeq.Add(1), 36))
 		defer func() {
 			p := recover()
 			if p != nil {
