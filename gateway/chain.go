@@ -50,9 +50,9 @@ func (s *Server) countRepairs(route string, m *llm.Message) {
 	}
 }
 
-// countTokens adds one answer's usage to the token counters. Zero kinds
+// addTokens adds one answer's usage to the token counters. Zero kinds
 // are not touched, so that usage the upstream did not send stays absent.
-func (s *Server) countTokens(route, model string, u *llm.Usage) {
+func (s *Server) addTokens(route, model string, u *llm.Usage) {
 	if *u == (llm.Usage{}) {
 		return
 	}

@@ -207,7 +207,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			}
 			m := st.Message()
 			s.countRepairs(route, m)
-			s.countTokens(route, pr.model, &m.Usage)
+			s.addTokens(route, pr.model, &m.Usage)
 			ferr := lim.err
 			if ferr == nil {
 				ferr = st.Err()
@@ -291,7 +291,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			*bp = buf[:0]
 		}
 		s.countRepairs(route, st.Message())
-		s.countTokens(route, pr.model, &st.Message().Usage)
+		s.addTokens(route, pr.model, &st.Message().Usage)
 		if err := st.Err(); err != nil && !errors.Is(err, context.Canceled) {
 			s.cfg.Logf("gateway: %s stream ended: %v", route, sc.string(errText(err)))
 		}

@@ -230,6 +230,8 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /v1/models", s.instrument("models", s.models))
+	mux.HandleFunc("GET /v1/models/{id}", s.instrument("models", s.model))
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.instrument("count_tokens", s.stream("count_tokens", s.countTokens)))
 	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream("chat", s.proxy(wireChat))))
 	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream("messages", s.proxy(wireAnthropic))))
 	mux.HandleFunc("POST /v1/responses", s.instrument("responses", s.stream("responses", s.proxy(wireResponses))))

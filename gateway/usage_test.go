@@ -140,3 +140,12 @@ func TestProxyFollowsCompat(t *testing.T) {
 		t.Errorf("OpenAI upstream got a changed body %s", got)
 	}
 }
+
+func TestEncodingFor(t *testing.T) {
+	for model, want := range map[string]string{"gpt-4o-mini": "o200k_base", "openai/gpt-5": "o200k_base", "o3-mini": "o200k_base",
+		"gpt-4-turbo": "cl100k_base", "claude-sonnet-4-5": "cl100k_base", "llama-3": "cl100k_base"} {
+		if got := EncodingFor(model).String(); got != want {
+			t.Errorf("%s: %s, want %s", model, got, want)
+		}
+	}
+}
