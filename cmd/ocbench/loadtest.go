@@ -25,15 +25,16 @@ func init() {
 // Request bodies per route. Runs get a fresh session per request, so that
 // concurrent runs never wait on one session's lock.
 const (
-	chatLoadBody     = `{"model":"scripted-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}`
-	messagesLoadBody = `{"model":"scripted-1","max_tokens":512,"stream":true,"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
+	chatLoadBody      = `{"model":"scripted-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}`
+	messagesLoadBody  = `{"model":"scripted-1","max_tokens":512,"stream":true,"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
+	responsesLoadBody = `{"model":"scripted-1","stream":true,"input":"read AGENTS.md","tools":[{"type":"function","name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
 )
 
 func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "gateway base URL on loopback (default: start a gateway and a scripted upstream)")
-	route := fs.String("route", "chat", "what to drive: chat, messages, runs, or direct (the scripted upstream itself, for the proxy's overhead)")
+	route := fs.String("route", "chat", "what to drive: chat, messages, responses, runs, or direct (the scripted upstream itself, for the proxy's overhead)")
 	rate := fs.Float64("rate", 100, "requests per second")
 	rampTo := fs.Float64("ramp-to", 0, "raise the rate linearly to this by the end")
 	dur := fs.Duration("duration", 10*time.Second, "how long to attack (at most 1h)")
@@ -109,13 +110,15 @@ func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64)
 		return "/v1/chat/completions", []byte(chatLoadBody), nil, nil
 	case "messages":
 		return "/v1/messages", []byte(messagesLoadBody), nil, nil
+	case "responses":
+		return "/v1/responses", []byte(responsesLoadBody), nil, nil
 	case "runs":
 		prefix := "lt" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
 		return "/v1/runs", nil, func(n uint64) []byte {
 			return []byte(`{"session":"` + prefix + strconv.FormatUint(n, 10) + `","message":"read AGENTS.md"}`)
 		}, nil
 	}
-	return "", nil, nil, fmt.Errorf("unknown --route %q (chat, messages, runs, direct)", route)
+	return "", nil, nil, fmt.Errorf("unknown --route %q (chat, messages, responses, runs, direct)", route)
 }
 
 // findMaxRate doubles the rate from cfg.Rate, then bisects, each step for

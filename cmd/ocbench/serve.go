@@ -50,6 +50,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	authKey := fs.String("auth-key", "", "the gateway's own API key (prefer $OCBENCH_AUTH_KEY); clients send it as Bearer or x-api-key, and the upstream gets $OCBENCH_UPSTREAM_KEY")
 	sessions := fs.String("sessions", "", "directory of /v1/runs session files (default: a temporary directory)")
 	workspace := fs.String("workspace", "", "workspace of /v1/runs (default: the built-in sample workspace)")
+	upCompat := fs.String("upstream-compat", "auto", "what --upstream's chat endpoint accepts: auto (OpenAI's own host or not), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the gateway to this file until it stops")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -73,6 +74,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ocbench serve: with a gateway key the clients' credentials are not forwarded: set $OCBENCH_UPSTREAM_KEY for the upstream")
 	}
 	cfg.Models = splitList(*models)
+	if c, err := parseCompat(*upCompat, *upstream); err != nil {
+		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
+		return 2
+	} else if c != nil {
+		cfg.UpstreamCompat = c
+		// /v1/runs encodes its requests for the same endpoint.
+		provider.SetCompat(gateway.UpstreamBase(*upstream), *c)
+	}
 	rw, err := runsWireOf(*runsWire)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
@@ -189,4 +198,32 @@ func runsWireOf(name string) (provider.Wire, error) {
 		return provider.WireAnthropic, nil
 	}
 	return 0, fmt.Errorf("unknown --runs-wire %q (chat, responses, messages)", name)
+}
+
+// parseCompat reads --upstream-compat: nil for "auto" (detection).
+func parseCompat(v, upstream string) (*provider.Compat, error) {
+	parts := splitList(v)
+	if len(parts) == 0 || parts[0] == "auto" && len(parts) == 1 {
+		return nil, nil
+	}
+	var c provider.Compat
+	switch parts[0] {
+	case "auto":
+		c = provider.DetectCompat(gateway.UpstreamBase(upstream), "")
+	case "openai":
+		c = provider.CompatOpenAI
+	case "generic":
+		c = provider.CompatGeneric
+	default:
+		return nil, fmt.Errorf("unknown --upstream-compat %q (auto, openai, generic[,no-stream-options])", v)
+	}
+	for _, p := range parts[1:] {
+		switch p {
+		case "no-stream-options":
+			c.StreamOptions = false
+		default:
+			return nil, fmt.Errorf("unknown --upstream-compat option %q", p)
+		}
+	}
+	return &c, nil
 }
