@@ -199,7 +199,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite, d.uReason = 0, 0, 0, 0, 0
 	d.gotModel, d.gotID = false, false
 	d.argMismatches = 0
-	d.oc = ocState{}
+	d.oc = ocState{items: d.oc.items[:0]}
 }
 
 // SetContext makes cancellation of ctx end the stream with an error event

@@ -56,6 +56,7 @@ type ocState struct {
 	tagUpTo      int  // text blocks before this index get a commentary tag (on failure)
 	tagAll       bool // every text block gets a commentary tag
 	nextKey      int64
+	items        []ocItem // Responses: output items by output index
 }
 
 // jsSpace reports whether r is stripped by JavaScript's String.trim.
@@ -472,4 +473,76 @@ func (d *Decoder) ocChatToolCall(choice int32, hasIndex bool, index int64, id, n
 		return d.appendArgs(si, args)
 	}
 	return nil
+}
+
+// ocItem is an output item @openclaw/ai's Responses transport tracks.
+type ocItem struct {
+	index  int64
+	typ    uint8
+	callID []byte
+}
+
+func ocItemType(item *fastjson.Value) uint8 {
+	switch string(item.GetStringBytes("type")) {
+	case "function_call":
+		return 1
+	case "message":
+		return 2
+	case "reasoning":
+		return 3
+	case "compaction":
+		return 4
+	}
+	return 5
+}
+
+// ocItemConflict fails the stream when an output item reuses the output
+// index of an earlier item of another type or call id
+// (ResponsesOutputIdentityError). Only indexed items are compared.
+func (d *Decoder) ocItemConflict(v, item *fastjson.Value, oi int64) bool {
+	if !hasOutputIndex(v) {
+		return false
+	}
+	typ, callID := ocItemType(item), item.GetStringBytes("call_id")
+	for i := range d.oc.items {
+		o := &d.oc.items[i]
+		if o.index != oi {
+			continue
+		}
+		if o.typ != typ || len(o.callID) > 0 && len(callID) > 0 && !bytes.Equal(o.callID, callID) {
+			d.ocFail("Responses stream changed output item identity", false, false)
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// ocTrackItem records an output item's identity by its output index.
+func (d *Decoder) ocTrackItem(v, item *fastjson.Value, oi int64) {
+	if !hasOutputIndex(v) || d.state >= stateFinished {
+		return
+	}
+	typ, callID := ocItemType(item), item.GetStringBytes("call_id")
+	for i := range d.oc.items {
+		if o := &d.oc.items[i]; o.index == oi {
+			if len(callID) > 0 {
+				o.callID = append(o.callID[:0], callID...)
+			}
+			return
+		}
+	}
+	if len(d.oc.items) < cap(d.oc.items) {
+		d.oc.items = d.oc.items[:len(d.oc.items)+1]
+	} else {
+		d.oc.items = append(d.oc.items, ocItem{})
+	}
+	o := &d.oc.items[len(d.oc.items)-1]
+	o.index, o.typ = oi, typ
+	o.callID = append(o.callID[:0], callID...)
+}
+
+func hasOutputIndex(v *fastjson.Value) bool {
+	x := v.Get("output_index")
+	return x != nil && x.Type() == fastjson.TypeNumber
 }

@@ -146,6 +146,9 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		return nil
 	}
 	oi := v.GetInt64("output_index")
+	if d.opts.OpenClaw {
+		defer d.ocTrackItem(v, item, oi)
+	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
 		if si := d.findSlot(0, oi, llm.BlockToolCall); si >= 0 {
@@ -154,6 +157,9 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		si := d.open(0, oi, llm.BlockToolCall)
 		if err := d.setToolIdentity(si, item); err != nil {
 			return err
+		}
+		if d.opts.OpenClaw && d.ocItemConflict(v, item, oi) {
+			return nil
 		}
 		if a := item.GetStringBytes("arguments"); len(a) > 0 {
 			return d.appendArgs(si, a)
@@ -167,6 +173,9 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		if d.opts.OpenClaw && d.findSlot(0, textKey(oi, 0), llm.BlockText) < 0 {
 			d.open(0, textKey(oi, 0), llm.BlockText)
 		}
+	}
+	if d.opts.OpenClaw {
+		d.ocItemConflict(v, item, oi)
 	}
 	return nil
 }
@@ -197,6 +206,12 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		return nil
 	}
 	oi := v.GetInt64("output_index")
+	if d.opts.OpenClaw {
+		if d.ocItemConflict(v, item, oi) {
+			return nil
+		}
+		defer d.ocTrackItem(v, item, oi)
+	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
 		si := d.findSlot(0, oi, llm.BlockToolCall)
