@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -411,11 +412,16 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 		return c.content, c.invalid, nil
 	}
 	r.mu.Unlock()
-	fh, err := root.Open(rel)
+	// Non-blocking, and checked again on the open file: a FIFO swapped in
+	// after the Stat must not hang the run's setup.
+	fh, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", false, classifyRootErr(err)
 	}
 	defer fh.Close()
+	if fst, err := fh.Stat(); err != nil || !fst.Mode().IsRegular() {
+		return "", false, ErrNotRegular
+	}
 	b, err := io.ReadAll(io.LimitReader(fh, maxBytes+1))
 	if err != nil {
 		return "", false, err
