@@ -123,7 +123,8 @@ type Config struct {
 	// (skills.entries.<name>.enabled=false).
 	DisabledSkills []string
 	SkillLimits    SkillLimits
-	// HomeDir shortens skill paths under it to "~/…".
+	// HomeDir shortens skill paths under it to "~/…" (default: the user's
+	// home directory, os.UserHomeDir, as OpenClaw uses os.homedir()).
 	HomeDir string
 	// ToolsAllow, if non-empty, forces minimal mode and drops skills.
 	ToolsAllow []string
@@ -316,7 +317,11 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	// Skills.
 	if len(cfg.ToolsAllow) == 0 {
 		skills := r.discoverSkills(root, abs, cfg, &res.Warnings)
-		res.Skills = BuildSkillsPrompt(skills, cfg.SkillLimits, cfg.HomeDir, "")
+		home := cfg.HomeDir
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		res.Skills = BuildSkillsPrompt(skills, cfg.SkillLimits, home, "")
 		p.SkillsPrompt = res.Skills.Prompt
 		p.SkillsHash = xxhash.Sum64String(p.SkillsPrompt)
 		if res.Skills.Warning != "" {
