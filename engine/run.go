@@ -104,6 +104,14 @@ type Params struct {
 	// Prompt options passed to package prompt.
 	PromptOptions PromptOptions
 
+	// ToolTimeout bounds one tool call, built-in or not (default
+	// DefaultToolTimeout; negative: none). The handler's context ends at
+	// the deadline; a handler that does not return within
+	// ToolAbandonGrace after that (blocked where it cannot see its
+	// context) is left behind and the call gets an error result wrapping
+	// ErrToolTimeout, so the run goes on.
+	ToolTimeout time.Duration
+
 	// MaxTurns bounds the model calls of the run (default 50).
 	MaxTurns int
 	// MaxMessageBytes bounds one streamed assistant message (default 8 MiB).
@@ -141,6 +149,9 @@ type Params struct {
 func (p *Params) setDefaults() {
 	if p.MaxTurns <= 0 {
 		p.MaxTurns = DefaultMaxTurns
+	}
+	if p.ToolTimeout == 0 {
+		p.ToolTimeout = DefaultToolTimeout
 	}
 	if p.MaxMessageBytes <= 0 {
 		p.MaxMessageBytes = DefaultMaxMessageBytes
@@ -619,7 +630,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		if waiting {
 			cr = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
 		} else {
-			cr = r.reg.Call(tctx, name, b.Arguments)
+			cr = r.reg.callWithin(tctx, name, b.Arguments, r.p.ToolTimeout)
 		}
 		r.p.Queue.setPhase(nil)
 		r.lastTool = time.Now()
