@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -73,6 +74,11 @@ type SQLiteStore struct {
 	opts SQLiteOptions
 	db   *sql.DB
 	mu   sync.Mutex
+	// hasCold says the cold-archive table exists (stores of OpenClaw
+	// before agent schema 20 have none).
+	hasCold bool
+	// eventCols selects the body of a row: text, frame, UTF-8 size.
+	eventCols string
 }
 
 // OpenSQLiteStore opens (or, unless ReadOnly, creates) the store at path.
@@ -123,7 +129,17 @@ func (s *SQLiteStore) init() error {
 		return err
 	}
 	if n == 1 {
-		return nil
+		// Stores of OpenClaw before agent schema 23 may lack the compressed
+		// columns, and before 20 the cold-archive table.
+		s.eventCols = "event_json, NULL, NULL"
+		var z int
+		if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('transcript_events') WHERE name IN ('event_zstd', 'event_utf8_bytes')`).Scan(&z); err != nil {
+			return err
+		}
+		if z == 2 {
+			s.eventCols = "event_json, event_zstd, event_utf8_bytes"
+		}
+		return s.db.QueryRow(`SELECT count(*) = 1 FROM sqlite_master WHERE type='table' AND name='session_transcript_cold_archives'`).Scan(&s.hasCold)
 	}
 	if s.opts.ReadOnly {
 		return fmt.Errorf("%w: no transcript_events table", ErrNotSession)
@@ -144,6 +160,8 @@ func (s *SQLiteStore) init() error {
 	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", OpenClawAgentSchemaVersion)); err != nil {
 		return err
 	}
+	s.hasCold = true
+	s.eventCols = "event_json, event_zstd, event_utf8_bytes"
 	return tx.Commit()
 }
 
@@ -216,11 +234,9 @@ type sqliteWriter struct {
 }
 
 func (w *sqliteWriter) open(ctx context.Context) error {
-	var archived int
-	if err := w.s.db.QueryRowContext(ctx, `SELECT count(*) FROM session_transcript_cold_archives WHERE session_id = ?`, w.id).Scan(&archived); err != nil {
+	if c, err := w.s.coldArchive(ctx, w.id); err != nil {
 		return err
-	}
-	if archived > 0 {
+	} else if c != nil {
 		return fmt.Errorf("%w: %s", ErrArchived, w.id)
 	}
 	r, err := w.s.Reader(ctx, w.id, Options{KeepUnknown: true, SkipContent: true, MaxLineSize: w.opts.MaxLineSize})
@@ -612,7 +628,7 @@ func (s *SQLiteStore) Reader(ctx context.Context, id string, opts Options) (*Rea
 	if err != nil {
 		return nil, err
 	}
-	after := int64(0)
+	after := int64(math.MinInt64) // no cold archive: every row
 	var src io.Reader
 	var closers []io.Closer
 	if cold != nil {
@@ -623,7 +639,7 @@ func (s *SQLiteStore) Reader(ctx context.Context, id string, opts Options) (*Rea
 		after = cold.lastSeq
 		src = strings.NewReader(events)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq`, id, after)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+s.eventCols+` FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq`, id, after)
 	if err != nil {
 		return nil, err
 	}
@@ -731,6 +747,7 @@ func isHeaderJSON(line []byte) bool {
 
 // coldArchive is a session_transcript_cold_archives row.
 type coldArchive struct {
+	session                  string
 	storage, name, sha       string
 	events, raw, bytes, last int64
 	lastSeq                  int64
@@ -738,7 +755,10 @@ type coldArchive struct {
 }
 
 func (s *SQLiteStore) coldArchive(ctx context.Context, id string) (*coldArchive, error) {
-	var c coldArchive
+	if !s.hasCold {
+		return nil, nil
+	}
+	c := coldArchive{session: id}
 	err := s.db.QueryRowContext(ctx, `SELECT storage, archive_name, archive_sha256, event_count, raw_bytes, archive_bytes, last_seq, archive_blob
 		FROM session_transcript_cold_archives WHERE session_id = ?`, id).Scan(&c.storage, &c.name, &c.sha, &c.events, &c.raw, &c.bytes, &c.lastSeq, &c.blob)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -781,7 +801,7 @@ func (e *ColdArchiveError) Unwrap() error { return e.Err }
 // event record, in order), after checking its size and SHA-256.
 func (s *SQLiteStore) coldEvents(c *coldArchive) (string, error) {
 	fail := func(err error) (string, error) {
-		return "", &ColdArchiveError{Storage: c.storage, Name: c.name, Events: c.events, RawBytes: c.raw, ArchiveBytes: c.bytes, Err: err}
+		return "", &ColdArchiveError{Session: c.session, Storage: c.storage, Name: c.name, Events: c.events, RawBytes: c.raw, ArchiveBytes: c.bytes, Err: err}
 	}
 	data := c.blob
 	if c.storage == "file" {
@@ -820,7 +840,11 @@ func (s *SQLiteStore) coldEvents(c *coldArchive) (string, error) {
 }
 
 func (s *SQLiteStore) List(ctx context.Context) ([]SessionInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, count(*) - 1, coalesce(sum(coalesce(event_utf8_bytes, length(event_json)) + 1), 0), max(created_at)
+	size := "length(event_json)"
+	if strings.Contains(s.eventCols, "event_utf8_bytes") {
+		size = "coalesce(event_utf8_bytes, length(event_json))"
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, count(*) - 1, coalesce(sum(`+size+` + 1), 0), coalesce(max(created_at), 0)
 		FROM transcript_events GROUP BY session_id ORDER BY session_id`)
 	if err != nil {
 		return nil, err
@@ -841,6 +865,9 @@ func (s *SQLiteStore) List(ctx context.Context) ([]SessionInfo, error) {
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if !s.hasCold {
+		return out, nil
 	}
 	crow, err := s.db.QueryContext(ctx, `SELECT session_id, storage, archive_name, event_count, raw_bytes, archive_bytes, archived_at FROM session_transcript_cold_archives ORDER BY session_id`)
 	if err != nil {
