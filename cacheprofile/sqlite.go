@@ -67,4 +67,3 @@ func profileStore(st transcript.Store, name string, opts Options) ([]*Report, er
 	}
 	return reps, nil
 }
-
