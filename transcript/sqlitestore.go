@@ -286,12 +286,18 @@ func (w *sqliteWriter) open(ctx context.Context) error {
 		VALUES (?, ?, ?, ?, ?, 'run')`, key, w.id, entry, ms, ms); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`INSERT OR IGNORE INTO session_windows (session_id, session_key, reason, created_at, updated_at, transcript_updated_at, started_at)
-		VALUES (?, ?, 'initial', ?, ?, ?, ?)`, w.id, key, ms, ms, ms, ms); err != nil {
+	if _, err := tx.Exec(`INSERT OR IGNORE INTO session_windows (session_id, session_key, created_at, updated_at, transcript_updated_at)
+		VALUES (?, ?, ?, ?, ?)`, w.id, key, ms, ms, ms); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`INSERT INTO transcript_events (session_id, seq, event_json, event_utf8_bytes, created_at) VALUES (?, 1, ?, ?, ?)`,
+	// As OpenClaw writes it: the header is row 0, with an identity row
+	// named by the session id.
+	if _, err := tx.Exec(`INSERT INTO transcript_events (session_id, seq, event_json, event_utf8_bytes, created_at) VALUES (?, 0, ?, ?, ?)`,
 		w.id, hdr, len(hdr), ms); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(`INSERT OR IGNORE INTO transcript_event_identities (session_id, event_id, seq, event_type, parent_id, created_at) VALUES (?, ?, 0, 'session', NULL, ?)`,
+		w.id, w.id, ms); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -229,3 +229,23 @@ func (d *DirStore) Archive(ctx context.Context, id string) (ArchiveInfo, error) 
 
 // randUint32 is a random entry id number.
 func randUint32() uint32 { return mrand.Uint32() }
+
+// OpenStore opens a store named the way the command line names one:
+// "sqlite:PATH" (OpenClaw's per-agent database), "postgres://..." or
+// "postgresql://..." (PostgreSQL), "jsonl:DIR" or a plain DIR (JSONL files).
+func OpenStore(ctx context.Context, spec string) (Store, error) {
+	switch {
+	case strings.HasPrefix(spec, "sqlite:"):
+		return OpenSQLiteStore(strings.TrimPrefix(spec, "sqlite:"), SQLiteOptions{})
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return OpenPGStore(ctx, spec, PGOptions{})
+	case strings.HasPrefix(spec, "jsonl:"):
+		return OpenDirStore(strings.TrimPrefix(spec, "jsonl:"))
+	case spec == "":
+		return nil, errors.New("transcript: empty store name (sqlite:PATH, postgres://..., or a directory)")
+	}
+	return OpenDirStore(spec)
+}
+
+// NewSessionID returns a fresh session id (a UUIDv4, as OpenClaw's).
+func NewSessionID() string { return newUUID() }
