@@ -15,9 +15,9 @@ import (
 	"github.com/ocbench/ocbench/engine"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/prompt"
-	"github.com/ocbench/ocbench/transcript"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 func init() {
