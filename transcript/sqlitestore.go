@@ -73,7 +73,9 @@ type SQLiteStore struct {
 	path string
 	opts SQLiteOptions
 	db   *sql.DB
-	mu   sync.Mutex
+	// lazyDB commits without an fsync per commit (SyncTurn, SyncNone).
+	lazyDB *sql.DB
+	mu     sync.Mutex
 	// hasCold says the cold-archive table exists (stores of OpenClaw
 	// before agent schema 20 have none).
 	hasCold bool
@@ -108,10 +110,26 @@ func OpenSQLiteStore(path string, opts SQLiteOptions) (*SQLiteStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLiteStore{path: path, opts: opts, db: db}
+	s := &SQLiteStore{path: path, opts: opts, db: db, lazyDB: db}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("transcript: sqlite store %s: %w", path, err)
+	}
+	if !opts.ReadOnly {
+		// Writers under SyncTurn and SyncNone commit through connections
+		// with synchronous=NORMAL: in WAL mode a commit is then durable
+		// against a crash of the process, and the log is flushed at a
+		// checkpoint (EndTurn under SyncTurn) instead of at every commit.
+		q.Set("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		lazy, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		s.lazyDB = lazy
 	}
 	return s, nil
 }
@@ -121,7 +139,15 @@ func (s *SQLiteStore) Kind() string { return "sqlite" }
 // DB returns the store's database handle (for inspection and tests).
 func (s *SQLiteStore) DB() *sql.DB { return s.db }
 
-func (s *SQLiteStore) Close() error { return s.db.Close() }
+func (s *SQLiteStore) Close() error {
+	err := s.db.Close()
+	if s.lazyDB != s.db {
+		if lerr := s.lazyDB.Close(); err == nil {
+			err = lerr
+		}
+	}
+	return err
+}
 
 func (s *SQLiteStore) init() error {
 	var n int
@@ -413,7 +439,11 @@ func (w *sqliteWriter) insert(typ EntryType, id []byte) error {
 			zs, nav = z, &n
 		}
 	}
-	tx, err := w.s.db.Begin()
+	db := w.s.db
+	if w.opts.Durability != SyncEntry {
+		db = w.s.lazyDB
+	}
+	tx, err := db.Begin()
 	if err != nil {
 		return err
 	}
