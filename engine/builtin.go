@@ -11,12 +11,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ocbench/ocbench/internal/redact"
 )
 
 // ErrPathEscape means a tool was asked for a path outside the workspace:
@@ -164,6 +167,12 @@ type BuiltinOptions struct {
 	Exec bool
 	// ExecTimeout bounds one command (default 60s; a call may ask for less).
 	ExecTimeout time.Duration
+	// ExecEnvAllow names environment variables a command gets although
+	// they look secret. By default a command gets the process environment
+	// without its secret variables (names with KEY, TOKEN, SECRET,
+	// PASSWORD, CREDENTIAL, … : redact.IsSecretEnvName), so that a model
+	// running env cannot read the provider's API keys.
+	ExecEnvAllow []string
 	// ExecOutputCap bounds the output kept from one command, in bytes
 	// (default 50 KiB); the tail is kept, as pi's bash tool keeps it.
 	ExecOutputCap int
@@ -488,6 +497,20 @@ func (t *tailBuffer) result() (string, int64) {
 	return string(t.buf), t.dropped
 }
 
+// scrubbedEnv is environ without its secret variables, except those
+// named in allow.
+func scrubbedEnv(environ, allow []string) []string {
+	out := environ[:0:0]
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if redact.IsSecretEnvName(name) && !slices.Contains(allow, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
 func (b *builtins) exec(ctx context.Context, args []byte) (ToolOutput, error) {
 	if !b.opt.Exec {
 		return ToolOutput{}, ErrExecDisabled
@@ -509,6 +532,7 @@ func (b *builtins) exec(ctx context.Context, args []byte) (ToolOutput, error) {
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", a.Command)
 	cmd.Dir = b.ws.dir
+	cmd.Env = scrubbedEnv(os.Environ(), b.opt.ExecEnvAllow)
 	cmd.Stdin = nil
 	out := &tailBuffer{max: b.opt.ExecOutputCap}
 	cmd.Stdout = out

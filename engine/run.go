@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/transcript"
 )
@@ -61,6 +62,13 @@ type Params struct {
 	// package provider for Model.API at Model.BaseURL with APIKey.
 	StreamFunc llm.StreamFunc
 	APIKey     string
+	// Secrets are further values (other keys, tokens) redacted wherever
+	// they would appear in what the run produces. APIKey and the values of
+	// the environment's secret variables (redact.IsSecretEnvName) always
+	// are: errors, notes, events, the Result and every transcript entry
+	// carry [REDACTED] in their place, also where an upstream echoes a key
+	// in an error. Values shorter than 8 bytes are not redacted literally.
+	Secrets []string
 	// MaxTokens, Temperature and Reasoning are passed to every model call
 	// (zero values: the provider's defaults).
 	MaxTokens   int
@@ -222,6 +230,9 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	p.setDefaults()
 	start := p.Now()
 	var res Result
+	red := runRedactor(&p)
+	// The model never sees a configured key either.
+	p.Prompt = red.String(p.Prompt)
 	if p.Prompt == "" {
 		res.Err = ErrNoPrompt
 		return res, res.Err
@@ -243,11 +254,12 @@ func Run(ctx context.Context, p Params) (Result, error) {
 		if err != nil && res.Err == nil {
 			res.Err = err
 		}
+		err, res.Err = red.Error(err), red.Error(res.Err)
 		res.Duration = p.Now().Sub(start)
 		return res, err
 	}
-	r := runner{p: &p, res: &res}
-	err = r.run(ctx)
+	r := runner{p: &p, res: &res, red: red}
+	err = red.Error(r.run(ctx))
 	res.Err = err
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
@@ -258,6 +270,7 @@ func Run(ctx context.Context, p Params) (Result, error) {
 type runner struct {
 	p    *Params
 	res  *Result
+	red  *redact.Redactor
 	ev   Event
 	sess *session
 	ws   *Workspace
@@ -292,7 +305,14 @@ func (r *runner) emit(k EventKind, fill func(*Event)) {
 }
 
 func (r *runner) note(format string, args ...any) {
-	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+	r.res.Notes = append(r.res.Notes, r.red.String(fmt.Sprintf(format, args...)))
+}
+
+// takeNotes moves the session's notes into the result, redacted.
+func (r *runner) takeNotes() {
+	for _, n := range r.sess.takeNotes() {
+		r.res.Notes = append(r.res.Notes, r.red.String(n))
+	}
 }
 
 func (r *runner) run(ctx context.Context) (err error) {
@@ -355,7 +375,7 @@ func (r *runner) setup() (err error) {
 	if err != nil {
 		return err
 	}
-	r.res.Notes = append(r.res.Notes, r.sess.takeNotes()...)
+	r.takeNotes()
 	// Phase 3: tools (the prompt lists them).
 	if p.Workspace != "" {
 		r.ws, err = OpenWorkspace(p.Workspace)
@@ -546,6 +566,7 @@ func (r *runner) addToHistory(m *llm.Message) {
 func (r *runner) deliver(modes ...SteerMode) error {
 	r.take = r.p.Queue.take(r.take[:0], modes...)
 	for _, q := range r.take {
+		q.text = r.red.String(q.text)
 		m := llm.TextMessage(llm.RoleUser, q.text)
 		m.Timestamp = r.p.Now().UnixMilli()
 		if err := r.appendMsg(&m); err != nil {
@@ -609,6 +630,9 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		}
 		r.p.Queue.setPhase(nil)
 		r.lastTool = time.Now()
+		// Tool output (a file, a command's output) may hold a key: redact
+		// it before the model, the transcript or an event sees it.
+		cr.Text, cr.Err = r.red.String(cr.Text), r.red.Error(cr.Err)
 		cause := context.Cause(tctx)
 		cancel(nil)
 		if cause != nil && cr.Err == nil {

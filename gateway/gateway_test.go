@@ -301,3 +301,42 @@ func TestShutdownDrainsStreams(t *testing.T) {
 		t.Error("a request after shutdown was served")
 	}
 }
+
+func TestUpstreamBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8000":         "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/":        "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/v1":      "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/v1/":     "http://127.0.0.1:8000/v1",
+		"https://openrouter.ai/api/v1":  "https://openrouter.ai/api/v1",
+		"https://api.anthropic.com/v1/": "https://api.anthropic.com/v1",
+	} {
+		if got := UpstreamBase(in); got != want {
+			t.Errorf("UpstreamBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := upstreamURL("http://h:1/v1", provider.WireAnthropic); got != "http://h:1/v1/messages" {
+		t.Errorf("messages endpoint %q", got)
+	}
+	if got := upstreamURL("http://h:1", provider.WireOpenAIChat); got != "http://h:1/v1/chat/completions" {
+		t.Errorf("chat endpoint %q", got)
+	}
+}
+
+// The same --upstream serves the proxy whether it is given with /v1 or not.
+func TestUpstreamWithV1(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("ok")}}}}
+	_, up, err := scripted.Start(scripted.Options{Script: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	for _, u := range []string{up.URL, up.URL + "/v1", up.URL + "/v1/"} {
+		r := startGateway(t, Config{Upstream: u})
+		resp := post(t, r.url+"/v1/chat/completions", chatBody(false))
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("upstream %s: %d %s", u, resp.StatusCode, b)
+		}
+	}
+}

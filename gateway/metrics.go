@@ -18,6 +18,8 @@ type metrics struct {
 	idleTimeouts     prometheus.Counter       //
 	upstreamErrors   *prometheus.CounterVec   // reason
 	rejected         *prometheus.CounterVec   // reason: overload, draining
+	panics           *prometheus.CounterVec   // route
+	streamErrors     *prometheus.CounterVec   // route, type
 	latency          *prometheus.HistogramVec // route
 	timeToFirstEvent *prometheus.HistogramVec // route
 }
@@ -45,6 +47,12 @@ func newMetrics() *metrics {
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_rejected_total", Help: "Requests refused before any work, by reason.",
 	}, []string{"reason"})
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_panics_total", Help: "Requests whose handler panicked, by route.",
+	}, []string{"route"})
+	m.streamErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_stream_errors_total", Help: "Answers that failed after the request was accepted (in-band errors, cuts, timeouts, limits), by route and error type.",
+	}, []string{"route", "type"})
 	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "ocbench_gateway_request_duration_seconds", Help: "Time from request to the end of the response.", Buckets: buckets,
@@ -53,7 +61,7 @@ func newMetrics() *metrics {
 		Name: "ocbench_gateway_time_to_first_event_seconds", Help: "Time from request to the first event sent.", Buckets: buckets,
 	}, []string{"route"})
 	m.reg.MustRegister(m.requests, m.inFlight, m.events, m.repairs, m.idleTimeouts, m.upstreamErrors,
-		m.rejected, m.latency, m.timeToFirstEvent,
+		m.rejected, m.panics, m.streamErrors, m.latency, m.timeToFirstEvent,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return m
 }

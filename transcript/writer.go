@@ -193,7 +193,8 @@ func (w *Writer) closeFiles() {
 		w.f = nil
 	}
 	if w.lockF != nil {
-		w.lockF.Close() // releases the flock
+		unlockFile(w.lockF)
+		w.lockF.Close()
 		w.lockF = nil
 	}
 }
@@ -610,6 +611,7 @@ func (w *Writer) Close() error {
 		err = cerr
 	}
 	w.f = nil
+	unlockFile(w.lockF)
 	w.lockF.Close()
 	w.lockF = nil
 	return err
