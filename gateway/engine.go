@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocbench/ocbench/engine"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // EngineRuns serves /v1/runs with the engine: one session file per session
@@ -30,6 +31,11 @@ type EngineRuns struct {
 	Stream engine.StreamOptions
 	// MaxTurns bounds each run (engine default when zero).
 	MaxTurns int
+
+	// Store, when set, keeps the sessions instead of SessionsDir (OpenClaw's
+	// SQLite store, PostgreSQL shared by several gateways, a JSONL
+	// directory): each run opens its session under the store's writer lock.
+	Store transcript.Store
 }
 
 var _ RunService = (*EngineRuns)(nil)
@@ -59,6 +65,9 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 			}
 		},
 	}
+	if e.Store != nil {
+		p.SessionFile, p.SessionStore = "", e.Store
+	}
 	res, err := engine.Run(ctx, p)
 	out := RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: res.StopReason.String()}
 	if res.Err != nil {
@@ -76,6 +85,9 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 func (e *EngineRuns) OpenSession(id string) (io.ReadCloser, int64, error) {
 	if !validSessionID(id) {
 		return nil, 0, ErrNoSession
+	}
+	if e.Store != nil {
+		return openStoreSession(e.Store, id)
 	}
 	f, err := openRegular(filepath.Join(e.SessionsDir, id+".jsonl"))
 	if err != nil {
