@@ -49,4 +49,3 @@ func anthropicSDK(body []byte) (peerkit.Decoded, error) {
 	}
 	return d, nil
 }
-

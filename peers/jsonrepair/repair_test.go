@@ -25,7 +25,6 @@ import (
 // and keeps entities. TestAgree records where they
 // differ; the benchmark measures each on the same bytes.
 
-
 func describeErr(err error) string {
 	switch {
 	case err == nil:

@@ -45,4 +45,3 @@ func openaiSDK(body []byte) (peerkit.Decoded, error) {
 	}
 	return d, nil
 }
-

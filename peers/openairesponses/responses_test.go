@@ -45,4 +45,3 @@ func responsesSDK(body []byte) (peerkit.Decoded, error) {
 	d.Text = text.String()
 	return d, st.Err()
 }
-

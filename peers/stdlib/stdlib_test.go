@@ -163,4 +163,3 @@ func stdlibAnthropic(body []byte) (peerkit.Decoded, error) {
 	}
 	return d, sc.Err()
 }
-
