@@ -1,8 +1,13 @@
 package cacheprofile
 
 import (
+	"bytes"
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // newV4 is newV3 with OpenClaw 2026.9.6's version-4 header.
@@ -82,5 +87,75 @@ func TestLongLineSkippedAndProfileContinues(t *testing.T) {
 	}
 	if rep.LongLines != 1 || rep.Calls != 2 {
 		t.Fatalf("long lines %d, calls %d", rep.LongLines, rep.Calls)
+	}
+}
+
+// Sessions written by ocbench into OpenClaw's SQLite store (version 4,
+// compressed rows, a reset) profile like their JSONL, and cold-archived
+// sessions are read from the archive or reported with their sizes.
+func TestSQLiteStoreV4AndColdArchives(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent", "openclaw-agent.sqlite")
+	st, err := transcript.OpenSQLiteStore(path, transcript.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s := newV4()
+	s.user(strings.Repeat("first question ", 200))
+	s.call(1, "anthropic", "claude-sonnet-4-5", "stop", 10, 0, 6000)
+	s.add("", "reset", `,"reason":"idle"`)
+	s.user("after the reset")
+	s.call(30, "anthropic", "claude-sonnet-4-5", "stop", 10, 0, 5200)
+	for _, id := range []string{"live", "archived", "lost"} {
+		w, err := st.Open(ctx, id, transcript.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := transcript.NewReader(strings.NewReader(s.b.String()), transcript.Options{})
+		for r.Next() {
+			e := r.Entry().Clone()
+			e.ID = nil
+			if _, err := w.Append(&e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+	}
+	for _, id := range []string{"archived", "lost"} {
+		if _, err := st.Archive(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "lost": a file archive whose file is not there.
+	if _, err := st.DB().Exec(`UPDATE session_transcript_cold_archives SET storage = 'file', archive_blob = NULL WHERE session_id = 'lost'`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	reps, err := ProfileFile(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 3 {
+		t.Fatalf("%d reports", len(reps))
+	}
+	for _, r := range reps {
+		switch r.SessionID {
+		case "live", "archived":
+			if r.Calls != 2 || r.Resets != 1 || r.UnexplainedN != 0 || r.Explained["reset"] != 1 {
+				t.Fatalf("%s: calls %d resets %d unexplained %d explained %v", r.SessionID, r.Calls, r.Resets, r.UnexplainedN, r.Explained)
+			}
+			if (r.SessionID == "archived") != (r.Archived != nil && r.Archived.Read) {
+				t.Fatalf("%s: archived %+v", r.SessionID, r.Archived)
+			}
+		case "lost":
+			if r.Archived == nil || r.Archived.Read || r.Archived.Events != 6 || r.Archived.ArchiveBytes == 0 {
+				t.Fatalf("lost: %+v", r.Archived)
+			}
+		}
+	}
+	var out bytes.Buffer
+	WriteText(&out, reps)
+	if !strings.Contains(out.String(), "cold archive (file storage)") {
+		t.Fatalf("text report does not say the session is archived:\n%s", out.String())
 	}
 }

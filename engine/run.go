@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // Errors of a run. Setup failures are returned before anything is written;
@@ -97,12 +98,26 @@ type Params struct {
 	// Session options for file sessions (durability etc.).
 	Session SessionOptions
 
+	// SessionStore, when set, keeps the session in a store instead of
+	// SessionFile (transcript.DirStore, SQLiteStore or PGStore): the
+	// session is SessionID in it (a new id when empty), opened under the
+	// store's single-writer lock for the run. SessionFile is then ignored.
+	SessionStore transcript.Store
+
 	// SystemPrompt, when set, replaces the generated system prompt (and
 	// CacheBoundary its cache boundary). Otherwise package prompt builds it.
 	SystemPrompt  string
 	CacheBoundary int
 	// Prompt options passed to package prompt.
 	PromptOptions PromptOptions
+
+	// ToolTimeout bounds one tool call, built-in or not (default
+	// DefaultToolTimeout; negative: none). The handler's context ends at
+	// the deadline; a handler that does not return within
+	// ToolAbandonGrace after that (blocked where it cannot see its
+	// context) is left behind and the call gets an error result wrapping
+	// ErrToolTimeout, so the run goes on.
+	ToolTimeout time.Duration
 
 	// MaxTurns bounds the model calls of the run (default 50).
 	MaxTurns int
@@ -141,6 +156,9 @@ type Params struct {
 func (p *Params) setDefaults() {
 	if p.MaxTurns <= 0 {
 		p.MaxTurns = DefaultMaxTurns
+	}
+	if p.ToolTimeout == 0 {
+		p.ToolTimeout = DefaultToolTimeout
 	}
 	if p.MaxMessageBytes <= 0 {
 		p.MaxMessageBytes = DefaultMaxMessageBytes
@@ -619,7 +637,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		if waiting {
 			cr = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
 		} else {
-			cr = r.reg.Call(tctx, name, b.Arguments)
+			cr = r.reg.callWithin(tctx, name, b.Arguments, r.p.ToolTimeout)
 		}
 		r.p.Queue.setPhase(nil)
 		r.lastTool = time.Now()

@@ -34,6 +34,11 @@ type EngineRuns struct {
 	// Secrets are redacted from everything a run produces (engine
 	// Params.Secrets; the engine adds the environment's keys).
 	Secrets []string
+
+	// Store, when set, keeps the sessions instead of SessionsDir (OpenClaw's
+	// SQLite store, PostgreSQL shared by several gateways, a JSONL
+	// directory): each run opens its session under the store's writer lock.
+	Store transcript.Store
 }
 
 var _ RunService = (*EngineRuns)(nil)
@@ -63,6 +68,9 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 			}
 		},
 	}
+	if e.Store != nil {
+		p.SessionFile, p.SessionStore = "", e.Store
+	}
 	res, err := engine.Run(ctx, p)
 	if errors.Is(err, transcript.ErrSessionTooLarge) || errors.Is(res.Err, transcript.ErrSessionTooLarge) {
 		// A session at its size limit takes no more: 413 when the run had
@@ -86,6 +94,9 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 func (e *EngineRuns) OpenSession(id string) (io.ReadCloser, int64, error) {
 	if !validSessionID(id) {
 		return nil, 0, ErrNoSession
+	}
+	if e.Store != nil {
+		return openStoreSession(e.Store, id)
 	}
 	f, err := openRegular(filepath.Join(e.SessionsDir, id+".jsonl"))
 	if err != nil {

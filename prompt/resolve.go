@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -122,7 +123,8 @@ type Config struct {
 	// (skills.entries.<name>.enabled=false).
 	DisabledSkills []string
 	SkillLimits    SkillLimits
-	// HomeDir shortens skill paths under it to "~/…".
+	// HomeDir shortens skill paths under it to "~/…" (default: the user's
+	// home directory, os.UserHomeDir, as OpenClaw uses os.homedir()).
 	HomeDir string
 	// ToolsAllow, if non-empty, forces minimal mode and drops skills.
 	ToolsAllow []string
@@ -315,7 +317,11 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	// Skills.
 	if len(cfg.ToolsAllow) == 0 {
 		skills := r.discoverSkills(root, abs, cfg, &res.Warnings)
-		res.Skills = BuildSkillsPrompt(skills, cfg.SkillLimits, cfg.HomeDir, "")
+		home := cfg.HomeDir
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		res.Skills = BuildSkillsPrompt(skills, cfg.SkillLimits, home, "")
 		p.SkillsPrompt = res.Skills.Prompt
 		p.SkillsHash = xxhash.Sum64String(p.SkillsPrompt)
 		if res.Skills.Warning != "" {
@@ -411,11 +417,16 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 		return c.content, c.invalid, nil
 	}
 	r.mu.Unlock()
-	fh, err := root.Open(rel)
+	// Non-blocking, and checked again on the open file: a FIFO swapped in
+	// after the Stat must not hang the run's setup.
+	fh, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", false, classifyRootErr(err)
 	}
 	defer fh.Close()
+	if fst, err := fh.Stat(); err != nil || !fst.Mode().IsRegular() {
+		return "", false, ErrNotRegular
+	}
 	b, err := io.ReadAll(io.LimitReader(fh, maxBytes+1))
 	if err != nil {
 		return "", false, err

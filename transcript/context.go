@@ -88,6 +88,28 @@ func BuildSessionContextVersion(entries []Entry, version int) SessionContext {
 	return buildFromPath(path)
 }
 
+// buildSessionContextAt is pi's buildSessionContext(entries, leafId): the
+// branch from the entry leafID back to the root (version 3 rules).
+func buildSessionContextAt(entries []Entry, leafID string) SessionContext {
+	byID := make(map[string]int, len(entries))
+	for i := range entries {
+		byID[string(entries[i].ID)] = i
+	}
+	var path []*Entry
+	cur, ok := byID[leafID]
+	for steps := 0; ok && steps <= len(entries); steps++ {
+		path = append(path, &entries[cur])
+		if len(entries[cur].ParentID) == 0 {
+			break
+		}
+		cur, ok = byID[string(entries[cur].ParentID)]
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return buildFromPath(path)
+}
+
 func buildFromPath(path []*Entry) SessionContext {
 	sc := SessionContext{ThinkingLevel: "off"}
 	boundary := -1

@@ -47,6 +47,7 @@ type PGOptions struct {
 // is lost, nothing half-written is read.
 type PGStore struct {
 	pool *pgxpool.Pool
+	lazy *pgxpool.Pool // synchronous_commit off
 	opts PGOptions
 }
 
@@ -90,11 +91,22 @@ func OpenPGStore(ctx context.Context, url string, opts PGOptions) (*PGStore, err
 	if err != nil {
 		return nil, fmt.Errorf("transcript: postgres url: %w", err)
 	}
+	lazyCfg := cfg.Copy()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := &PGStore{pool: pool, opts: opts}
+	// Writers under SyncTurn and SyncNone commit with synchronous_commit
+	// off: the commit is acknowledged before the server flushes its WAL
+	// (it survives a lost connection or a crash of ocbench, not a crash of
+	// the server's machine in the next few hundred milliseconds).
+	lazyCfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	lazy, err := pgxpool.NewWithConfig(ctx, lazyCfg)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := &PGStore{pool: pool, lazy: lazy, opts: opts}
 	// Concurrent first openers race on CREATE TABLE IF NOT EXISTS; an
 	// advisory lock serialises them.
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -106,13 +118,14 @@ func OpenPGStore(ctx context.Context, url string, opts PGOptions) (*PGStore, err
 	})
 	if err != nil {
 		pool.Close()
+		lazy.Close()
 		return nil, fmt.Errorf("transcript: postgres schema: %w", err)
 	}
 	return s, nil
 }
 
 func (s *PGStore) Kind() string { return "postgres" }
-func (s *PGStore) Close() error { s.pool.Close(); return nil }
+func (s *PGStore) Close() error { s.pool.Close(); s.lazy.Close(); return nil }
 
 // Pool returns the connection pool (for tests and inspection).
 func (s *PGStore) Pool() *pgxpool.Pool { return s.pool }
@@ -178,6 +191,7 @@ type pgWriter struct {
 	idBuf []byte
 	vp    fastjson.Parser
 	err   error
+	dirty bool // asynchronous commits since the last synchronous one
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	done  bool
@@ -242,8 +256,13 @@ func (w *pgWriter) insert(ctx context.Context, ev []byte, entryID string) error 
 		entryID = "session"
 	}
 	evs := string(ev)
+	pool := w.s.pool
+	if w.opts.Durability != SyncEntry && entryID != "session" {
+		pool = w.s.lazy
+		w.dirty = true
+	}
 	for attempt := 0; ; attempt++ {
-		tag, err := w.s.pool.Exec(ctx, q, w.id, w.s.opts.Holder, w.token, w.next, entryID, w.s.opts.LeaseTTL.String(), evs)
+		tag, err := pool.Exec(ctx, q, w.id, w.s.opts.Holder, w.token, w.next, entryID, w.s.opts.LeaseTTL.String(), evs)
 		if err == nil {
 			if tag.RowsAffected() != 1 {
 				return w.fail(ErrLeaseLost)
@@ -366,10 +385,36 @@ func (w *pgWriter) Append(e *Entry) (string, error) {
 	return string(id), nil
 }
 
-// EndTurn and Sync have nothing to flush: every append is a committed
-// transaction (synchronous_commit as the server is configured).
-func (w *pgWriter) EndTurn() error { return nil }
-func (w *pgWriter) Sync() error    { return nil }
+// EndTurn under SyncTurn, and Sync, make the appends durable on the
+// server: one synchronous commit (the lease renewal), which flushes the
+// server's WAL through every earlier asynchronous commit.
+func (w *pgWriter) EndTurn() error {
+	if w.opts.Durability != SyncTurn {
+		return nil
+	}
+	return w.Sync()
+}
+
+func (w *pgWriter) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return ErrClosed
+	}
+	if !w.dirty {
+		return nil
+	}
+	tag, err := w.s.pool.Exec(context.Background(), `UPDATE ocbench_session_leases SET expires_at = now() + $4::interval
+		WHERE session_id = $1 AND holder = $2 AND token = $3 AND expires_at > now()`, w.id, w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != 1 {
+		return w.fail(ErrLeaseLost)
+	}
+	w.dirty = false
+	return nil
+}
 
 func (w *pgWriter) Close() error {
 	w.mu.Lock()

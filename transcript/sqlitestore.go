@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -72,7 +73,14 @@ type SQLiteStore struct {
 	path string
 	opts SQLiteOptions
 	db   *sql.DB
-	mu   sync.Mutex
+	// lazyDB commits without an fsync per commit (SyncTurn, SyncNone).
+	lazyDB *sql.DB
+	mu     sync.Mutex
+	// hasCold says the cold-archive table exists (stores of OpenClaw
+	// before agent schema 20 have none).
+	hasCold bool
+	// eventCols selects the body of a row: text, frame, UTF-8 size.
+	eventCols string
 }
 
 // OpenSQLiteStore opens (or, unless ReadOnly, creates) the store at path.
@@ -102,10 +110,26 @@ func OpenSQLiteStore(path string, opts SQLiteOptions) (*SQLiteStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLiteStore{path: path, opts: opts, db: db}
+	s := &SQLiteStore{path: path, opts: opts, db: db, lazyDB: db}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("transcript: sqlite store %s: %w", path, err)
+	}
+	if !opts.ReadOnly {
+		// Writers under SyncTurn and SyncNone commit through connections
+		// with synchronous=NORMAL: in WAL mode a commit is then durable
+		// against a crash of the process, and the log is flushed at a
+		// checkpoint (EndTurn under SyncTurn) instead of at every commit.
+		q.Set("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		lazy, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		s.lazyDB = lazy
 	}
 	return s, nil
 }
@@ -115,7 +139,15 @@ func (s *SQLiteStore) Kind() string { return "sqlite" }
 // DB returns the store's database handle (for inspection and tests).
 func (s *SQLiteStore) DB() *sql.DB { return s.db }
 
-func (s *SQLiteStore) Close() error { return s.db.Close() }
+func (s *SQLiteStore) Close() error {
+	err := s.db.Close()
+	if s.lazyDB != s.db {
+		if lerr := s.lazyDB.Close(); err == nil {
+			err = lerr
+		}
+	}
+	return err
+}
 
 func (s *SQLiteStore) init() error {
 	var n int
@@ -123,7 +155,17 @@ func (s *SQLiteStore) init() error {
 		return err
 	}
 	if n == 1 {
-		return nil
+		// Stores of OpenClaw before agent schema 23 may lack the compressed
+		// columns, and before 20 the cold-archive table.
+		s.eventCols = "event_json, NULL, NULL"
+		var z int
+		if err := s.db.QueryRow(`SELECT count(*) FROM pragma_table_info('transcript_events') WHERE name IN ('event_zstd', 'event_utf8_bytes')`).Scan(&z); err != nil {
+			return err
+		}
+		if z == 2 {
+			s.eventCols = "event_json, event_zstd, event_utf8_bytes"
+		}
+		return s.db.QueryRow(`SELECT count(*) = 1 FROM sqlite_master WHERE type='table' AND name='session_transcript_cold_archives'`).Scan(&s.hasCold)
 	}
 	if s.opts.ReadOnly {
 		return fmt.Errorf("%w: no transcript_events table", ErrNotSession)
@@ -144,6 +186,8 @@ func (s *SQLiteStore) init() error {
 	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", OpenClawAgentSchemaVersion)); err != nil {
 		return err
 	}
+	s.hasCold = true
+	s.eventCols = "event_json, event_zstd, event_utf8_bytes"
 	return tx.Commit()
 }
 
@@ -216,11 +260,9 @@ type sqliteWriter struct {
 }
 
 func (w *sqliteWriter) open(ctx context.Context) error {
-	var archived int
-	if err := w.s.db.QueryRowContext(ctx, `SELECT count(*) FROM session_transcript_cold_archives WHERE session_id = ?`, w.id).Scan(&archived); err != nil {
+	if c, err := w.s.coldArchive(ctx, w.id); err != nil {
 		return err
-	}
-	if archived > 0 {
+	} else if c != nil {
 		return fmt.Errorf("%w: %s", ErrArchived, w.id)
 	}
 	r, err := w.s.Reader(ctx, w.id, Options{KeepUnknown: true, SkipContent: true, MaxLineSize: w.opts.MaxLineSize})
@@ -270,12 +312,18 @@ func (w *sqliteWriter) open(ctx context.Context) error {
 		VALUES (?, ?, ?, ?, ?, 'run')`, key, w.id, entry, ms, ms); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`INSERT OR IGNORE INTO session_windows (session_id, session_key, reason, created_at, updated_at, transcript_updated_at, started_at)
-		VALUES (?, ?, 'initial', ?, ?, ?, ?)`, w.id, key, ms, ms, ms, ms); err != nil {
+	if _, err := tx.Exec(`INSERT OR IGNORE INTO session_windows (session_id, session_key, created_at, updated_at, transcript_updated_at)
+		VALUES (?, ?, ?, ?, ?)`, w.id, key, ms, ms, ms); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`INSERT INTO transcript_events (session_id, seq, event_json, event_utf8_bytes, created_at) VALUES (?, 1, ?, ?, ?)`,
+	// As OpenClaw writes it: the header is row 0, with an identity row
+	// named by the session id.
+	if _, err := tx.Exec(`INSERT INTO transcript_events (session_id, seq, event_json, event_utf8_bytes, created_at) VALUES (?, 0, ?, ?, ?)`,
 		w.id, hdr, len(hdr), ms); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(`INSERT OR IGNORE INTO transcript_event_identities (session_id, event_id, seq, event_type, parent_id, created_at) VALUES (?, ?, 0, 'session', NULL, ?)`,
+		w.id, w.id, ms); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -391,7 +439,11 @@ func (w *sqliteWriter) insert(typ EntryType, id []byte) error {
 			zs, nav = z, &n
 		}
 	}
-	tx, err := w.s.db.Begin()
+	db := w.s.db
+	if w.opts.Durability != SyncEntry {
+		db = w.s.lazyDB
+	}
+	tx, err := db.Begin()
 	if err != nil {
 		return err
 	}
@@ -612,7 +664,7 @@ func (s *SQLiteStore) Reader(ctx context.Context, id string, opts Options) (*Rea
 	if err != nil {
 		return nil, err
 	}
-	after := int64(0)
+	after := int64(math.MinInt64) // no cold archive: every row
 	var src io.Reader
 	var closers []io.Closer
 	if cold != nil {
@@ -623,7 +675,7 @@ func (s *SQLiteStore) Reader(ctx context.Context, id string, opts Options) (*Rea
 		after = cold.lastSeq
 		src = strings.NewReader(events)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq`, id, after)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+s.eventCols+` FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq`, id, after)
 	if err != nil {
 		return nil, err
 	}
@@ -731,6 +783,7 @@ func isHeaderJSON(line []byte) bool {
 
 // coldArchive is a session_transcript_cold_archives row.
 type coldArchive struct {
+	session                  string
 	storage, name, sha       string
 	events, raw, bytes, last int64
 	lastSeq                  int64
@@ -738,7 +791,10 @@ type coldArchive struct {
 }
 
 func (s *SQLiteStore) coldArchive(ctx context.Context, id string) (*coldArchive, error) {
-	var c coldArchive
+	if !s.hasCold {
+		return nil, nil
+	}
+	c := coldArchive{session: id}
 	err := s.db.QueryRowContext(ctx, `SELECT storage, archive_name, archive_sha256, event_count, raw_bytes, archive_bytes, last_seq, archive_blob
 		FROM session_transcript_cold_archives WHERE session_id = ?`, id).Scan(&c.storage, &c.name, &c.sha, &c.events, &c.raw, &c.bytes, &c.lastSeq, &c.blob)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -781,7 +837,7 @@ func (e *ColdArchiveError) Unwrap() error { return e.Err }
 // event record, in order), after checking its size and SHA-256.
 func (s *SQLiteStore) coldEvents(c *coldArchive) (string, error) {
 	fail := func(err error) (string, error) {
-		return "", &ColdArchiveError{Storage: c.storage, Name: c.name, Events: c.events, RawBytes: c.raw, ArchiveBytes: c.bytes, Err: err}
+		return "", &ColdArchiveError{Session: c.session, Storage: c.storage, Name: c.name, Events: c.events, RawBytes: c.raw, ArchiveBytes: c.bytes, Err: err}
 	}
 	data := c.blob
 	if c.storage == "file" {
@@ -820,7 +876,11 @@ func (s *SQLiteStore) coldEvents(c *coldArchive) (string, error) {
 }
 
 func (s *SQLiteStore) List(ctx context.Context) ([]SessionInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT session_id, count(*) - 1, coalesce(sum(coalesce(event_utf8_bytes, length(event_json)) + 1), 0), max(created_at)
+	size := "length(event_json)"
+	if strings.Contains(s.eventCols, "event_utf8_bytes") {
+		size = "coalesce(event_utf8_bytes, length(event_json))"
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT session_id, count(*) - 1, coalesce(sum(`+size+` + 1), 0), coalesce(max(created_at), 0)
 		FROM transcript_events GROUP BY session_id ORDER BY session_id`)
 	if err != nil {
 		return nil, err
@@ -841,6 +901,9 @@ func (s *SQLiteStore) List(ctx context.Context) ([]SessionInfo, error) {
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	if !s.hasCold {
+		return out, nil
 	}
 	crow, err := s.db.QueryContext(ctx, `SELECT session_id, storage, archive_name, event_count, raw_bytes, archive_bytes, archived_at FROM session_transcript_cold_archives ORDER BY session_id`)
 	if err != nil {

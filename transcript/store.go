@@ -229,3 +229,61 @@ func (d *DirStore) Archive(ctx context.Context, id string) (ArchiveInfo, error) 
 
 // randUint32 is a random entry id number.
 func randUint32() uint32 { return mrand.Uint32() }
+
+// OpenStore opens a store named the way the command line names one:
+// "sqlite:PATH" (OpenClaw's per-agent database), "postgres://..." or
+// "postgresql://..." (PostgreSQL), "jsonl:DIR" or a plain DIR (JSONL files).
+func OpenStore(ctx context.Context, spec string) (Store, error) {
+	switch {
+	case strings.HasPrefix(spec, "sqlite:"):
+		return OpenSQLiteStore(strings.TrimPrefix(spec, "sqlite:"), SQLiteOptions{})
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return OpenPGStore(ctx, spec, PGOptions{})
+	case strings.HasPrefix(spec, "jsonl:"):
+		return OpenDirStore(strings.TrimPrefix(spec, "jsonl:"))
+	case spec == "":
+		return nil, errors.New("transcript: empty store name (sqlite:PATH, postgres://..., or a directory)")
+	}
+	return OpenDirStore(spec)
+}
+
+// NewSessionID returns a fresh session id (a UUIDv4, as OpenClaw's).
+func NewSessionID() string { return newUUID() }
+
+// OpenJSONL streams a stored session as JSONL text (the header line, then
+// one line per entry), in constant memory: a JSONL file as it is, the rows
+// of a database store as lines. The gateway serves sessions with it.
+func OpenJSONL(ctx context.Context, s Store, id string) (io.ReadCloser, error) {
+	if err := validSessionID(id); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoSession, err)
+	}
+	switch st := s.(type) {
+	case *DirStore:
+		f, err := os.Open(st.Path(id))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNoSession, id)
+		}
+		return f, err
+	}
+	r, err := s.Reader(ctx, id, Options{})
+	if err != nil {
+		return nil, err
+	}
+	// The Reader's source is the JSONL stream; read it directly.
+	return &rawStream{r: r}, nil
+}
+
+type rawStream struct{ r *Reader }
+
+func (s *rawStream) Read(b []byte) (int, error) { return s.r.br.Read(b) }
+func (s *rawStream) Close() error               { return s.r.Close() }
+
+// SizeJSONL returns the length of OpenJSONL's stream (one pass over it).
+func SizeJSONL(ctx context.Context, s Store, id string) (int64, error) {
+	rc, err := OpenJSONL(ctx, s, id)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	return io.Copy(io.Discard, rc)
+}

@@ -392,7 +392,8 @@ func TestStoreCrashHelper(t *testing.T) {
 	}
 	var w SessionWriter
 	for i := 0; i < 100; i++ { // the killed writer's lease may still be live
-		if w, err = s.Open(context.Background(), id, WriterOptions{Durability: SyncEntry}); err == nil || !errors.Is(err, ErrLocked) {
+		d, _ := strconv.Atoi(os.Getenv("OCBENCH_CRASH_DURABILITY"))
+		if w, err = s.Open(context.Background(), id, WriterOptions{Durability: Durability(d)}); err == nil || !errors.Is(err, ErrLocked) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -427,7 +428,10 @@ func TestStoreCrash(t *testing.T) {
 		acked := map[string]bool{}
 		for k := 0; k < kills; k++ {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestStoreCrashHelper$", "-test.v=false")
-			cmd.Env = append(os.Environ(), "OCBENCH_CRASH_STORE="+loc, "OCBENCH_CRASH_SESSION="+id)
+			// Every policy: an acknowledged entry survives a crash of the
+			// process under each (SyncNone only risks a machine crash).
+			cmd.Env = append(os.Environ(), "OCBENCH_CRASH_STORE="+loc, "OCBENCH_CRASH_SESSION="+id,
+				"OCBENCH_CRASH_DURABILITY="+strconv.Itoa(k%3))
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -486,4 +490,45 @@ func TestStoreCrash(t *testing.T) {
 			w.Close()
 		}
 	})
+}
+
+// A kill during Rotate leaves <file>.rotate-tmp and a half-written
+// <file>.archive-<n>.zst.tmp; the next OpenWriter removes them (before:
+// they stayed forever, and every later rotation left more).
+func TestOpenWriterRemovesStaleRotationTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	w, err := OpenWriter(path, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AppendMessage(userMsg("q"))
+	w.Close()
+	stale := []string{path + ".rotate-tmp", path + ".archive-1.zst.tmp", path + ".migrate-tmp"}
+	for _, s := range stale {
+		os.WriteFile(s, []byte("partial"), 0o644)
+	}
+	// Not ours: another file's temp, and a directory of that name.
+	other := filepath.Join(dir, "other.jsonl.rotate-tmp")
+	os.WriteFile(other, []byte("x"), 0o644)
+	w, err = OpenWriter(path, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got := w.Recovery().StaleTemps; len(got) != len(stale) {
+		t.Fatalf("removed %q", got)
+	}
+	for _, s := range stale {
+		if _, err := os.Lstat(s); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s still there", s)
+		}
+	}
+	if _, err := os.Lstat(other); err != nil {
+		t.Fatalf("another session's file was removed: %v", err)
+	}
+	sc, _ := LoadContext(path)
+	if got := strings.Join(texts(sc.Messages), "|"); got != "q" {
+		t.Fatalf("context %q", got)
+	}
 }
