@@ -180,6 +180,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if f, ok := stdout.(*os.File); ok {
 		f.Sync()
 	}
+	go func() {
+		<-ctx.Done()
+		fmt.Fprintf(stderr, "ocbench serve: draining: 503 for %v, then streams get until %v after the signal\n", min(*drainDelay, *grace), *grace)
+	}()
 	if err := srv.Serve(ctx, ln, *grace); err != nil {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
 		return 1
