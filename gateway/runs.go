@@ -164,6 +164,9 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 		res.Error = err.Error()
 	}
 	res.Error = s.requestSecrets(r).string(res.Error)
+	if res.Error != "" && !errors.Is(err, context.Canceled) {
+		s.m.streamErrors.WithLabelValues("runs", "run_error").Inc()
+	}
 	res.SessionID = req.SessionID
 	out, _ := json.Marshal(res)
 	buf = append(append(append(buf[:0], "event: result\ndata: "...), out...), "\n\n"...)

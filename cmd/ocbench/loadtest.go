@@ -56,6 +56,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 
 	base, upstream := *target, ""
 	var probe func() (uint64, error)
+	var failures func() (float64, error)
 	if base == "" {
 		gw, err := startGatewayProcess(ctx, *maxStreams, stderr)
 		if err != nil {
@@ -66,16 +67,19 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		base, upstream = gw.url, gw.upstream
 		client := &http.Client{Timeout: time.Second}
 		probe = func() (uint64, error) { return loadtest.ScrapeRSS(client, gw.url+"/metrics") }
+		failures = func() (float64, error) {
+			return loadtest.ScrapeCounter(client, gw.url+"/metrics", "ocbench_gateway_stream_errors_total")
+		}
 	}
 	if *route == "direct" {
 		if upstream == "" {
 			fmt.Fprintln(stderr, "ocbench loadtest: --route direct needs the started gateway (no --target)")
 			return 2
 		}
-		base, probe = upstream, nil
+		base, probe, failures = upstream, nil, nil
 	}
 	cfg := loadtest.Config{Target: base, Path: path, Body: body, BodyFunc: bodyFunc, Rate: *rate, RampTo: *rampTo,
-		Duration: *dur, Connections: *conns, MemoryProbe: probe}
+		Duration: *dur, Connections: *conns, MemoryProbe: probe, FailureProbe: failures}
 
 	var rep *loadtest.Report
 	if *findMax {
@@ -131,7 +135,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 	// cannot keep up, which would otherwise pass for low latency).
 	ok := func(r *loadtest.Report) bool {
 		sent := float64(r.Requests) / r.DurationS
-		return r.SuccessRate == 1 && r.LatencyP99Ms < p99Limit && r.StreamErrors == 0 && sent >= 0.95*r.Rate
+		return r.SuccessRate == 1 && r.LatencyP99Ms < p99Limit && r.StreamErrors == 0 && r.InBandFailures <= 0 && sent >= 0.95*r.Rate
 	}
 	var best *loadtest.Report
 	lo, hi := 0.0, 0.0
@@ -142,7 +146,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		if err != nil {
 			return best, err
 		}
-		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%\n", rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate)
+		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
 		if ok(r) {
 			best, lo = r, rate
 		} else {
@@ -156,7 +160,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		if err != nil {
 			return best, err
 		}
-		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%\n", c.Rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate)
+		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", c.Rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
 		if ok(r) {
 			best, lo = r, c.Rate
 		} else {
