@@ -225,6 +225,18 @@ func (s *Server) proxy(w wire) streamHandler {
 			return
 		}
 		sse := newSSEWriter(rw)
+		sse.coalesce = true
+		pp := bufPool.Get().(*[]byte)
+		sse.pending = (*pp)[:0]
+		defer func() {
+			if cap(sse.pending) <= 2*maxPending {
+				*pp = sse.pending[:0]
+			}
+			bufPool.Put(pp)
+		}()
+		// Before each upstream read, what the previous one produced goes
+		// out in one write.
+		call.beforeRead = func() { sse.flushPending() }
 		events := s.m.events.WithLabelValues(route)
 		bp := bufPool.Get().(*[]byte)
 		defer bufPool.Put(bp)
@@ -287,6 +299,8 @@ func (s *Server) proxy(w wire) streamHandler {
 				break
 			}
 		}
+		call.beforeRead = nil
+		sse.flushPending()
 		if cap(buf) <= 1<<20 {
 			*bp = buf[:0]
 		}
@@ -634,6 +648,9 @@ type upstreamCall struct {
 	read      int64
 	requestID string // the upstream's x-request-id / request-id
 	dec       *provider.Decoder
+	// beforeRead runs before each read of the body (on the goroutine
+	// that drives the stream): the proxy flushes its gathered events.
+	beforeRead func()
 }
 
 // upstreamRequestID is the id an upstream gave its answer, if a
@@ -652,6 +669,9 @@ func upstreamRequestID(h http.Header) string {
 func (c *upstreamCall) Close() error { return c.body.Close() }
 
 func (c *upstreamCall) Read(p []byte) (int, error) {
+	if c.beforeRead != nil {
+		c.beforeRead()
+	}
 	n, err := c.body.Read(p)
 	c.read += int64(n)
 	return n, err

@@ -445,10 +445,23 @@ func (s *Server) retryAfter() string {
 // Flush reachable through Unwrap (http.ResponseController).
 type statusWriter struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-	code    int
-	failed  bool // a write failed: the client is gone or too slow
+	rc       *http.ResponseController
+	timeout  time.Duration
+	deadline time.Time // the write deadline last set
+	code     int
+	failed   bool // a write failed: the client is gone or too slow
+}
+
+// refresh moves the write deadline to now+timeout, unless the one set is
+// still at least 7/8 of timeout away: the deadline is always between 7/8
+// and all of timeout from the write, for one timer update per eighth of
+// the timeout instead of one per write.
+func (w *statusWriter) refresh() {
+	d := time.Now().Add(w.timeout)
+	if d.Sub(w.deadline) > w.timeout/8 {
+		w.deadline = d
+		w.rc.SetWriteDeadline(d)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -462,7 +475,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	w.refresh()
 	n, err := w.ResponseWriter.Write(b)
 	if err != nil {
 		w.failed = true
@@ -474,7 +487,7 @@ func (w *statusWriter) Flush() { w.FlushError() }
 
 // FlushError is what http.ResponseController.Flush calls.
 func (w *statusWriter) FlushError() error {
-	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	w.refresh()
 	err := w.rc.Flush()
 	if err != nil {
 		w.failed = true
