@@ -34,13 +34,7 @@ func bigUpstream(t testing.TB, n, size int) string {
 		}
 		w.Write(end)
 	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String()
+	return serveHTTP(t, srv)
 }
 
 // dialSmall connects to the gateway with a tiny receive buffer, so that a
