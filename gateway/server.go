@@ -205,6 +205,7 @@ type Server struct {
 	active     sync.WaitGroup
 	handler    http.Handler
 	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
+	drainDelay atomic.Int64     // Config.DrainDelay, until SetDrainDelay
 	compat     provider.Compat  // what the upstream's chat endpoint accepts
 	redactor   *redact.Redactor // configured secrets, never sent or logged
 	secretList []string
@@ -218,6 +219,7 @@ func New(cfg Config) (*Server, error) {
 		sum := sha256.Sum256([]byte(cfg.AuthKey))
 		s.authKey = sum[:]
 	}
+	s.drainDelay.Store(int64(cfg.DrainDelay))
 	s.compat = provider.CompatFor(&llm.Model{BaseURL: UpstreamBase(cfg.Upstream), Provider: "openai-compatible"})
 	if cfg.UpstreamCompat != nil {
 		s.compat = *cfg.UpstreamCompat
@@ -272,7 +274,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	deadline := time.Now().Add(grace)
 	s.drain.Store(true)
-	if d := min(s.cfg.DrainDelay, grace); d > 0 {
+	if d := min(time.Duration(s.drainDelay.Load()), grace); d > 0 {
 		time.Sleep(d)
 	}
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -292,6 +294,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	return err
 }
+
+// SetDrainDelay replaces Config.DrainDelay for a shutdown not yet begun
+// (the serve command skips it on an interactive Ctrl-C).
+func (s *Server) SetDrainDelay(d time.Duration) { s.drainDelay.Store(int64(d)) }
 
 // waitTimeout waits for wg at most d and reports whether it finished.
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {

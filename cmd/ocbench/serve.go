@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,7 +46,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "longest a write to a client may block (a client that stops reading loses its slot)")
 	keepAlive := fs.Duration("keepalive-timeout", 60*time.Second, "idle keep-alive connections are closed after this")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM/SIGINT, how long streams in flight may run before connections are closed")
-	drainDelay := fs.Duration("drain-delay", 0, "within --grace, how long to answer 503 (and /healthz 503) before closing the listener, for load balancers")
+	drainDelay := fs.Duration("drain-delay", 5*time.Second, "on SIGTERM, within --grace: how long to answer 503 (and /healthz 503) before closing the listener, so that load balancers see the gateway leave (SIGINT skips it)")
 	cors := fs.String("cors", "", "comma-separated browser origins allowed (\"*\" for any); default: browser origins are refused")
 	allowHosts := fs.String("allow-host", "", "comma-separated Host names accepted besides localhost and IP literals (when listening on loopback)")
 	authKey := fs.String("auth-key", "", "the gateway's own API key (prefer $OCBENCH_AUTH_KEY); clients send it as Bearer or x-api-key, and the upstream gets $OCBENCH_UPSTREAM_KEY")
@@ -56,8 +57,31 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGTERM (an orchestrator) drains with --drain-delay; SIGINT (Ctrl-C
+	// at a terminal) skips the delay.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var srvRef atomic.Pointer[gateway.Server]
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+		case <-ctx.Done():
+			return
+		}
+		delay := min(*drainDelay, *grace)
+		if sig == os.Interrupt {
+			delay = 0
+			if s := srvRef.Load(); s != nil {
+				s.SetDrainDelay(0)
+			}
+		}
+		fmt.Fprintf(stderr, "ocbench serve: %v: draining: 503 for %v, streams in flight get until %v after the signal\n", sig, delay, *grace)
+		stop()
+	}()
 
 	if *authKey == "" {
 		*authKey = os.Getenv("OCBENCH_AUTH_KEY")
@@ -163,6 +187,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
 		return 2
 	}
+	srvRef.Store(srv)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -180,10 +205,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if f, ok := stdout.(*os.File); ok {
 		f.Sync()
 	}
-	go func() {
-		<-ctx.Done()
-		fmt.Fprintf(stderr, "ocbench serve: draining: 503 for %v, then streams get until %v after the signal\n", min(*drainDelay, *grace), *grace)
-	}()
 	if err := srv.Serve(ctx, ln, *grace); err != nil {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
 		return 1
