@@ -488,6 +488,11 @@ func (d *Decoder) terminalError(reason llm.StopReason, err error, msg string) {
 	if d.state >= stateFinished {
 		return
 	}
+	if d.opts.OpenClaw && d.wire != WireOpenAIResponses {
+		// The chat and Anthropic transports' error cleanup removes every
+		// tool call of a failed turn; Responses keeps them.
+		d.oc.dropCalls = true
+	}
 	d.state = stateFinished
 	d.err = err
 	d.errMsg = msg
@@ -651,7 +656,8 @@ func (d *Decoder) setField(dst *[]byte, v []byte) error {
 }
 
 func (d *Decoder) setModel(m []byte) {
-	if len(m) == 0 || d.gotModel {
+	if len(m) == 0 || d.gotModel || d.opts.OpenClaw && d.opts.Model != "" {
+		// @openclaw/ai's messages carry the configured model id.
 		return
 	}
 	d.gotModel = true
