@@ -70,6 +70,7 @@ type Tool struct {
 	description string
 	params      []byte
 	schema      *jsonschema.Schema
+	fast        *fastSchema // nil when the schema is outside the fast subset
 	handler     ToolHandler
 }
 
@@ -90,7 +91,7 @@ func NewTool(name, description string, params []byte, h ToolHandler) (*Tool, err
 	if err != nil {
 		return nil, err
 	}
-	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, handler: h}, nil
+	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, fast: compileFast(params), handler: h}, nil
 }
 
 // MustNewTool is NewTool for schemas known to be valid; it panics otherwise.
@@ -139,6 +140,12 @@ func (t *Tool) Validate(args []byte) error {
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 {
 		return &ArgumentError{Tool: t.name, Detail: "the arguments are missing or were not valid JSON"}
+	}
+	// Valid arguments of a plain schema are checked on a pooled parse,
+	// without building a generic tree; anything else goes to the full
+	// validator, which also explains every failure.
+	if t.fast != nil && t.fast.valid(trimmed) {
+		return nil
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
