@@ -220,6 +220,15 @@ func (r *Registry) Add(t *Tool) error {
 	return nil
 }
 
+// internName returns name as a string, the registered tool's own when
+// there is one (no allocation for the usual case).
+func (r *Registry) internName(name []byte) string {
+	if t, ok := r.byName[string(name)]; ok {
+		return t.name
+	}
+	return string(name)
+}
+
 // Lookup returns the tool called name.
 func (r *Registry) Lookup(name string) (*Tool, bool) {
 	t, ok := r.byName[name]
@@ -295,47 +304,6 @@ var toolAbandonGrace = ToolAbandonGrace // tests shorten it
 // ErrToolTimeout is the error of a tool call that did not finish within
 // Params.ToolTimeout.
 var ErrToolTimeout = errors.New("engine: tool call timed out")
-
-// callWithin is Call bounded by d (none when d <= 0). The handler runs on
-// its own goroutine, so that one blocked where it cannot see its context
-// (a read of a FIFO, a stuck network call) cannot hold the run: after the
-// deadline and ToolAbandonGrace, the call is reported as timed out and
-// the goroutine is left to finish on its own.
-func (r *Registry) callWithin(ctx context.Context, name string, args []byte, d time.Duration) CallResult {
-	if d <= 0 {
-		return r.Call(ctx, name, args)
-	}
-	start := time.Now()
-	cctx, cancel := context.WithTimeoutCause(ctx, d, ErrToolTimeout)
-	defer cancel()
-	done := make(chan CallResult, 1)
-	go func() { done <- r.Call(cctx, name, args) }()
-	var res CallResult
-	select {
-	case res = <-done:
-	case <-cctx.Done():
-		t := time.NewTimer(toolAbandonGrace)
-		select {
-		case res = <-done:
-			t.Stop()
-		case <-t.C:
-			if ctx.Err() != nil {
-				return CallResult{Text: "Tool " + name + " was not completed: the run was aborted.", IsError: true, Err: ctx.Err(), Duration: time.Since(start)}
-			}
-			err := fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
-			return CallResult{Text: fmt.Sprintf("Tool %s did not finish within %s and was stopped.", name, d), IsError: true, Err: err, Duration: time.Since(start)}
-		}
-	}
-	if ctx.Err() == nil && errors.Is(context.Cause(cctx), ErrToolTimeout) && res.IsError {
-		// It failed because its time was up.
-		if res.Err == nil || errors.Is(res.Err, context.DeadlineExceeded) || errors.Is(res.Err, context.Canceled) {
-			res.IsError = true
-			res.Err = fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
-			res.Text += fmt.Sprintf("\n\n[Tool %s timed out after %s.]", name, d)
-		}
-	}
-	return res
-}
 
 func runHandler(ctx context.Context, t *Tool, args []byte) (out ToolOutput, err error) {
 	defer func() {
