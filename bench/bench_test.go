@@ -115,6 +115,22 @@ func TestReportsParse(t *testing.T) {
 	if lines != 4 {
 		t.Errorf("benchfmt has %d benchmark lines, want 4:\n%s", lines, bf.String())
 	}
+	// key=value parts, so that benchstat -col /impl sets them side by side.
+	for _, want := range []string{"\nBenchmarkSpin/input=a/impl=ocbench-", "\nBenchmarkSpin/input=a/impl=peer_<&>-"} {
+		if !strings.Contains(bf.String(), want) {
+			t.Errorf("benchfmt lacks %q:\n%s", want, bf.String())
+		}
+	}
+	if got := BenchfmtName(Result{Stage: "decode", Input: "openai-chat", Impl: Ours}); got != "BenchmarkDecode/wire=openai-chat/impl=ocbench" {
+		t.Errorf("BenchfmtName = %s", got)
+	}
+	if got := BenchfmtName(Result{Stage: "repair-openclaw", Input: "small-python", Impl: Ours}); got != "BenchmarkRepairOpenclaw/input=small-python/impl=ocbench" {
+		t.Errorf("BenchfmtName = %s", got)
+	}
+	// One key style: camelCase, no snake_case key anywhere in the JSON.
+	if m := regexp.MustCompile(`"[a-z0-9]+_[a-z0-9_]+":`).Find(js.Bytes()); m != nil {
+		t.Errorf("JSON report has a snake_case key %s", m)
+	}
 
 	var tbl bytes.Buffer
 	if err := rep.WriteTable(&tbl); err != nil {

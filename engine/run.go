@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // Errors of a run. Setup failures are returned before anything is written;
@@ -96,6 +97,12 @@ type Params struct {
 	HistoryLimit int
 	// Session options for file sessions (durability etc.).
 	Session SessionOptions
+
+	// SessionStore, when set, keeps the session in a store instead of
+	// SessionFile (transcript.DirStore, SQLiteStore or PGStore): the
+	// session is SessionID in it (a new id when empty), opened under the
+	// store's single-writer lock for the run. SessionFile is then ignored.
+	SessionStore transcript.Store
 
 	// SystemPrompt, when set, replaces the generated system prompt (and
 	// CacheBoundary its cache boundary). Otherwise package prompt builds it.

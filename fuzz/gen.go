@@ -37,7 +37,10 @@ type Case struct {
 	Tools []string
 	// HTMLEntities marks a model whose arguments arrive entity-encoded.
 	HTMLEntities bool
-	Calls        []Call
+	// Reasoning marks a reasoning model (model.reasoning): OpenAI-chat
+	// reasoning deltas are kept.
+	Reasoning bool
+	Calls     []Call
 	// Cut is set when the body ends inside a call's arguments (the stream
 	// dies), Length when the turn ends with stop reason length right after
 	// an unfinished call (the output limit).

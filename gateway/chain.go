@@ -22,7 +22,7 @@ func (s *Server) wrap(base llm.StreamFunc, w wire, pr proxyRequest) llm.StreamFu
 		LiveTools:   tools,
 		IdleTimeout: s.cfg.IdleTimeout,
 		OnIdleTimeout: func(error) {
-			s.m.idleTimeouts.Inc()
+			s.m.idleTimeouts.WithLabelValues(routeName(w)).Inc()
 		},
 	})
 }
@@ -30,20 +30,20 @@ func (s *Server) wrap(base llm.StreamFunc, w wire, pr proxyRequest) llm.StreamFu
 // countRepairs adds the chain's work on one finished message to the
 // metrics: tool calls whose arguments differ from what the upstream sent,
 // and turns refused because a tool call was unusable.
-func (s *Server) countRepairs(m *llm.Message) {
+func (s *Server) countRepairs(route string, m *llm.Message) {
 	for i := range m.Content {
 		b := &m.Content[i]
 		if b.Type != llm.BlockToolCall || len(b.Arguments) == 0 {
 			continue
 		}
 		if !bytes.Equal(bytes.TrimSpace(b.RawArgs), b.Arguments) && len(bytes.TrimSpace(b.RawArgs)) > 0 {
-			s.m.repairs.WithLabelValues("arguments").Inc()
+			s.m.repairs.WithLabelValues(route, "arguments").Inc()
 		}
 	}
 	if m.StopReason == llm.StopError || m.StopReason == llm.StopLength {
 		for i := range m.Content {
 			if m.Content[i].Type == llm.BlockToolCall && len(m.Content[i].Arguments) == 0 {
-				s.m.repairs.WithLabelValues("refused").Inc()
+				s.m.repairs.WithLabelValues(route, "refused").Inc()
 				break
 			}
 		}

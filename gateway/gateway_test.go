@@ -301,3 +301,75 @@ func TestShutdownDrainsStreams(t *testing.T) {
 		t.Error("a request after shutdown was served")
 	}
 }
+
+func TestUpstreamBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8000":         "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/":        "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/v1":      "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/v1/":     "http://127.0.0.1:8000/v1",
+		"https://openrouter.ai/api/v1":  "https://openrouter.ai/api/v1",
+		"https://api.anthropic.com/v1/": "https://api.anthropic.com/v1",
+	} {
+		if got := UpstreamBase(in); got != want {
+			t.Errorf("UpstreamBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := upstreamURL("http://h:1/v1", provider.WireAnthropic); got != "http://h:1/v1/messages" {
+		t.Errorf("messages endpoint %q", got)
+	}
+	if got := upstreamURL("http://h:1", provider.WireOpenAIChat); got != "http://h:1/v1/chat/completions" {
+		t.Errorf("chat endpoint %q", got)
+	}
+}
+
+// The same --upstream serves the proxy whether it is given with /v1 or not.
+func TestUpstreamWithV1(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("ok")}}}}
+	_, up, err := scripted.Start(scripted.Options{Script: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	for _, u := range []string{up.URL, up.URL + "/v1", up.URL + "/v1/"} {
+		r := startGateway(t, Config{Upstream: u})
+		resp := post(t, r.url+"/v1/chat/completions", chatBody(false))
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("upstream %s: %d %s", u, resp.StatusCode, b)
+		}
+	}
+}
+
+// /v1/responses proxies the Responses wire with the chain's repairs,
+// streamed and not.
+func TestResponsesRoute(t *testing.T) {
+	body := func(stream bool) string {
+		return `{"model":"m1","stream":` + map[bool]string{true: "true", false: "false"}[stream] +
+			`,"input":"read a.txt","tools":[{"type":"function","name":"read","parameters":{"type":"object"}}]}`
+	}
+	r := startRig(t, malformedScript(), Config{})
+	resp := post(t, r.url+"/v1/responses", body(true))
+	m := decodeSSE(t, provider.WireOpenAIResponses, resp.Body)
+	if m.StopReason != llm.StopToolUse || toolArgs(t, m)["path"] != "a.txt" {
+		t.Errorf("streamed: stop %v %s", m.StopReason, m.AppendJSON(nil))
+	}
+	r = startRig(t, malformedScript(), Config{})
+	resp = post(t, r.url+"/v1/responses", body(false))
+	var out struct {
+		Object, Status string
+		Output         []struct{ Type, Name, Arguments string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	var call *struct{ Type, Name, Arguments string }
+	for i := range out.Output {
+		if out.Output[i].Type == "function_call" {
+			call = &out.Output[i]
+		}
+	}
+	if out.Object != "response" || out.Status != "completed" || call == nil || call.Name != "read" || !json.Valid([]byte(call.Arguments)) {
+		t.Errorf("non-streamed: %+v", out)
+	}
+}

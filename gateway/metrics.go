@@ -14,10 +14,12 @@ type metrics struct {
 	requests         *prometheus.CounterVec   // route, code
 	inFlight         prometheus.Gauge         // streams being served
 	events           *prometheus.CounterVec   // route
-	repairs          *prometheus.CounterVec   // kind
-	idleTimeouts     prometheus.Counter       //
-	upstreamErrors   *prometheus.CounterVec   // reason
-	rejected         *prometheus.CounterVec   // reason: overload, draining
+	repairs          *prometheus.CounterVec   // route, kind
+	idleTimeouts     *prometheus.CounterVec   // route
+	upstreamErrors   *prometheus.CounterVec   // route, reason
+	rejected         *prometheus.CounterVec   // route, reason: overload, draining, body_timeout, auth, ...
+	panics           *prometheus.CounterVec   // route
+	streamErrors     *prometheus.CounterVec   // route, type
 	latency          *prometheus.HistogramVec // route
 	timeToFirstEvent *prometheus.HistogramVec // route
 }
@@ -35,17 +37,24 @@ func newMetrics() *metrics {
 	}, []string{"route"})
 	m.repairs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_repairs_total", Help: "Tool calls changed by the decorator chain, by kind.",
-	}, []string{"kind"})
-	m.idleTimeouts = prometheus.NewCounter(prometheus.CounterOpts{
+	}, []string{"route", "kind"})
+	m.idleTimeouts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_idle_timeouts_total", Help: "Upstream streams ended by the idle timeout.",
-	})
+	}, []string{"route"})
 	m.upstreamErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ocbench_gateway_upstream_errors_total", Help: "Upstream failures by reason.",
-	}, []string{"reason"})
+		Name: "ocbench_gateway_upstream_errors_total", Help: "Upstream failures before streaming, by route and reason.",
+	}, []string{"route", "reason"})
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ocbench_gateway_rejected_total", Help: "Requests refused before any work, by reason.",
-	}, []string{"reason"})
-	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+		Name: "ocbench_gateway_rejected_total", Help: "Requests refused before any work, by route and reason.",
+	}, []string{"route", "reason"})
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_panics_total", Help: "Requests whose handler panicked, by route.",
+	}, []string{"route"})
+	m.streamErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_stream_errors_total", Help: "Answers that failed after the request was accepted (in-band errors, cuts, timeouts, limits), by route and error type.",
+	}, []string{"route", "type"})
+	// Up to 10 minutes: a long agent turn is a normal request.
+	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "ocbench_gateway_request_duration_seconds", Help: "Time from request to the end of the response.", Buckets: buckets,
 	}, []string{"route"})
@@ -53,7 +62,7 @@ func newMetrics() *metrics {
 		Name: "ocbench_gateway_time_to_first_event_seconds", Help: "Time from request to the first event sent.", Buckets: buckets,
 	}, []string{"route"})
 	m.reg.MustRegister(m.requests, m.inFlight, m.events, m.repairs, m.idleTimeouts, m.upstreamErrors,
-		m.rejected, m.latency, m.timeToFirstEvent,
+		m.rejected, m.panics, m.streamErrors, m.latency, m.timeToFirstEvent,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return m
 }

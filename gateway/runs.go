@@ -1,12 +1,16 @@
 package gateway
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
@@ -20,22 +24,27 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, "not_found", "no models configured and no upstream")
 			return
 		}
-		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, strings.TrimRight(s.cfg.Upstream, "/")+"/v1/models", nil)
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, UpstreamBase(s.cfg.Upstream)+"/models", nil)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, "server_error", err.Error())
 			return
 		}
-		copyAuth(req.Header, r.Header)
+		s.upstreamAuth(req.Header, r.Header, wireChat)
 		resp, err := s.cfg.HTTPClient.Do(req)
 		if err != nil {
-			s.m.upstreamErrors.WithLabelValues("connect").Inc()
+			s.m.upstreamErrors.WithLabelValues("models", "connect").Inc()
 			writeError(w, http.StatusBadGateway, "upstream_unreachable", "upstream: "+errText(err))
 			return
 		}
 		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+		if err != nil {
+			writeError(w, http.StatusBadGateway, "upstream_unreachable", "the upstream's model list could not be read")
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+		w.Write(s.requestSecrets(r).bytes(b))
 		return
 	}
 	b := []byte(`{"object":"list","data":[`)
@@ -55,11 +64,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 // runs answers POST /v1/runs: it runs a turn loop and streams its events
 // as SSE, one "data:" line per event in the replay event format, then a
 // final "event: result" with the run's summary.
-func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req RunRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not a run request: "+err.Error())
@@ -73,11 +78,15 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "session ids are 1-128 characters of [A-Za-z0-9._-]")
 		return
 	}
+	// A client that leaves or stops reading ends the run: its context is
+	// cancelled at the first failed write.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	sse := newSSEWriter(w)
 	start := time.Now()
 	first := true
 	var buf []byte
-	res, err := s.cfg.Runs.Run(r.Context(), req, func(ev *llm.Event, m *llm.Message) error {
+	res, err := s.cfg.Runs.Run(ctx, req, func(ev *llm.Event, m *llm.Message) error {
 		if first {
 			first = false
 			s.m.timeToFirstEvent.WithLabelValues("runs").Observe(time.Since(start).Seconds())
@@ -86,35 +95,65 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		buf = append(buf[:0], "data: "...)
 		buf = llm.AppendEventJSON(buf, ev, m)
 		buf = append(buf, "\n\n"...)
-		return sse.write(buf)
+		if err := sse.write(buf); err != nil {
+			cancel()
+			return err
+		}
+		return nil
 	})
+	var re *RequestError
+	if first && errors.As(err, &re) {
+		writeError(w, re.Status, re.Type, re.Message)
+		return
+	}
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
 	}
+	res.Error = s.requestSecrets(r).string(res.Error)
 	res.SessionID = req.SessionID
 	out, _ := json.Marshal(res)
 	buf = append(append(append(buf[:0], "event: result\ndata: "...), out...), "\n\n"...)
 	sse.write(buf)
 }
 
-// session answers GET /v1/sessions/{id} with the session's JSONL.
+// session answers GET /v1/sessions/{id} with the session's JSONL,
+// streamed from the file in constant memory whatever its size.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !validSessionID(id) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "session ids are 1-128 characters of [A-Za-z0-9._-]")
 		return
 	}
-	out, ok, err := s.cfg.Runs.Session(id, nil)
+	f, size, err := s.cfg.Runs.OpenSession(id)
 	switch {
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, "server_error", err.Error())
-	case !ok:
+	case errors.Is(err, ErrNoSession):
 		writeError(w, http.StatusNotFound, "not_found", "no session "+id)
-	default:
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		w.Write(out)
+		return
+	case err != nil:
+		// The error names the file; the client is not told where it lives.
+		s.cfg.Logf("gateway: reading session %s: %v", id, errText(err))
+		writeError(w, http.StatusInternalServerError, "server_error", "the session could not be read")
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	bp := copyPool.Get().(*[]byte)
+	defer copyPool.Put(bp)
+	// Only the bytes the file had when opened: a run appending meanwhile
+	// cannot make the body disagree with its length.
+	if _, err := io.CopyBuffer(writerOnly{w}, io.LimitReader(f, size), *bp); err != nil && !errors.Is(err, context.Canceled) {
+		s.cfg.Logf("gateway: sending session %s: %v", id, errText(err))
 	}
 }
+
+var copyPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// writerOnly hides everything but Write, so that io.CopyBuffer writes
+// through the deadline-setting writer in bounded chunks.
+type writerOnly struct{ w io.Writer }
+
+func (w writerOnly) Write(b []byte) (int, error) { return w.w.Write(b) }
 
 // validSessionID keeps session ids to names that are safe as file names:
 // no separators, no "..", nothing hidden.
@@ -131,21 +170,43 @@ func validSessionID(id string) bool {
 	return true
 }
 
-// readBody reads the request body under the size limit, answering 413 past
-// it and 400 on a broken body.
+// readBody reads the request body under the size limit and BodyTimeout,
+// answering 413 past the limit (at once when Content-Length says so), 408
+// when the body does not arrive in time and 400 on a broken body. The read
+// deadline is cleared afterwards, so that it cannot end a long stream.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
-				"request body exceeds "+itoa(mbe.Limit)+" bytes")
-			return nil, false
-		}
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+errText(err))
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+			"request body exceeds "+itoa(s.cfg.MaxBodyBytes)+" bytes")
 		return nil, false
 	}
-	return body, true
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+				"request body exceeds "+itoa(mbe.Limit)+" bytes")
+		case errors.As(err, &ne) && ne.Timeout():
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "body_timeout").Inc()
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, "request_timeout",
+				"the request body did not arrive within "+s.cfg.BodyTimeout.String())
+		default:
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+errText(err))
+		}
+		return nil, false
+	}
+	return buf.Bytes(), true
 }
 
 // sseWriter writes Server-Sent Events and flushes each one, so that a
@@ -175,10 +236,24 @@ func (s *sseWriter) write(b []byte) error {
 	return s.rc.Flush()
 }
 
-// copyAuth passes the client's credentials to the upstream. They are never
+// upstreamAuth sets the upstream request's credentials: the configured
+// UpstreamKey, or else (without a gateway key of its own) the client's.
+// Version and organisation headers always pass. Credentials are never
 // logged.
-func copyAuth(dst, src http.Header) {
-	for _, k := range []string{"Authorization", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project"} {
+func (s *Server) upstreamAuth(dst, src http.Header, w wire) {
+	switch {
+	case s.cfg.UpstreamKey != "" && w == wireAnthropic:
+		dst.Set("X-Api-Key", s.cfg.UpstreamKey)
+	case s.cfg.UpstreamKey != "":
+		dst.Set("Authorization", "Bearer "+s.cfg.UpstreamKey)
+	case s.cfg.AuthKey == "":
+		copyHeaders(dst, src, "Authorization", "X-Api-Key")
+	}
+	copyHeaders(dst, src, "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project")
+}
+
+func copyHeaders(dst, src http.Header, keys ...string) {
+	for _, k := range keys {
 		if v := src.Values(k); len(v) > 0 {
 			dst[k] = append([]string(nil), v...)
 		}

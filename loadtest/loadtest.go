@@ -70,26 +70,26 @@ type Report struct {
 	Target         string         `json:"target"`
 	Path           string         `json:"path"`
 	Rate           float64        `json:"rate"`
-	RampTo         float64        `json:"ramp_to,omitempty"`
-	DurationS      float64        `json:"duration_s"`
+	RampTo         float64        `json:"rampTo,omitempty"`
+	DurationS      float64        `json:"durationS"`
 	Requests       uint64         `json:"requests"`
-	Throughput     float64        `json:"throughput_per_s"`
-	SuccessRate    float64        `json:"success_rate"`
-	LatencyP50Ms   float64        `json:"latency_p50_ms"`
-	LatencyP90Ms   float64        `json:"latency_p90_ms"`
-	LatencyP99Ms   float64        `json:"latency_p99_ms"`
-	LatencyMaxMs   float64        `json:"latency_max_ms"`
-	LatencyMeanMs  float64        `json:"latency_mean_ms"`
-	TTFEP50Ms      float64        `json:"ttfe_p50_ms"`
-	TTFEP99Ms      float64        `json:"ttfe_p99_ms"`
-	GapP50Ms       float64        `json:"gap_p50_ms"`
-	GapP99Ms       float64        `json:"gap_p99_ms"`
-	GapMaxMs       float64        `json:"gap_max_ms"`
-	Streams        int            `json:"sampled_streams"`
-	StreamErrors   int            `json:"sampled_stream_errors"`
-	EventsPerSteam float64        `json:"events_per_stream"`
-	PeakRSSBytes   uint64         `json:"gateway_peak_rss_bytes,omitempty"`
-	StatusCodes    map[string]int `json:"status_codes"`
+	Throughput     float64        `json:"throughputPerS"`
+	SuccessRate    float64        `json:"successRate"`
+	LatencyP50Ms   float64        `json:"latencyP50Ms"`
+	LatencyP90Ms   float64        `json:"latencyP90Ms"`
+	LatencyP99Ms   float64        `json:"latencyP99Ms"`
+	LatencyMaxMs   float64        `json:"latencyMaxMs"`
+	LatencyMeanMs  float64        `json:"latencyMeanMs"`
+	TTFEP50Ms      float64        `json:"ttfeP50Ms"`
+	TTFEP99Ms      float64        `json:"ttfeP99Ms"`
+	GapP50Ms       float64        `json:"gapP50Ms"`
+	GapP99Ms       float64        `json:"gapP99Ms"`
+	GapMaxMs       float64        `json:"gapMaxMs"`
+	Streams        int            `json:"sampledStreams"`
+	StreamErrors   int            `json:"sampledStreamErrors"`
+	EventsPerSteam float64        `json:"eventsPerStream"`
+	PeakRSSBytes   uint64         `json:"gatewayPeakRssBytes,omitempty"`
+	StatusCodes    map[string]int `json:"statusCodes"`
 	Errors         []string       `json:"errors,omitempty"`
 	// Timeline is latency per second of the run, for the HTML plot.
 	Timeline []Point `json:"timeline"`
@@ -99,8 +99,8 @@ type Report struct {
 type Point struct {
 	Second   int     `json:"s"`
 	Requests int     `json:"requests"`
-	P50Ms    float64 `json:"p50_ms"`
-	P99Ms    float64 `json:"p99_ms"`
+	P50Ms    float64 `json:"p50Ms"`
+	P99Ms    float64 `json:"p99Ms"`
 	Errors   int     `json:"errors"`
 }
 

@@ -63,7 +63,7 @@ func TestRunReportsLatencyAndStreamTiming(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"success_rate", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_max_ms", "ttfe_p50_ms"} {
+	for _, k := range []string{"successRate", "latencyP50Ms", "latencyP90Ms", "latencyP99Ms", "latencyMaxMs", "ttfeP50Ms"} {
 		if _, ok := back[k]; !ok {
 			t.Errorf("JSON lacks %s", k)
 		}

@@ -17,11 +17,18 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 	}
 	switch string(typ) {
 	case "content_block_delta":
+		if d.opts.OpenClaw && !hasIndex(v) {
+			return nil // @openclaw/ai ignores a delta without an index
+		}
 		return d.anthropicDelta(v)
 	case "ping":
 	case "content_block_start":
 		return d.anthropicStart(v)
 	case "content_block_stop":
+		if d.opts.OpenClaw && !hasIndex(v) {
+			// @openclaw/ai ignores it: the block stays open.
+			return nil
+		}
 		si := d.findSlot(0, v.GetInt64("index"), anyKind)
 		if si < 0 {
 			return nil
@@ -55,6 +62,9 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 		if u := v.Get("usage"); u != nil {
 			d.anthropicUsage(u)
 		}
+		if d.stop == llm.StopToolUse || d.hasToolCalls() {
+			d.oc.tagUpTo = len(d.msg.Content)
+		}
 	case "message_stop":
 		d.stopped = true
 		d.finish()
@@ -69,6 +79,9 @@ const anyKind llm.BlockType = 255
 
 func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 	idx := v.GetInt64("index")
+	if d.opts.OpenClaw && !hasIndex(v) {
+		idx = -1 // @openclaw/ai's key of a block without an index
+	}
 	cb := v.Get("content_block")
 	if cb == nil {
 		return nil
@@ -101,6 +114,8 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 		b.Text = append(b.Text[:0], "[Reasoning redacted]"...)
 		return d.setField(&b.Signature, cb.GetStringBytes("data"))
 	case "tool_use":
+		// @openclaw/ai tags the text before a tool call as commentary.
+		d.oc.tagUpTo = len(d.msg.Content)
 		si := d.open(0, idx, llm.BlockToolCall)
 		b := &d.msg.Content[d.slots[si].ci]
 		if err := d.setField(&b.ID, cb.GetStringBytes("id")); err != nil {
@@ -124,6 +139,11 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 	// Other block types (server tools, search results) are not part of the
 	// message; their deltas are ignored.
 	return nil
+}
+
+func hasIndex(v *fastjson.Value) bool {
+	x := v.Get("index")
+	return x != nil && x.Type() == fastjson.TypeNumber
 }
 
 func emptyInput(v *fastjson.Value) bool {
@@ -201,7 +221,7 @@ func (d *Decoder) anthropicStop(sr []byte, details *fastjson.Value) {
 	d.setRawStop(sr)
 	d.stopped = true
 	switch string(sr) {
-	case "end_turn", "stop_sequence", "pause_turn":
+	case "end_turn", "stop_sequence", "pause_turn", "compaction":
 		d.stop = llm.StopStop
 	case "max_tokens", "model_context_window_exceeded":
 		d.stop = llm.StopLength

@@ -31,6 +31,22 @@ type Options struct {
 	MaxEventBytes int
 	// MaxArgBytes bounds the argument text of one tool call (default 8 MiB).
 	MaxArgBytes int
+	// Reasoning marks a reasoning model (llm.Model.Reasoning): OpenAI Chat
+	// Completions reasoning deltas (reasoning_content, reasoning,
+	// reasoning_text) become thinking blocks. Off, they are dropped, as
+	// @openclaw/ai 2026.9.6 does for a model that is not a reasoning model
+	// (shouldEmitOpenAICompletionsReasoning).
+	Reasoning bool
+	// OpenClaw applies @openclaw/ai 2026.9.6's transport rules, which
+	// OpenClaw 2026.9.6 streams through (spec streamwrap.md §1.5): chat
+	// tool-call fragments keyed by index then id and never split, and each
+	// wire's own end-of-stream checks of the finished tool calls (a turn
+	// refused ends with a *TransportError; chat and Anthropic remove the
+	// tool calls of a failed turn, Responses keep them), plus the
+	// commentary text phase those transports give text before tool calls.
+	// The openclaw repair profile decodes with it; it never repairs
+	// anything the transports do not.
+	OpenClaw bool
 }
 
 func (o *Options) setDefault(w Wire) {
@@ -106,6 +122,9 @@ type Decoder struct {
 	modelIntern string
 	idIntern    string
 
+	oc      ocState // Options.OpenClaw's per-stream state (openclaw.go)
+	chUsage span    // chat: the usage member of the chunk's first choice
+
 	// ArgMismatches counts Responses tool calls whose .done arguments were
 	// not an extension of the streamed deltas (the .done text won).
 	argMismatches int
@@ -125,6 +144,7 @@ type slot struct {
 	ci     int32
 	kind   llm.BlockType
 	delta  bool  // a non-empty delta arrived (Anthropic start input)
+	done   bool  // Responses: function_call_arguments.done arrived
 	inOff  int32 // Anthropic: start input in d.side
 	inLen  int32
 }
@@ -179,6 +199,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite, d.uReason = 0, 0, 0, 0, 0
 	d.gotModel, d.gotID = false, false
 	d.argMismatches = 0
+	d.oc = ocState{items: d.oc.items[:0]}
 }
 
 // SetContext makes cancellation of ctx end the stream with an error event
@@ -300,8 +321,10 @@ func (d *Decoder) apply(e *llm.Event) {
 			finishArgs(b)
 		}
 	case llm.EventDone:
+		d.ocTerminal()
 		d.msg.StopReason = e.Reason
 	case llm.EventError:
+		d.ocTerminal()
 		d.msg.Fail(e.Reason, d.errMsg)
 	}
 }
@@ -395,6 +418,23 @@ func (d *Decoder) readFailed(err error) {
 			d.finish()
 			return
 		}
+		if d.opts.OpenClaw {
+			switch d.wire {
+			case WireOpenAIChat:
+				d.ocFail(MsgChatNoFinishReason, true, true)
+				return
+			case WireAnthropic:
+				d.ocAnthropicEOF()
+				return
+			default:
+				if d.hasOpenToolCall() {
+					d.ocFail(MsgResponsesEndedUnresolved, true, false)
+				} else {
+					d.ocFail(MsgResponsesNoTerminal, true, false)
+				}
+				return
+			}
+		}
 		d.fail(ErrTruncated)
 		return
 	}
@@ -453,10 +493,18 @@ func (d *Decoder) finish() {
 	if d.state >= stateFinished {
 		return
 	}
+	if d.opts.OpenClaw && d.wire == WireAnthropic {
+		d.ocAnthropicFinish()
+		return
+	}
 	for i := range d.slots {
 		d.endSlot(&d.slots[i])
 	}
 	d.slots = d.slots[:0]
+	if d.opts.OpenClaw && d.wire == WireOpenAIChat {
+		d.ocChatFinish()
+		return
+	}
 	reason := d.stop
 	if reason == llm.StopNone {
 		reason = llm.StopStop

@@ -54,6 +54,10 @@ type WriterOptions struct {
 	MaxLineSize int
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// MaxSessionBytes bounds the session's stored size: an Append past it
+	// fails with a *SizeLimitError (ErrSessionTooLarge) and writes nothing.
+	// Zero means no limit.
+	MaxSessionBytes int64
 }
 
 // Recovery reports what OpenWriter found and repaired.
@@ -76,6 +80,10 @@ type Recovery struct {
 	// pi rewrites old files on open; 0 when not migrated.
 	MigratedFrom int
 	Entries      int64 // entries in the file after recovery
+	// StaleTemps lists the temporary files of a rotation or migration that
+	// a crash left behind; OpenWriter removed them (the live file and the
+	// finished archives are complete without them).
+	StaleTemps []string
 }
 
 // Writer appends entries to one session file. It holds an exclusive lock
@@ -136,11 +144,47 @@ func OpenWriter(path string, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{path: path, opts: opts, lockF: lf, ids: make(map[uint64]struct{})}
+	stale := removeStaleTemps(path)
 	if err := w.open(); err != nil {
 		w.closeFiles()
 		return nil, err
 	}
+	w.rec.StaleTemps = stale
 	return w, nil
+}
+
+// removeStaleTemps removes what a crash during Rotate or a migration leaves
+// (<file>.rotate-tmp, <file>.migrate-tmp, <file>.archive-<n>.zst.tmp). It
+// runs under the lock, so no other writer is using them; only regular
+// files are removed.
+func removeStaleTemps(path string) []string {
+	cands := []string{path + ".rotate-tmp", path + ".migrate-tmp"}
+	if m, err := filepath.Glob(globEscape(path) + ".archive-*.zst.tmp"); err == nil {
+		cands = append(cands, m...)
+	}
+	var removed []string
+	for _, c := range cands {
+		if fi, err := os.Lstat(c); err == nil && fi.Mode().IsRegular() && os.Remove(c) == nil {
+			removed = append(removed, c)
+		}
+	}
+	if len(removed) > 0 {
+		syncDir(path)
+	}
+	return removed
+}
+
+// globEscape escapes the pattern characters of a path for filepath.Glob.
+func globEscape(p string) string {
+	var b []byte
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*', '?', '[', '\\':
+			b = append(b, '\\')
+		}
+		b = append(b, p[i])
+	}
+	return string(b)
 }
 
 func (w *Writer) closeFiles() {
@@ -482,6 +526,9 @@ func (w *Writer) Append(e *Entry) (string, error) {
 	w.buf = append(AppendEntryJSON(w.buf[:0], &ce), '\n')
 	if len(w.buf)-1 > w.opts.MaxLineSize {
 		return "", &LineTooLongError{Limit: w.opts.MaxLineSize, Offset: w.size}
+	}
+	if lim := w.opts.MaxSessionBytes; lim > 0 && w.size+int64(len(w.buf)) > lim {
+		return "", &SizeLimitError{Size: w.size, Entry: int64(len(w.buf)), Limit: lim}
 	}
 	if err := w.write(w.buf); err != nil {
 		return "", err

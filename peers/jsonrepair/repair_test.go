@@ -1,4 +1,7 @@
-package peers
+// Package jsonrepair holds the JSON-repair peer: kaptinlin/jsonrepair (a
+// Go port of the jsonrepair library) on the argument texts of ocbench's
+// repair scenarios.
+package jsonrepair
 
 import (
 	"encoding/json"
@@ -10,6 +13,7 @@ import (
 	"github.com/kaptinlin/jsonrepair"
 
 	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/peers/peerkit"
 	"github.com/ocbench/ocbench/streamwrap/repair"
 )
 
@@ -18,12 +22,8 @@ import (
 // (bench.RepairInputs). The two do not promise the same thing: ocbench
 // refuses what it cannot repair without inventing content (a cut text) and
 // decodes HTML entities only on the xAI path, kaptinlin closes cut texts
-// and keeps entities. TestRepairAgainstKaptinlin records where they
+// and keeps entities. TestAgree records where they
 // differ; the benchmark measures each on the same bytes.
-
-// kaptinlinImpl is the peer's name in benchmark lines ('/' separates the
-// name's parts, so the repository's slash is a dash).
-const kaptinlinImpl = "kaptinlin-jsonrepair"
 
 func describeErr(err error) string {
 	switch {
@@ -39,11 +39,11 @@ func describeErr(err error) string {
 	return "error: " + s
 }
 
-// TestRepairAgainstKaptinlin runs ocbench and kaptinlin on every repair
+// TestAgree runs ocbench and kaptinlin on every repair
 // input. It fails when ocbench's result is wrong (not the original object,
 // or a cut text not refused) or when either returns text that is not valid
 // JSON; differences between the two are logged as a table, not failures.
-func TestRepairAgainstKaptinlin(t *testing.T) {
+func TestAgree(t *testing.T) {
 	var tab strings.Builder
 	fmt.Fprintf(&tab, "\n%-30s %-22s %-30s %s\n", "input", "ocbench", "kaptinlin-jsonrepair", "kaptinlin vs original object")
 	differ := 0
@@ -88,64 +88,24 @@ func shortJSON(s string) string {
 	return s
 }
 
-func benchRepair(b *testing.B) {
-	// The validity check of the fast path against encoding/json's.
+func BenchmarkPeers(b *testing.B) {
+	inputs := map[string]bench.RepairInput{}
 	for _, in := range bench.RepairInputs() {
-		if in.Quirk != "valid" {
-			continue
+		inputs[in.Name] = in
+	}
+	peerkit.RunPeers(b, "jsonrepair", func(b *testing.B, pb bench.PeerBench) {
+		in, ok := inputs[pb.Input]
+		if !ok {
+			b.Fatalf("no repair input %s", pb.Input)
 		}
-		object := strings.TrimSuffix(in.Name, "-valid")
-		b.Run("validate/"+object+"/encoding-json", func(b *testing.B) {
-			if !json.Valid(in.Args) {
-				b.Fatalf("%s: encoding/json rejects the valid arguments", in.Name)
-			}
-			b.SetBytes(int64(len(in.Args)))
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = json.Valid(in.Args)
-			}
-		})
-	}
-	for _, in := range bench.RepairInputs() {
-		b.Run("repair/"+in.Name+"/"+kaptinlinImpl, func(b *testing.B) {
-			text := string(in.Args)
-			if _, err := jsonrepair.Repair(text); err != nil {
-				b.Skipf("kaptinlin cannot repair %s: %v", in.Name, err)
-			}
-			b.SetBytes(int64(len(in.Args)))
-			b.ReportAllocs()
-			for b.Loop() {
-				_, _ = jsonrepair.Repair(text)
-			}
-		})
-	}
-}
-
-// TestPeerInputsHaveScenarios: every repair, validate and tokenize peer
-// benchmark has an ocbench scenario of the same stage and input, so that
-// each of its lines gets a ratio.
-func TestPeerInputsHaveScenarios(t *testing.T) {
-	scs, err := bench.Scenarios()
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, sc := range scs {
-		have[sc.Stage+"/"+sc.Input] = true
-	}
-	var want []string
-	for _, in := range bench.RepairInputs() {
-		want = append(want, "repair/"+in.Name)
-		if in.Quirk == "valid" {
-			want = append(want, "validate/"+strings.TrimSuffix(in.Name, "-valid"))
+		text := string(in.Args)
+		if _, err := jsonrepair.Repair(text); err != nil {
+			b.Skipf("kaptinlin cannot repair %s: %v", in.Name, err)
 		}
-	}
-	for _, enc := range tokenizeEncodings {
-		want = append(want, "tokenize/"+enc.String())
-	}
-	for _, w := range want {
-		if !have[w] {
-			t.Errorf("peer input %s has no ocbench scenario", w)
+		b.SetBytes(int64(len(in.Args)))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = jsonrepair.Repair(text)
 		}
-	}
+	})
 }

@@ -1,4 +1,4 @@
-package peers
+package tiktoken
 
 import (
 	"math/rand/v2"
@@ -37,7 +37,7 @@ func pkoukk(tb testing.TB, name string) *tiktoken.Tiktoken {
 // package's corpus, with each copy varied.
 func mixedCorpus(tb testing.TB, size int) string {
 	tb.Helper()
-	b, err := os.ReadFile("../tokenize/testdata/mixed.txt")
+	b, err := os.ReadFile("../../tokenize/testdata/mixed.txt")
 	if err != nil {
 		tb.Fatal(err)
 	}
