@@ -45,6 +45,7 @@ var storeKinds = []storeKind{
 	}},
 	{"sqlite", func(t testing.TB) (Store, string) {
 		path := filepath.Join(t.TempDir(), "agents", "main", "agent", "openclaw-agent.sqlite")
+		copySQLiteTemplate(t, path)
 		s, err := OpenSQLiteStore(path, SQLiteOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -61,6 +62,45 @@ var storeKinds = []storeKind{
 		t.Cleanup(func() { s.Close() })
 		return s, u
 	}},
+}
+
+// A fresh OpenClaw schema costs a second under -race: it is made once and
+// copied for each test.
+var (
+	templateOnce sync.Once
+	templateDB   []byte
+	templateErr  error
+)
+
+func copySQLiteTemplate(t testing.TB, path string) {
+	t.Helper()
+	templateOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ocbench-sqlite-template-")
+		if err != nil {
+			templateErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		p := filepath.Join(dir, "t.sqlite")
+		s, err := OpenSQLiteStore(p, SQLiteOptions{})
+		if err != nil {
+			templateErr = err
+			return
+		}
+		// One file without its WAL.
+		s.DB().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		s.Close()
+		templateDB, templateErr = os.ReadFile(p)
+	})
+	if templateErr != nil {
+		t.Fatal(templateErr)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, templateDB, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // openStoreAt opens a store by the location storeKind.open returned.
@@ -385,7 +425,7 @@ func TestStoreCrashHelper(t *testing.T) {
 	if loc == "" {
 		t.Skip("helper process of TestStoreCrash")
 	}
-	s, err := openStoreAt(loc, PGOptions{LeaseTTL: time.Second, Holder: "crash-" + strconv.Itoa(os.Getpid())})
+	s, err := openStoreAt(loc, PGOptions{LeaseTTL: 400 * time.Millisecond, Holder: "crash-" + strconv.Itoa(os.Getpid())})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(3)

@@ -197,3 +197,35 @@ func TestV4EntriesWrittenAndReadBack(t *testing.T) {
 		}
 	}
 }
+
+// FuzzV4Context: any version-4 body resolves without a panic, and the
+// in-memory and two-pass context builders agree on it.
+func FuzzV4Context(f *testing.F) {
+	f.Add(v4user("a1", "", "q") + "\n" + `{"type":"leaf","id":"l","parentId":"a1","targetId":"a1"}` + "\n" + v4asst("a2", "l", "a"))
+	f.Add(v4user("a1", "", "q") + "\n" + `{"type":"reset","id":"r","parentId":"a1","reason":"idle","firstKeptEntryId":"a1"}` + "\n" + v4user("b", "r", "x"))
+	f.Add(`{"type":"leaf","id":"l","parentId":"l","targetId":"l"}` + "\n" + `{"type":"x","id":"l","parentId":"l"}`)
+	f.Add(`{"type":"message","id":"a","parentId":"b","message":{"role":"user","content":"1"}}` + "\n" + `{"type":"message","id":"b","parentId":"a","appendMode":"side","message":{"role":"user","content":"2"}}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		full := v4Header + "\n" + body + "\n"
+		r := NewReader(strings.NewReader(full), Options{KeepUnknown: true})
+		var entries []Entry
+		for r.Next() {
+			entries = append(entries, r.Entry().Clone())
+		}
+		if r.Err() != nil {
+			return
+		}
+		mem := BuildSessionContextVersion(entries, 4)
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		if err := os.WriteFile(path, []byte(full), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := LoadContext(path)
+		if err != nil {
+			return
+		}
+		if len(sc.Messages) != len(mem.Messages) {
+			t.Fatalf("LoadContext %d messages, BuildSessionContext %d", len(sc.Messages), len(mem.Messages))
+		}
+	})
+}
