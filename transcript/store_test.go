@@ -480,8 +480,10 @@ func TestStoreCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			sc := bufio.NewScanner(out)
-			opened := false
-			timer := time.AfterFunc(time.Duration(5+rand.IntN(40))*time.Millisecond, func() {})
+			opened, first := false, true
+			// A writer that never acknowledges is killed after 10 s (and the
+			// test fails below).
+			guard := time.AfterFunc(10*time.Second, func() { cmd.Process.Signal(syscall.SIGKILL) })
 			killAt := make(chan struct{})
 			go func() {
 				for sc.Scan() {
@@ -489,10 +491,15 @@ func TestStoreCrash(t *testing.T) {
 					switch {
 					case line == "OPEN":
 						opened = true
-						timer.Stop()
-						time.AfterFunc(time.Duration(rand.IntN(30))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
 					case strings.HasPrefix(line, "ACK "):
 						acked[strings.TrimPrefix(line, "ACK ")] = true
+						if first {
+							// Killed at a random moment of the appends after
+							// the first: mid-write, mid-commit, mid-fsync.
+							first = false
+							guard.Stop()
+							time.AfterFunc(time.Duration(rand.IntN(40))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
+						}
 					case strings.HasPrefix(line, "ERR"):
 						t.Errorf("helper: %s", line)
 						cmd.Process.Signal(syscall.SIGKILL)
@@ -502,8 +509,8 @@ func TestStoreCrash(t *testing.T) {
 			}()
 			<-killAt
 			cmd.Wait()
-			if !opened && !t.Failed() {
-				t.Fatalf("kill %d: the helper never opened the session", k)
+			if (!opened || first) && !t.Failed() {
+				t.Fatalf("kill %d: the helper never opened the session or never acknowledged an append", k)
 			}
 			// The store opens and holds every acknowledged entry.
 			r, err := s.Reader(ctx, id, Options{SkipContent: true, KeepUnknown: true})
