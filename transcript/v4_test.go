@@ -229,3 +229,31 @@ func FuzzV4Context(f *testing.F) {
 		}
 	})
 }
+
+// Continuing a version-4 file whose last entry is a leaf control: the next
+// append hangs from the leaf's target (its append parent), so the context
+// is the moved branch plus the new entry.
+func TestWriterContinuesAfterLeafEntry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	body := v4Header + "\n" + strings.Join([]string{
+		v4user("a1", "", "q1"),
+		v4asst("a2", "a1", "a1"),
+		v4user("a3", "a2", "abandoned"),
+		`{"type":"leaf","id":"l1","parentId":"a3","targetId":"a2"}`,
+	}, "\n") + "\n"
+	os.WriteFile(path, []byte(body), 0o644)
+	w, err := OpenWriter(path, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Leaf() != "a2" {
+		t.Fatalf("leaf %q, want a2 (the leaf entry's target)", w.Leaf())
+	}
+	w.AppendMessage(userMsg("q2"))
+	w.Close()
+	sc, err := LoadContext(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTexts(t, texts(sc.Messages), "q1", "a1", "q2")
+}
