@@ -133,8 +133,11 @@ func TestTwoServesOnOnePostgres(t *testing.T) {
 	var roles []string // of the current run
 	check := func() {
 		// Every run's messages: its prompt, the tool call, the result, the
-		// answer (the scripted provider's turn).
-		if run >= 0 && strings.Join(roles, ",") != "user,assistant,toolResult,assistant" {
+		// answer (the scripted provider's turn); as the session outgrows
+		// the context the engine may add an overflow turn and a compaction
+		// before the answer.
+		got := strings.Join(roles, ",")
+		if run >= 0 && got != "user,assistant,toolResult,assistant" && got != "user,assistant,toolResult,assistant,assistant" {
 			t.Fatalf("run %d has messages %v", run, roles)
 		}
 	}
