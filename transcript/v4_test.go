@@ -216,11 +216,7 @@ func FuzzV4Context(f *testing.F) {
 			return
 		}
 		mem := BuildSessionContextVersion(entries, 4)
-		path := filepath.Join(t.TempDir(), "s.jsonl")
-		if err := os.WriteFile(path, []byte(full), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		sc, err := LoadContext(path)
+		sc, err := loadContext(func(o Options) (*Reader, error) { return NewReader(strings.NewReader(full), o), nil }, "fuzz")
 		if err != nil {
 			return
 		}
