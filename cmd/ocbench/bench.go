@@ -37,8 +37,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ocbench bench: unexpected argument %q\n", fs.Arg(0))
+	if extraArgs(fs, stderr) {
 		return 2
 	}
 	var re *regexp.Regexp

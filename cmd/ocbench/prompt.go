@@ -30,6 +30,9 @@ func runPrompt(args []string, stdout, stderr io.Writer) int {
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
+	if extraArgs(fl, stderr) {
+		return 2
+	}
 	mode, err := prompt.ParseMode(*modeName)
 	if err != nil {
 		fmt.Fprintln(stderr, "ocbench prompt:", err)
