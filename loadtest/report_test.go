@@ -14,7 +14,7 @@ import (
 func TestHTMLPlotsReadable(t *testing.T) {
 	r := &Report{Target: "http://127.0.0.1:1", Path: "/v1/chat/completions", Rate: 10, DurationS: 3,
 		StatusCodes: map[string]int{"200": 29, "500": 1},
-		Timeline: []Point{{Second: 0, Requests: 10, P50Ms: 1.5, P99Ms: 4}, {Second: 1, Requests: 10, P50Ms: 1.7, P99Ms: 9, Errors: 1}, {Second: 2, Requests: 10, P50Ms: 1.6, P99Ms: 5}}}
+		Timeline:    []Point{{Second: 0, Requests: 10, P50Ms: 1.5, P99Ms: 4}, {Second: 1, Requests: 10, P50Ms: 1.7, P99Ms: 9, Errors: 1}, {Second: 2, Requests: 10, P50Ms: 1.6, P99Ms: 5}}}
 	var b bytes.Buffer
 	if err := r.WriteHTML(&b); err != nil {
 		t.Fatal(err)
