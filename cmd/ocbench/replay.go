@@ -55,6 +55,11 @@ func parseReplayFlags(args []string, stderr io.Writer) (replayConfig, string, er
 	fs.BoolVar(&c.events, "events", false, "print every event before the final message")
 	fs.Bool("json", true, "output JSON (implied)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "usage: ocbench replay [flags] FILE   (FILE - reads stdin)")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+		}
 		return c, "", err
 	}
 	if *wire != "" {
@@ -90,7 +95,6 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	c, file, err := parseReplayFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "usage: ocbench replay [--wire W] [--tools a,b] [--provider ID] [--api ID] [--html-entities] [--reasoning] [--model ID] [--repair openclaw|extended|off] [--unknown-tool-threshold N] [--idle-timeout D] [--events] FILE")
 			return 2
 		}
 		fmt.Fprintln(stderr, "ocbench replay:", err)
