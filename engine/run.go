@@ -286,13 +286,19 @@ type runner struct {
 	sess *session
 	ws   *Workspace
 	reg  *Registry
-	fn   llm.StreamFunc
-	base llm.StreamFunc
-	req  llm.Request
-	hist []llm.Message // prepared history sent to the model
-	turn int
-	idx  []int
-	take []queued
+	tw   *toolWorker // runs tool calls; nil until the first one
+	// toolCtx is the context of tool calls made under toolParent, reused
+	// until a timeout or an abort spends it.
+	toolCtx    context.Context
+	toolCancel context.CancelCauseFunc
+	toolParent context.Context
+	fn         llm.StreamFunc
+	base       llm.StreamFunc
+	req        llm.Request
+	hist       []llm.Message // prepared history sent to the model
+	turn       int
+	idx        []int
+	take       []queued
 	// liveCap is the live cap on one tool result (chars).
 	liveCap int
 	// The context guard's per-message estimates of hist (see contextGuard).
@@ -363,6 +369,14 @@ func (r *runner) close() error {
 	if r.ws != nil {
 		r.ws.Close()
 		r.ws = nil
+	}
+	if r.tw != nil {
+		r.tw.stop()
+		r.tw = nil
+	}
+	if r.toolCancel != nil {
+		r.toolCancel(nil)
+		r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil
 	}
 	return err
 }
@@ -618,7 +632,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 	stopText := ""
 	for _, i := range r.idx {
 		b := &msg.Content[i]
-		id, name := string(b.ID), string(b.Name)
+		id, name := string(b.ID), r.reg.internName(b.Name)
 		if stopText != "" {
 			res := toolResultMessage(id, name, stopText, true, r.p.Now())
 			if err := r.appendMsg(&res); err != nil {
@@ -637,7 +651,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		if waiting {
 			cr = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
 		} else {
-			cr = r.reg.callWithin(tctx, name, b.Arguments, r.p.ToolTimeout)
+			cr = r.callTool(tctx, name, b.Arguments)
 		}
 		r.p.Queue.setPhase(nil)
 		r.lastTool = time.Now()

@@ -70,6 +70,7 @@ type Tool struct {
 	description string
 	params      []byte
 	schema      *jsonschema.Schema
+	fast        *fastSchema // nil when the schema is outside the fast subset
 	handler     ToolHandler
 }
 
@@ -90,7 +91,7 @@ func NewTool(name, description string, params []byte, h ToolHandler) (*Tool, err
 	if err != nil {
 		return nil, err
 	}
-	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, handler: h}, nil
+	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, fast: compileFast(params), handler: h}, nil
 }
 
 // MustNewTool is NewTool for schemas known to be valid; it panics otherwise.
@@ -139,6 +140,12 @@ func (t *Tool) Validate(args []byte) error {
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 {
 		return &ArgumentError{Tool: t.name, Detail: "the arguments are missing or were not valid JSON"}
+	}
+	// Valid arguments of a plain schema are checked on a pooled parse,
+	// without building a generic tree; anything else goes to the full
+	// validator, which also explains every failure.
+	if t.fast != nil && t.fast.valid(trimmed) {
+		return nil
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
@@ -211,6 +218,15 @@ func (r *Registry) Add(t *Tool) error {
 	r.byName[t.name] = t
 	r.order = append(r.order, t)
 	return nil
+}
+
+// internName returns name as a string, the registered tool's own when
+// there is one (no allocation for the usual case).
+func (r *Registry) internName(name []byte) string {
+	if t, ok := r.byName[string(name)]; ok {
+		return t.name
+	}
+	return string(name)
 }
 
 // Lookup returns the tool called name.
@@ -288,47 +304,6 @@ var toolAbandonGrace = ToolAbandonGrace // tests shorten it
 // ErrToolTimeout is the error of a tool call that did not finish within
 // Params.ToolTimeout.
 var ErrToolTimeout = errors.New("engine: tool call timed out")
-
-// callWithin is Call bounded by d (none when d <= 0). The handler runs on
-// its own goroutine, so that one blocked where it cannot see its context
-// (a read of a FIFO, a stuck network call) cannot hold the run: after the
-// deadline and ToolAbandonGrace, the call is reported as timed out and
-// the goroutine is left to finish on its own.
-func (r *Registry) callWithin(ctx context.Context, name string, args []byte, d time.Duration) CallResult {
-	if d <= 0 {
-		return r.Call(ctx, name, args)
-	}
-	start := time.Now()
-	cctx, cancel := context.WithTimeoutCause(ctx, d, ErrToolTimeout)
-	defer cancel()
-	done := make(chan CallResult, 1)
-	go func() { done <- r.Call(cctx, name, args) }()
-	var res CallResult
-	select {
-	case res = <-done:
-	case <-cctx.Done():
-		t := time.NewTimer(toolAbandonGrace)
-		select {
-		case res = <-done:
-			t.Stop()
-		case <-t.C:
-			if ctx.Err() != nil {
-				return CallResult{Text: "Tool " + name + " was not completed: the run was aborted.", IsError: true, Err: ctx.Err(), Duration: time.Since(start)}
-			}
-			err := fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
-			return CallResult{Text: fmt.Sprintf("Tool %s did not finish within %s and was stopped.", name, d), IsError: true, Err: err, Duration: time.Since(start)}
-		}
-	}
-	if ctx.Err() == nil && errors.Is(context.Cause(cctx), ErrToolTimeout) && res.IsError {
-		// It failed because its time was up.
-		if res.Err == nil || errors.Is(res.Err, context.DeadlineExceeded) || errors.Is(res.Err, context.Canceled) {
-			res.IsError = true
-			res.Err = fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
-			res.Text += fmt.Sprintf("\n\n[Tool %s timed out after %s.]", name, d)
-		}
-	}
-	return res
-}
 
 func runHandler(ctx context.Context, t *Tool, args []byte) (out ToolOutput, err error) {
 	defer func() {

@@ -144,9 +144,11 @@ type Resolved struct {
 	Warnings []string
 }
 
-// Resolver reads workspaces. It caches file contents keyed by path, size,
-// modification time and inode, so unchanged files are read (and hashed)
-// once. It is safe for concurrent use; the zero value is ready.
+// Resolver reads workspaces. It caches bootstrap file contents and parsed
+// skills keyed by path, size, modification time, device and inode (as
+// OpenClaw's workspace cache does), so an unchanged file costs one stat per
+// resolve and is read and parsed once. It is safe for concurrent use; the
+// zero value is ready. Share one across runs.
 type Resolver struct {
 	mu     sync.Mutex
 	files  map[string]cachedFile
@@ -156,6 +158,7 @@ type Resolver struct {
 type cachedSkill struct {
 	size  int64
 	mtime time.Time
+	id    [2]uint64 // device, inode
 	skill Skill
 	err   error
 }
@@ -163,7 +166,7 @@ type cachedSkill struct {
 type cachedFile struct {
 	size    int64
 	mtime   time.Time
-	ino     uint64
+	id      [2]uint64 // device, inode
 	content string
 	hash    uint64
 	invalid bool
@@ -410,9 +413,9 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 		return "", false, fmt.Errorf("%w: %d bytes (limit %d)", ErrFileTooLarge, st.Size(), maxBytes)
 	}
 	key := root.Name() + "\x00" + rel
-	ino := inode(st)
+	id := fileID(st)
 	r.mu.Lock()
-	if c, ok := r.files[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.ino == ino {
+	if c, ok := r.files[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.id == id {
 		r.mu.Unlock()
 		return c.content, c.invalid, nil
 	}
@@ -442,7 +445,7 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 	if len(r.files) > 4096 {
 		clear(r.files) // bounded: reset on overflow
 	}
-	r.files[key] = cachedFile{size: st.Size(), mtime: st.ModTime(), ino: ino, content: content, invalid: invalid}
+	r.files[key] = cachedFile{size: st.Size(), mtime: st.ModTime(), id: id, content: content, invalid: invalid}
 	r.mu.Unlock()
 	return content, invalid, nil
 }
@@ -592,8 +595,9 @@ func (r *Resolver) loadSkill(fsys fs.FS, base, rel string) (Skill, error) {
 		return Skill{}, fs.ErrNotExist
 	}
 	key := base + "\x00" + rel
+	id := fileID(st)
 	r.mu.Lock()
-	if c, ok := r.skills[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) {
+	if c, ok := r.skills[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.id == id {
 		r.mu.Unlock()
 		return c.skill, c.err
 	}
@@ -615,7 +619,7 @@ func (r *Resolver) loadSkill(fsys fs.FS, base, rel string) (Skill, error) {
 	if len(r.skills) > 4096 {
 		clear(r.skills)
 	}
-	r.skills[key] = cachedSkill{size: st.Size(), mtime: st.ModTime(), skill: s, err: perr}
+	r.skills[key] = cachedSkill{size: st.Size(), mtime: st.ModTime(), id: id, skill: s, err: perr}
 	r.mu.Unlock()
 	return s, perr
 }

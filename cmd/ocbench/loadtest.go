@@ -46,6 +46,9 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if extraArgs(fs, stderr) {
+		return 2
+	}
 	path, body, bodyFunc, err := routeRequest(*route)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)

@@ -57,6 +57,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if extraArgs(fs, stderr) {
+		return 2
+	}
 	// SIGTERM (an orchestrator) drains with --drain-delay; SIGINT (Ctrl-C
 	// at a terminal) skips the delay.
 	ctx, stop := context.WithCancel(context.Background())
