@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ocbench/ocbench/internal/svgchart"
 )
 
 // spin burns roughly n iterations of arithmetic, so that two scenarios
@@ -115,6 +117,22 @@ func TestReportsParse(t *testing.T) {
 	if lines != 4 {
 		t.Errorf("benchfmt has %d benchmark lines, want 4:\n%s", lines, bf.String())
 	}
+	// key=value parts, so that benchstat -col /impl sets them side by side.
+	for _, want := range []string{"\nBenchmarkSpin/input=a/impl=ocbench-", "\nBenchmarkSpin/input=a/impl=peer_<&>-"} {
+		if !strings.Contains(bf.String(), want) {
+			t.Errorf("benchfmt lacks %q:\n%s", want, bf.String())
+		}
+	}
+	if got := BenchfmtName(Result{Stage: "decode", Input: "openai-chat", Impl: Ours}); got != "BenchmarkDecode/wire=openai-chat/impl=ocbench" {
+		t.Errorf("BenchfmtName = %s", got)
+	}
+	if got := BenchfmtName(Result{Stage: "repair-openclaw", Input: "small-python", Impl: Ours}); got != "BenchmarkRepairOpenclaw/input=small-python/impl=ocbench" {
+		t.Errorf("BenchfmtName = %s", got)
+	}
+	// One key style: camelCase, no snake_case key anywhere in the JSON.
+	if m := regexp.MustCompile(`"[a-z0-9]+_[a-z0-9_]+":`).Find(js.Bytes()); m != nil {
+		t.Errorf("JSON report has a snake_case key %s", m)
+	}
 
 	var tbl bytes.Buffer
 	if err := rep.WriteTable(&tbl); err != nil {
@@ -129,6 +147,9 @@ func TestReportsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSelfContainedHTML(t, h.Bytes())
+	if n, err := svgchart.CheckCharts(h.Bytes()); n != 3 || err != nil {
+		t.Errorf("checked %d charts (want throughput, ratios, allocations): %v", n, err)
+	}
 }
 
 // checkSelfContainedHTML parses the report as XML (the template writes

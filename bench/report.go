@@ -29,21 +29,21 @@ type Ratio struct {
 	Input       string  `json:"input"`
 	Peer        string  `json:"peer"`
 	Speedup     float64 `json:"speedup"`
-	OursAllocs  float64 `json:"ours_allocs_per_op"`
-	PeerAllocs  float64 `json:"peer_allocs_per_op"`
-	OursNsPerOp float64 `json:"ours_ns_per_op"`
-	PeerNsPerOp float64 `json:"peer_ns_per_op"`
+	OursAllocs  float64 `json:"oursAllocsPerOp"`
+	PeerAllocs  float64 `json:"peerAllocsPerOp"`
+	OursNsPerOp float64 `json:"oursNsPerOp"`
+	PeerNsPerOp float64 `json:"peerNsPerOp"`
 }
 
 // Report is a whole run: environment, per-scenario medians, every raw
 // result and the peer ratios computed from the medians.
 type Report struct {
 	Started   time.Time `json:"started"`
-	GoVersion string    `json:"go_version"`
+	GoVersion string    `json:"goVersion"`
 	GOOS      string    `json:"goos"`
 	GOARCH    string    `json:"goarch"`
 	CPUs      int       `json:"cpus"`
-	Duration  string    `json:"duration_per_scenario"`
+	Duration  string    `json:"durationPerScenario"`
 	Count     int       `json:"count"`
 	Summaries []Summary `json:"scenarios"`
 	Ratios    []Ratio   `json:"ratios"`
@@ -205,7 +205,7 @@ func (rep *Report) WriteBenchfmt(w io.Writer) error {
 		if r.Err != "" {
 			continue
 		}
-		fmt.Fprintf(w, "Benchmark%s/%s-%d\t%d\t%.1f ns/op", benchName(r.Name), r.Impl, rep.CPUs, r.Iterations, r.NsPerOp)
+		fmt.Fprintf(w, "%s-%d\t%d\t%.1f ns/op", BenchfmtName(r), rep.CPUs, r.Iterations, r.NsPerOp)
 		if r.MBPerSec > 0 {
 			fmt.Fprintf(w, "\t%.2f MB/s", r.MBPerSec)
 		}
@@ -223,14 +223,27 @@ func (rep *Report) WriteBenchfmt(w io.Writer) error {
 	return nil
 }
 
-// benchName turns "decode/openai-chat" into "Decode/openai-chat": a
-// benchmark name without spaces, starting with an upper-case letter.
-func benchName(name string) string {
-	name = strings.ReplaceAll(name, " ", "_")
-	if name == "" {
-		return name
+// BenchfmtName is the Go benchmark name of a result, with key=value parts
+// so that benchstat can put the implementations side by side
+// (benchstat -col /impl): BenchmarkDecode/wire=openai-chat/impl=ocbench.
+// The stage becomes the benchmark's name (repair-openclaw:
+// BenchmarkRepairOpenclaw); the input's key says what the input is.
+func BenchfmtName(r Result) string {
+	var b strings.Builder
+	b.WriteString("Benchmark")
+	for _, part := range strings.FieldsFunc(r.Stage, func(c rune) bool { return c == '-' || c == '_' || c == ' ' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 	}
-	return strings.ToUpper(name[:1]) + name[1:]
+	key := "input"
+	switch r.Stage {
+	case "decode", "chain":
+		key = "wire"
+	case "tokenize", "tokenize-cached":
+		key = "encoding"
+	}
+	clean := func(s string) string { return strings.NewReplacer(" ", "_", "/", "_", "=", "_").Replace(s) }
+	fmt.Fprintf(&b, "/%s=%s/impl=%s", key, clean(r.Input), clean(r.Impl))
+	return b.String()
 }
 
 func oneLine(s string) string {

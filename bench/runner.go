@@ -37,16 +37,16 @@ type Result struct {
 	Input        string  `json:"input"`
 	Impl         string  `json:"impl"`
 	Iterations   int64   `json:"iterations"`
-	NsPerOp      float64 `json:"ns_per_op"`
-	MBPerSec     float64 `json:"mb_per_s,omitempty"`
-	EventsPerSec float64 `json:"events_per_s,omitempty"`
-	NsPerEvent   float64 `json:"ns_per_event,omitempty"`
-	AllocsPerOp  float64 `json:"allocs_per_op"`
-	BytesPerOp   float64 `json:"bytes_per_op"`
-	P50Ns        float64 `json:"p50_ns,omitempty"`
-	P90Ns        float64 `json:"p90_ns,omitempty"`
-	P99Ns        float64 `json:"p99_ns,omitempty"`
-	MaxNs        float64 `json:"max_ns,omitempty"`
+	NsPerOp      float64 `json:"nsPerOp"`
+	MBPerSec     float64 `json:"mbPerS,omitempty"`
+	EventsPerSec float64 `json:"eventsPerS,omitempty"`
+	NsPerEvent   float64 `json:"nsPerEvent,omitempty"`
+	AllocsPerOp  float64 `json:"allocsPerOp"`
+	BytesPerOp   float64 `json:"bytesPerOp"`
+	P50Ns        float64 `json:"p50Ns,omitempty"`
+	P90Ns        float64 `json:"p90Ns,omitempty"`
+	P99Ns        float64 `json:"p99Ns,omitempty"`
+	MaxNs        float64 `json:"maxNs,omitempty"`
 	Err          string  `json:"error,omitempty"`
 	// Run is the 1-based repetition (--count) the result belongs to.
 	Run int `json:"run"`

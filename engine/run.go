@@ -111,6 +111,14 @@ type Params struct {
 	// Prompt options passed to package prompt.
 	PromptOptions PromptOptions
 
+	// ToolTimeout bounds one tool call, built-in or not (default
+	// DefaultToolTimeout; negative: none). The handler's context ends at
+	// the deadline; a handler that does not return within
+	// ToolAbandonGrace after that (blocked where it cannot see its
+	// context) is left behind and the call gets an error result wrapping
+	// ErrToolTimeout, so the run goes on.
+	ToolTimeout time.Duration
+
 	// MaxTurns bounds the model calls of the run (default 50).
 	MaxTurns int
 	// MaxMessageBytes bounds one streamed assistant message (default 8 MiB).
@@ -148,6 +156,9 @@ type Params struct {
 func (p *Params) setDefaults() {
 	if p.MaxTurns <= 0 {
 		p.MaxTurns = DefaultMaxTurns
+	}
+	if p.ToolTimeout == 0 {
+		p.ToolTimeout = DefaultToolTimeout
 	}
 	if p.MaxMessageBytes <= 0 {
 		p.MaxMessageBytes = DefaultMaxMessageBytes
@@ -275,13 +286,19 @@ type runner struct {
 	sess *session
 	ws   *Workspace
 	reg  *Registry
-	fn   llm.StreamFunc
-	base llm.StreamFunc
-	req  llm.Request
-	hist []llm.Message // prepared history sent to the model
-	turn int
-	idx  []int
-	take []queued
+	tw   *toolWorker // runs tool calls; nil until the first one
+	// toolCtx is the context of tool calls made under toolParent, reused
+	// until a timeout or an abort spends it.
+	toolCtx    context.Context
+	toolCancel context.CancelCauseFunc
+	toolParent context.Context
+	fn         llm.StreamFunc
+	base       llm.StreamFunc
+	req        llm.Request
+	hist       []llm.Message // prepared history sent to the model
+	turn       int
+	idx        []int
+	take       []queued
 	// liveCap is the live cap on one tool result (chars).
 	liveCap int
 	// The context guard's per-message estimates of hist (see contextGuard).
@@ -352,6 +369,14 @@ func (r *runner) close() error {
 	if r.ws != nil {
 		r.ws.Close()
 		r.ws = nil
+	}
+	if r.tw != nil {
+		r.tw.stop()
+		r.tw = nil
+	}
+	if r.toolCancel != nil {
+		r.toolCancel(nil)
+		r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil
 	}
 	return err
 }
@@ -607,7 +632,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 	stopText := ""
 	for _, i := range r.idx {
 		b := &msg.Content[i]
-		id, name := string(b.ID), string(b.Name)
+		id, name := string(b.ID), r.reg.internName(b.Name)
 		if stopText != "" {
 			res := toolResultMessage(id, name, stopText, true, r.p.Now())
 			if err := r.appendMsg(&res); err != nil {
@@ -626,7 +651,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		if waiting {
 			cr = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
 		} else {
-			cr = r.reg.Call(tctx, name, b.Arguments)
+			cr = r.callTool(tctx, name, b.Arguments)
 		}
 		r.p.Queue.setPhase(nil)
 		r.lastTool = time.Now()

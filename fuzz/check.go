@@ -50,7 +50,8 @@ type runner struct {
 func (r *runner) turn(ctx context.Context, c *Case, profile repair.Profile) *llm.Message {
 	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		d := provider.GetDecoder(c.Wire, bytes.NewReader(c.Body),
-			provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
+			provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
+				Reasoning: req.Model.Reasoning, OpenClaw: profile == repair.ProfileOpenClaw})
 		d.SetContext(ctx)
 		return &pooled{Decoder: d}, nil
 	}
@@ -68,7 +69,7 @@ func (r *runner) turn(ctx context.Context, c *Case, profile repair.Profile) *llm
 // Request is the request a case is replayed with (also by `ocbench replay`
 // with the flags the failure file names).
 func Request(c *Case) *llm.Request {
-	return &llm.Request{Model: llm.Model{ID: "fuzz-1", API: c.Wire.API(), Provider: "openai-compatible", HTMLEntityArgs: c.HTMLEntities}}
+	return &llm.Request{Model: llm.Model{ID: "fuzz-1", API: c.Wire.API(), Provider: "openai-compatible", HTMLEntityArgs: c.HTMLEntities, Reasoning: c.Reasoning}}
 }
 
 type pooled struct {

@@ -37,18 +37,18 @@ type Report struct {
 	Seed       uint64   `json:"seed"`
 	Profile    string   `json:"profile"`
 	Cases      uint64   `json:"cases"`
-	Calls      uint64   `json:"tool_calls"`
+	Calls      uint64   `json:"toolCalls"`
 	Executed   uint64   `json:"executed"`
 	Repaired   uint64   `json:"repaired"`
 	Refused    uint64   `json:"refused"`
-	Truncated  uint64   `json:"truncated_cases"`
+	Truncated  uint64   `json:"truncatedCases"`
 	Panics     uint64   `json:"panics"`
 	Hangs      uint64   `json:"hangs"`
 	Violations uint64   `json:"violations"`
 	Bytes      uint64   `json:"bytes"`
 	Seconds    float64  `json:"seconds"`
-	CasesPerS  float64  `json:"cases_per_s"`
-	MBPerS     float64  `json:"mb_per_s"`
+	CasesPerS  float64  `json:"casesPerS"`
+	MBPerS     float64  `json:"mbPerS"`
 	Failures   []string `json:"failures,omitempty"` // files written, at most 20 listed
 }
 

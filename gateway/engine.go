@@ -31,6 +31,9 @@ type EngineRuns struct {
 	Stream engine.StreamOptions
 	// MaxTurns bounds each run (engine default when zero).
 	MaxTurns int
+	// Secrets are redacted from everything a run produces (engine
+	// Params.Secrets; the engine adds the environment's keys).
+	Secrets []string
 
 	// Store, when set, keeps the sessions instead of SessionsDir (OpenClaw's
 	// SQLite store, PostgreSQL shared by several gateways, a JSONL
@@ -58,7 +61,7 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 	p := engine.Params{
 		Prompt: req.Message, Model: model, StreamFunc: e.StreamFunc, Workspace: ws,
 		SessionFile: filepath.Join(e.SessionsDir, req.SessionID+".jsonl"), SessionID: req.SessionID,
-		Stream: e.Stream, MaxTurns: e.MaxTurns,
+		Stream: e.Stream, MaxTurns: e.MaxTurns, Secrets: e.Secrets,
 		OnEvent: func(ev *engine.Event) {
 			if ev.Kind == engine.EventStream && emitErr == nil {
 				emitErr = emit(ev.Stream, ev.Message)
@@ -69,6 +72,12 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 		p.SessionFile, p.SessionStore = "", e.Store
 	}
 	res, err := engine.Run(ctx, p)
+	if errors.Is(err, transcript.ErrSessionTooLarge) || errors.Is(res.Err, transcript.ErrSessionTooLarge) {
+		// A session at its size limit takes no more: 413 when the run had
+		// not started streaming, else the run's error.
+		return RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: "error", Error: "the session reached its size limit"},
+			&RequestError{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large", Message: "the session reached its size limit; start a new session"}
+	}
 	out := RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: res.StopReason.String()}
 	if res.Err != nil {
 		out.Error = e.hidePaths(res.Err.Error())

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -339,4 +340,60 @@ func TestUpstreamWithV1(t *testing.T) {
 			t.Errorf("upstream %s: %d %s", u, resp.StatusCode, b)
 		}
 	}
+}
+
+// /v1/responses proxies the Responses wire with the chain's repairs,
+// streamed and not.
+func TestResponsesRoute(t *testing.T) {
+	body := func(stream bool) string {
+		return `{"model":"m1","stream":` + map[bool]string{true: "true", false: "false"}[stream] +
+			`,"input":"read a.txt","tools":[{"type":"function","name":"read","parameters":{"type":"object"}}]}`
+	}
+	r := startRig(t, malformedScript(), Config{})
+	resp := post(t, r.url+"/v1/responses", body(true))
+	m := decodeSSE(t, provider.WireOpenAIResponses, resp.Body)
+	if m.StopReason != llm.StopToolUse || toolArgs(t, m)["path"] != "a.txt" {
+		t.Errorf("streamed: stop %v %s", m.StopReason, m.AppendJSON(nil))
+	}
+	r = startRig(t, malformedScript(), Config{})
+	resp = post(t, r.url+"/v1/responses", body(false))
+	var out struct {
+		Object, Status string
+		Output         []struct{ Type, Name, Arguments string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	var call *struct{ Type, Name, Arguments string }
+	for i := range out.Output {
+		if out.Output[i].Type == "function_call" {
+			call = &out.Output[i]
+		}
+	}
+	if out.Object != "response" || out.Status != "completed" || call == nil || call.Name != "read" || !json.Valid([]byte(call.Arguments)) {
+		t.Errorf("non-streamed: %+v", out)
+	}
+}
+
+// Coalescing never holds an event back: what the upstream sent before a
+// stall reaches the client before the stall ends.
+func TestCoalescedEventsAreNotHeldBack(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello"), scripted.Stall(time.Second), scripted.Text(" late")}}}}
+	r := startRig(t, s, Config{})
+	start := time.Now()
+	resp := post(t, r.url+"/v1/chat/completions", chatBody(true))
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before hello: %v", err)
+		}
+		if strings.Contains(line, `"content":"hello"`) {
+			break
+		}
+	}
+	if d := time.Since(start); d > 700*time.Millisecond {
+		t.Errorf("hello arrived after %v: held back until the stall ended", d)
+	}
+	io.Copy(io.Discard, resp.Body)
 }

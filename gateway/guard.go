@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"mime"
@@ -9,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/ocbench/ocbench/internal/redact"
 )
 
 // guard is the gateway's front door, before any route: browser
@@ -31,13 +32,13 @@ import (
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.CheckHost && !s.hostAllowed(r.Host) {
-			s.m.rejected.WithLabelValues("host").Inc()
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "host").Inc()
 			writeError(w, http.StatusMisdirectedRequest, "permission_error", "host not allowed: start the gateway with --allow-host")
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" {
 			if !s.originAllowed(origin) {
-				s.m.rejected.WithLabelValues("origin").Inc()
+				s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "origin").Inc()
 				writeError(w, http.StatusForbidden, "permission_error", "cross-origin requests are refused: start the gateway with --cors "+origin+" to allow this origin")
 				return
 			}
@@ -56,13 +57,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 		}
 		if s.authKey != nil && strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r) {
-			s.m.rejected.WithLabelValues("auth").Inc()
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "auth").Inc()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ocbench"`)
 			writeError(w, http.StatusUnauthorized, "authentication_error", "missing or wrong gateway API key")
 			return
 		}
 		if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-			s.m.rejected.WithLabelValues("content_type").Inc()
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "content_type").Inc()
 			writeError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "the body must be sent as Content-Type: application/json")
 			return
 		}
@@ -106,47 +107,42 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], s.authKey) == 1
 }
 
-// redacted is the text secrets are replaced with.
-const redacted = "[REDACTED]"
-
-// secrets are literal values that never reach a client, a log line or a
-// session file: the configured keys and the credentials of the request
-// at hand (an upstream may echo the key it was sent in an error).
-type secrets []string
+// secrets redacts what never reaches a client, a log line or a session
+// file: the configured keys (and key-shaped tokens, by internal/redact's
+// patterns) plus the credentials of the request at hand, which an
+// upstream may echo in an error. The per-request redactor is built only
+// when there is something to redact, on error paths.
+type secrets struct {
+	base   *redact.Redactor // the configured secrets
+	list   []string         // their values, to build a request's redactor
+	creds  []string         // the request's own credentials
+	merged *redact.Redactor
+}
 
 // requestSecrets is s's configured secrets plus the credentials r carries.
-func (s *Server) requestSecrets(r *http.Request) secrets {
-	out := s.secrets
+func (s *Server) requestSecrets(r *http.Request) *secrets {
+	sc := &secrets{base: s.redactor, list: s.secretList}
 	for _, k := range [...]string{"Authorization", "X-Api-Key"} {
 		v := strings.TrimSpace(r.Header.Get(k))
 		if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
 			v = strings.TrimSpace(v[7:])
 		}
-		if len(v) >= minSecretLen {
-			out = append(out[:len(out):len(out)], v)
+		if len(v) >= redact.MinSecretLen {
+			sc.creds = append(sc.creds, v)
 		}
 	}
-	return out
+	return sc
 }
 
-// minSecretLen keeps short values (a test key "k", an empty bearer) from
-// being redacted everywhere they happen to occur.
-const minSecretLen = 8
-
-func (sc secrets) bytes(b []byte) []byte {
-	for _, v := range sc {
-		if v != "" && bytes.Contains(b, []byte(v)) {
-			b = bytes.ReplaceAll(b, []byte(v), []byte(redacted))
-		}
+func (sc *secrets) redactor() *redact.Redactor {
+	if len(sc.creds) == 0 {
+		return sc.base
 	}
-	return b
+	if sc.merged == nil {
+		sc.merged = redact.New(append(append([]string(nil), sc.list...), sc.creds...)...)
+	}
+	return sc.merged
 }
 
-func (sc secrets) string(str string) string {
-	for _, v := range sc {
-		if v != "" && strings.Contains(str, v) {
-			str = strings.ReplaceAll(str, v, redacted)
-		}
-	}
-	return str
-}
+func (sc *secrets) bytes(b []byte) []byte    { return sc.redactor().Bytes(b) }
+func (sc *secrets) string(str string) string { return sc.redactor().String(str) }

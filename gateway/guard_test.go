@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/provider/scripted"
 )
 
@@ -125,7 +126,7 @@ func TestEchoedKeyIsRedacted(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			r := startRig(t, &scripted.Script{Turns: []scripted.Turn{turn}}, Config{Logf: logf})
 			resp, b := do(t, "POST", r.url+"/v1/chat/completions", chatBody(stream), map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key})
-			if strings.Contains(b, key) || !strings.Contains(b, redacted) {
+			if strings.Contains(b, key) || !strings.Contains(b, redact.Marker) {
 				t.Errorf("case %d stream %v: %d %s", i, stream, resp.StatusCode, b)
 			}
 		}

@@ -18,17 +18,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
 )
 
 // Config is what a Server needs. Zero values take the defaults in
 // setDefaults.
 type Config struct {
 	// Upstream is the base URL of the provider the proxy forwards to (an
-	// OpenAI-compatible or Anthropic endpoint). Required for the proxy
-	// routes; the serve command points it at the built-in scripted
-	// upstream when the user gives none.
+	// OpenAI-compatible or Anthropic endpoint), OpenAI-style with /v1 (see
+	// UpstreamBase). Required for the proxy routes; the serve command
+	// points it at the built-in scripted upstream when the user gives none.
 	Upstream string
+	// UpstreamCompat, when set, replaces the detected chat compatibility
+	// settings of Upstream (provider.CompatFor).
+	UpstreamCompat *provider.Compat
 	// Models, when non-empty, is the list /v1/models reports and the only
 	// model ids the proxy accepts (others get 404). Empty: any id is
 	// passed through and /v1/models asks the upstream.
@@ -91,8 +96,9 @@ type Config struct {
 	// x-api-key on Anthropic).
 	UpstreamKey string
 	// Secrets are further literal values (API keys of runs) redacted from
-	// everything the gateway sends or logs; AuthKey and UpstreamKey are
-	// always redacted.
+	// everything the gateway sends or logs (internal/redact, which also
+	// catches key-shaped tokens); AuthKey and UpstreamKey are always
+	// redacted, and so are the credentials a request carries.
 	Secrets []string
 
 	// Logf receives one line per failure worth an operator's look. Request
@@ -192,14 +198,17 @@ func (c *Config) setDefaults() {
 // Server is the HTTP gateway. Create it with New; it is safe for
 // concurrent use and holds no lock on the per-request path.
 type Server struct {
-	cfg     Config
-	m       *metrics
-	slots   chan struct{} // one token per stream being served
-	drain   atomic.Bool   // set by Serve on shutdown: new work is refused with 503
-	active  sync.WaitGroup
-	handler http.Handler
-	authKey []byte  // SHA-256 of Config.AuthKey; nil: no gateway key
-	secrets secrets // literal values never sent or logged
+	cfg        Config
+	m          *metrics
+	slots      chan struct{} // one token per stream being served
+	drain      atomic.Bool   // set by Serve on shutdown: new work is refused with 503
+	active     sync.WaitGroup
+	handler    http.Handler
+	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
+	drainDelay atomic.Int64     // Config.DrainDelay, until SetDrainDelay
+	compat     provider.Compat  // what the upstream's chat endpoint accepts
+	redactor   *redact.Redactor // configured secrets, never sent or logged
+	secretList []string
 }
 
 // New validates cfg and returns a Server.
@@ -210,21 +219,26 @@ func New(cfg Config) (*Server, error) {
 		sum := sha256.Sum256([]byte(cfg.AuthKey))
 		s.authKey = sum[:]
 	}
-	for _, v := range append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...) {
-		if len(v) >= minSecretLen {
-			s.secrets = append(s.secrets, v)
-		}
+	s.drainDelay.Store(int64(cfg.DrainDelay))
+	s.compat = provider.CompatFor(&llm.Model{BaseURL: UpstreamBase(cfg.Upstream), Provider: "openai-compatible"})
+	if cfg.UpstreamCompat != nil {
+		s.compat = *cfg.UpstreamCompat
 	}
+	s.secretList = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
+	s.redactor = redact.New(s.secretList...)
 	logf := cfg.Logf
-	s.cfg.Logf = func(f string, a ...any) { logf("%s", s.secrets.string(fmt.Sprintf(f, a...))) }
+	s.cfg.Logf = func(f string, a ...any) { logf("%s", s.redactor.String(fmt.Sprintf(f, a...))) }
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /v1/models", s.instrument("models", s.models))
-	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream(s.proxy(wireChat))))
-	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream(s.proxy(wireAnthropic))))
+	mux.HandleFunc("GET /v1/models/{id}", s.instrument("models", s.model))
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.instrument("count_tokens", s.stream("count_tokens", s.countTokens)))
+	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream("chat", s.proxy(wireChat))))
+	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream("messages", s.proxy(wireAnthropic))))
+	mux.HandleFunc("POST /v1/responses", s.instrument("responses", s.stream("responses", s.proxy(wireResponses))))
 	if cfg.Runs != nil {
-		mux.HandleFunc("POST /v1/runs", s.instrument("runs", s.stream(s.runs)))
+		mux.HandleFunc("POST /v1/runs", s.instrument("runs", s.stream("runs", s.runs)))
 		mux.HandleFunc("GET /v1/sessions/{id}", s.instrument("sessions", s.session))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -260,7 +274,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	deadline := time.Now().Add(grace)
 	s.drain.Store(true)
-	if d := min(s.cfg.DrainDelay, grace); d > 0 {
+	if d := min(time.Duration(s.drainDelay.Load()), grace); d > 0 {
 		time.Sleep(d)
 	}
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -280,6 +294,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	return err
 }
+
+// SetDrainDelay replaces Config.DrainDelay for a shutdown not yet begun
+// (the serve command skips it on an interactive Ctrl-C).
+func (s *Server) SetDrainDelay(d time.Duration) { s.drainDelay.Store(int64(d)) }
 
 // waitTimeout waits for wg at most d and reports whether it finished.
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
@@ -332,24 +350,30 @@ type streamHandler func(w http.ResponseWriter, r *http.Request, body []byte)
 // slot, so clients trickling bodies cannot lock others out), then a
 // stream slot is taken or the request gets 429 with Retry-After. The
 // handler runs under RequestTimeout.
-func (s *Server) stream(next streamHandler) http.HandlerFunc {
+func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.refuseDraining(w) {
+		if s.refuseDraining(w, route) {
 			return
 		}
 		body, ok := s.readBody(w, r)
 		if !ok {
 			return
 		}
-		if s.refuseDraining(w) {
+		if s.refuseDraining(w, route) {
 			return
 		}
 		select {
 		case s.slots <- struct{}{}:
 		default:
-			s.m.rejected.WithLabelValues("overload").Inc()
+			s.m.rejected.WithLabelValues(route, "overload").Inc()
 			w.Header().Set("Retry-After", s.retryAfter())
-			writeError(w, http.StatusTooManyRequests, "overloaded", "too many concurrent streams; retry later")
+			// Each wire's own rate-limit type, so that SDKs raise their
+			// rate-limit error class and honour Retry-After.
+			typ := "rate_limit_exceeded"
+			if route == "messages" || route == "count_tokens" {
+				typ = "rate_limit_error"
+			}
+			writeWireError(w, routeWire(route), http.StatusTooManyRequests, typ, "too many concurrent streams; retry later")
 			return
 		}
 		s.active.Add(1)
@@ -365,15 +389,56 @@ func (s *Server) stream(next streamHandler) http.HandlerFunc {
 	}
 }
 
-func (s *Server) refuseDraining(w http.ResponseWriter) bool {
+func (s *Server) refuseDraining(w http.ResponseWriter, route string) bool {
 	if !s.drain.Load() {
 		return false
 	}
-	s.m.rejected.WithLabelValues("draining").Inc()
+	s.m.rejected.WithLabelValues(route, "draining").Inc()
 	w.Header().Set("Retry-After", s.retryAfter())
 	w.Header().Set("Connection", "close")
-	writeError(w, http.StatusServiceUnavailable, "draining", "the gateway is shutting down")
+	typ := "server_error"
+	if routeWire(route) == wireAnthropic {
+		typ = "overloaded_error"
+	}
+	writeWireError(w, routeWire(route), http.StatusServiceUnavailable, typ, "the gateway is shutting down")
 	return true
+}
+
+// routeOf is the route label of a request path: one value per route on
+// every metric, the same the route's handler is instrumented with.
+func routeOf(path string) string {
+	switch {
+	case path == "/v1/chat/completions":
+		return "chat"
+	case path == "/v1/messages":
+		return "messages"
+	case path == "/v1/messages/count_tokens":
+		return "count_tokens"
+	case path == "/v1/responses":
+		return "responses"
+	case path == "/v1/runs":
+		return "runs"
+	case strings.HasPrefix(path, "/v1/sessions/"):
+		return "sessions"
+	case path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
+		return "models"
+	case path == "/healthz":
+		return "healthz"
+	case path == "/metrics":
+		return "metrics"
+	}
+	return "other"
+}
+
+// routeWire is the wire whose error shape a route answers in.
+func routeWire(route string) wire {
+	switch route {
+	case "messages", "count_tokens":
+		return wireAnthropic
+	case "responses":
+		return wireResponses
+	}
+	return wireChat
 }
 
 func (s *Server) retryAfter() string {
@@ -386,10 +451,23 @@ func (s *Server) retryAfter() string {
 // Flush reachable through Unwrap (http.ResponseController).
 type statusWriter struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-	code    int
-	failed  bool // a write failed: the client is gone or too slow
+	rc       *http.ResponseController
+	timeout  time.Duration
+	deadline time.Time // the write deadline last set
+	code     int
+	failed   bool // a write failed: the client is gone or too slow
+}
+
+// refresh moves the write deadline to now+timeout, unless the one set is
+// still at least 7/8 of timeout away: the deadline is always between 7/8
+// and all of timeout from the write, for one timer update per eighth of
+// the timeout instead of one per write.
+func (w *statusWriter) refresh() {
+	d := time.Now().Add(w.timeout)
+	if d.Sub(w.deadline) > w.timeout/8 {
+		w.deadline = d
+		w.rc.SetWriteDeadline(d)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -403,7 +481,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	w.refresh()
 	n, err := w.ResponseWriter.Write(b)
 	if err != nil {
 		w.failed = true
@@ -415,7 +493,7 @@ func (w *statusWriter) Flush() { w.FlushError() }
 
 // FlushError is what http.ResponseController.Flush calls.
 func (w *statusWriter) FlushError() error {
-	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	w.refresh()
 	err := w.rc.Flush()
 	if err != nil {
 		w.failed = true
@@ -432,6 +510,9 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+		// Every answer has a request id; the proxy replaces it with the
+		// upstream's when there is one.
+		w.Header().Set(requestIDHeader(routeWire(route)), "req_"+idPrefix+strconv.FormatUint(idSeq.Add(1), 36))
 		defer func() {
 			p := recover()
 			if p != nil {

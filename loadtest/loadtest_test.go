@@ -63,7 +63,7 @@ func TestRunReportsLatencyAndStreamTiming(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"success_rate", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_max_ms", "ttfe_p50_ms"} {
+	for _, k := range []string{"successRate", "latencyP50Ms", "latencyP90Ms", "latencyP99Ms", "latencyMaxMs", "ttfeP50Ms"} {
 		if _, ok := back[k]; !ok {
 			t.Errorf("JSON lacks %s", k)
 		}
@@ -97,6 +97,21 @@ func TestLoopbackOnly(t *testing.T) {
 	for _, target := range []string{"http://127.0.0.1:1", "http://[::1]:1", "http://127.5.5.5"} {
 		if err := CheckLoopback(target); err != nil {
 			t.Errorf("%s refused: %v", target, err)
+		}
+	}
+}
+
+func TestInBandFailure(t *testing.T) {
+	for line, want := range map[string]bool{
+		"event: error\n": true,
+		`data: {"error":{"message":"x","type":"server_error"}}` + "\n":                true,
+		`data: {"type":"response.failed","response":{}}` + "\n":                       true,
+		`data: {"session":"s1","turns":1,"toolCalls":0,"stopReason":"stop"}` + "\n":   false,
+		`data: {"session":"s1","turns":1,"stopReason":"error","error":"boom"}` + "\n": true,
+		`data: {"id":"c","choices":[{"delta":{"content":"error"}}]}` + "\n":           false,
+	} {
+		if got := inBandFailure([]byte(line)); got != want {
+			t.Errorf("%q: %v, want %v", line, got, want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -159,8 +160,16 @@ func OpenWriter(path string, opts WriterOptions) (*Writer, error) {
 // files are removed.
 func removeStaleTemps(path string) []string {
 	cands := []string{path + ".rotate-tmp", path + ".migrate-tmp"}
-	if m, err := filepath.Glob(globEscape(path) + ".archive-*.zst.tmp"); err == nil {
-		cands = append(cands, m...)
+	// Rotate writes <file>.archive-<n>.zst.tmp for the first n without an
+	// archive, so that is the one name to check. Listing the directory
+	// instead (a glob) cost every open time and allocations in proportion
+	// to the number of sessions sharing the directory.
+	for n := 1; n <= 100000; n++ {
+		archive := path + ".archive-" + strconv.Itoa(n) + ".zst"
+		if _, err := os.Lstat(archive); errors.Is(err, os.ErrNotExist) {
+			cands = append(cands, archive+".tmp")
+			break
+		}
 	}
 	var removed []string
 	for _, c := range cands {
@@ -172,19 +181,6 @@ func removeStaleTemps(path string) []string {
 		syncDir(path)
 	}
 	return removed
-}
-
-// globEscape escapes the pattern characters of a path for filepath.Glob.
-func globEscape(p string) string {
-	var b []byte
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '*', '?', '[', '\\':
-			b = append(b, '\\')
-		}
-		b = append(b, p[i])
-	}
-	return string(b)
 }
 
 func (w *Writer) closeFiles() {

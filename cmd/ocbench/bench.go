@@ -10,12 +10,12 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/pprof"
+	"strings"
+	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/internal/progress"
 )
 
 func init() {
@@ -25,20 +25,19 @@ func init() {
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	filter := fs.String("filter", "", "run only scenarios whose name matches this regular expression")
+	filter := fs.String("filter", "", "run only scenarios (ours and the peers') whose name matches this regular expression")
 	count := fs.Int("count", 1, "run each scenario this many times (medians are reported)")
 	dur := fs.Duration("duration", 300*time.Millisecond, "measuring time per scenario, like -benchtime")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	benchfmt := fs.String("benchfmt", "", "write Go benchmark lines for benchstat to this file (- for stdout)")
-	htmlOut := fs.String("html", "", "write a self-contained HTML report to this file")
+	htmlOut := fs.String("html", "", "write a self-contained HTML report to this file (- for stdout)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the end of the run to this file")
-	noPeers := fs.Bool("no-peers", false, "skip the peers (they build a separate module with go test)")
+	peers := fs.String("peers", "auto", "which peers to build and run: auto (all but the SDKs whose root package is not compiled yet), all, or none")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ocbench bench: unexpected argument %q\n", fs.Arg(0))
+	if extraArgs(fs, stderr) {
 		return 2
 	}
 	var re *regexp.Regexp
@@ -53,21 +52,24 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ocbench bench: --count must be at least 1 and --duration positive")
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
-			return 2
-		}
-		defer pprof.StopCPUProfile()
+	if *peers != "auto" && *peers != "all" && *peers != "none" {
+		fmt.Fprintf(stderr, "ocbench bench: --peers must be auto, all or none, not %q\n", *peers)
+		return 2
+	}
+	// Every output is opened before any measuring: a bad path fails now,
+	// not after minutes with the results lost.
+	outs := &outputs{stdout: stdout}
+	defer outs.closeAll()
+	if *jsonOut {
+		outs.claimStdout("--json")
+	}
+	benchW := outs.open("--benchfmt", *benchfmt)
+	htmlW := outs.open("--html", *htmlOut)
+	cpuW := outs.open("--cpuprofile", *cpuprofile)
+	memW := outs.open("--memprofile", *memprofile)
+	if outs.err != nil {
+		fmt.Fprintf(stderr, "ocbench bench: %v\n", outs.err)
+		return 2
 	}
 
 	scs, err := bench.Scenarios()
@@ -77,52 +79,107 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	scs = bench.Filter(scs, re)
 	opts := bench.Options{Duration: *dur, Count: *count}
-	opts.Progress = progress(stderr, len(scs)**count)
-	started := time.Now()
-	results := bench.Run(ctx, scs, opts)
 
-	var notes []string
-	if !*noPeers {
-		fmt.Fprintln(stderr, "peers: building and running ./peers (official SDKs, other repairers and tokenizers) ...")
-		dir, err := bench.FindPeersDir(".")
-		if err == nil {
-			var peerRes []bench.Result
-			peerRes, err = bench.RunPeers(ctx, dir, re, bench.Options{Duration: *dur, Count: *count}, stderr)
-			results = append(results, peerRes...)
-		}
-		if err != nil {
-			notes = append(notes, "peers not measured: "+err.Error())
-			fmt.Fprintf(stderr, "peers: %v\n", err)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	npeer := 0
+	if *peers != "none" {
+		for _, p := range bench.PeerPackages() {
+			npeer += len(p.Select(re))
 		}
 	}
+	if len(scs) == 0 && npeer == 0 {
+		fmt.Fprintf(stderr, "ocbench bench: --filter %q matches no scenario\n", *filter)
+		return 1
+	}
+
+	if cpuW != nil {
+		if err := pprof.StartCPUProfile(cpuW); err != nil {
+			fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	tr := newBenchTracker(progress.New(stderr), len(scs)*opts.Count, opts, npeer > 0)
+	started := time.Now()
+	opts.Progress = tr.ours
+	tr.start()
+	// The peers are planned (which of their packages the build cache
+	// lacks) and built in the background while our own scenarios run.
+	var notes []string
+	var pr *bench.PeerRunner
+	planned := make(chan error, 1)
+	if npeer > 0 {
+		go func() {
+			dir, err := bench.FindPeersDir(".")
+			if err == nil {
+				pr, err = bench.PlanPeers(ctx, dir, re, *peers == "all", opts)
+			}
+			if err == nil {
+				pr.Log = stderr
+				pr.Built = tr.built
+				pr.Measured = tr.measured
+				tr.planned(pr)
+				pr.Build(ctx)
+			}
+			planned <- err
+		}()
+	} else {
+		planned <- nil
+	}
+	results := bench.Run(ctx, scs, opts)
+	tr.oursDone()
+	if err := <-planned; err != nil {
+		notes = append(notes, "peers not measured: "+err.Error())
+		pr = nil
+	}
+	if pr != nil && ctx.Err() == nil {
+		notes = append(notes, pr.Skipped...)
+		pr.Widen()
+		peerRes, err := pr.Run(ctx)
+		results = append(results, peerRes...)
+		if err != nil && ctx.Err() == nil {
+			notes = append(notes, "peers: "+err.Error())
+		}
+	}
+	tr.stop()
 	rep := bench.NewReport(results, opts, started)
 	rep.Notes = append(rep.Notes, notes...)
 
-	if *memprofile != "" {
-		if err := writeHeapProfile(*memprofile); err != nil {
-			fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
+	if memW != nil {
+		if err := pprof.WriteHeapProfile(memW); err != nil {
+			fmt.Fprintf(stderr, "ocbench bench: --memprofile: %v\n", err)
 		}
 	}
-	if *benchfmt != "" {
-		if err := writeTo(*benchfmt, stdout, rep.WriteBenchfmt); err != nil {
-			fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
+	if benchW != nil {
+		if err := rep.WriteBenchfmt(benchW); err != nil {
+			fmt.Fprintf(stderr, "ocbench bench: --benchfmt: %v\n", err)
 			return 1
 		}
 	}
-	if *htmlOut != "" {
-		if err := writeTo(*htmlOut, stdout, rep.WriteHTML); err != nil {
-			fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
+	if htmlW != nil {
+		if err := rep.WriteHTML(htmlW); err != nil {
+			fmt.Fprintf(stderr, "ocbench bench: --html: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stderr, "wrote %s\n", *htmlOut)
 	}
-	if *jsonOut {
+	switch {
+	case *jsonOut:
 		err = rep.WriteJSON(stdout)
-	} else if *benchfmt != "-" {
+	case !outs.stdoutTaken():
 		err = rep.WriteTable(stdout)
 		for _, n := range rep.Notes {
 			fmt.Fprintln(stdout, "note:", n)
 		}
+	default:
+		for _, n := range rep.Notes {
+			fmt.Fprintln(stderr, "note:", n)
+		}
+	}
+	if err == nil {
+		err = outs.closeAll()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
@@ -139,47 +196,185 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// progress returns a progress callback: a live bar on a terminal, plain
-// lines otherwise (logs, CI, pipes).
-func progress(w io.Writer, total int) func(done, total int, name string) {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetWidth(30),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true))
-		return func(done, _ int, name string) {
-			bar.Describe(fmt.Sprintf("%-32s", name))
-			_ = bar.Set(done)
-			if name == "" {
-				_ = bar.Finish()
+// benchTracker keeps the one status line of a bench run: ocbench's own
+// scenarios and, at the same time, the peers' builds, then the peers'
+// benchmarks. The time left is the larger of what our scenarios and the
+// builds still need, plus the peers' benchmarks, each first estimated
+// from the measuring time and the stale source bytes, then corrected by
+// how fast the finished items actually went.
+type benchTracker struct {
+	line  *progress.Line
+	opts  bench.Options
+	peers bool              // peers are part of the run
+	pr    *bench.PeerRunner // set once the peers are planned
+
+	mu         sync.Mutex
+	t0         time.Time
+	oursTotal  int
+	oursDone_  int
+	oursName   string
+	oursStart  time.Time
+	oursOver   bool
+	buildLeft  []time.Duration // expected build time of each package not yet built
+	buildStart time.Time
+	buildRatio float64 // actual/expected of finished builds
+	built_     int
+	peerTotal  int
+	peerDone   int
+	peerName   string
+	ticker     *time.Ticker
+	quit       chan struct{}
+}
+
+func newBenchTracker(line *progress.Line, oursTotal int, o bench.Options, peers bool) *benchTracker {
+	return &benchTracker{line: line, opts: o, peers: peers, oursTotal: oursTotal, buildRatio: 1, quit: make(chan struct{})}
+}
+
+// planned takes the peers' plan: what is built, with first estimates.
+func (t *benchTracker) planned(pr *bench.PeerRunner) {
+	t.mu.Lock()
+	t.pr = pr
+	for _, p := range pr.Peers {
+		t.buildLeft = append(t.buildLeft, p.ExpectedBuild())
+		t.peerTotal += len(p.Selected) * t.opts.Count
+	}
+	t.buildStart = time.Now()
+	t.mu.Unlock()
+	t.draw()
+}
+
+// perScenario is the first estimate of one measurement: the measuring
+// time plus warm-up, setup and, for the peers, testing's calibration runs.
+func (t *benchTracker) perScenario() time.Duration { return t.opts.Duration * 13 / 10 }
+
+func (t *benchTracker) start() {
+	t.mu.Lock()
+	t.t0 = time.Now()
+	t.oursStart = t.t0
+	t.buildStart = t.t0
+	t.mu.Unlock()
+	t.ticker = time.NewTicker(500 * time.Millisecond)
+	go func() {
+		for {
+			select {
+			case <-t.ticker.C:
+				t.draw()
+			case <-t.quit:
+				return
 			}
 		}
+	}()
+	t.draw()
+}
+
+func (t *benchTracker) stop() {
+	if t.ticker != nil {
+		t.ticker.Stop()
+		close(t.quit)
 	}
-	return func(done, total int, name string) {
-		if name != "" {
-			fmt.Fprintf(w, "[%d/%d] %s\n", done+1, total, name)
+	t.line.Done()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.line.Println("done in %s: %d ocbench measurements, %d peer measurements", progress.Dur(time.Since(t.t0)), t.oursDone_, t.peerDone)
+}
+
+func (t *benchTracker) ours(done, _ int, name string) {
+	t.mu.Lock()
+	t.oursDone_, t.oursName = done, name
+	t.mu.Unlock()
+	t.draw()
+}
+
+func (t *benchTracker) oursDone() {
+	t.mu.Lock()
+	t.oursOver = true
+	t.mu.Unlock()
+	t.draw()
+}
+
+func (t *benchTracker) built(p bench.PlannedPeer, took time.Duration, err error) {
+	t.mu.Lock()
+	exp := p.ExpectedBuild()
+	if len(t.buildLeft) > 0 {
+		t.buildLeft = t.buildLeft[1:]
+	}
+	if exp > 0 {
+		r := float64(took) / float64(exp)
+		t.buildRatio = (t.buildRatio*float64(t.built_) + r) / float64(t.built_+1)
+	}
+	t.built_++
+	t.buildStart = time.Now()
+	t.mu.Unlock()
+	if err != nil {
+		t.line.Println("peers: %s: build failed", p.Dir)
+	} else {
+		t.line.Println("peers: built peers/%s in %s", p.Dir, progress.Dur(took))
+	}
+	t.draw()
+}
+
+func (t *benchTracker) measured(r bench.Result) {
+	t.mu.Lock()
+	t.peerDone++
+	t.peerName = r.Name + " " + r.Impl
+	t.mu.Unlock()
+	t.draw()
+}
+
+// left estimates the time still needed (called with t.mu held).
+func (t *benchTracker) left(now time.Time) time.Duration {
+	per := t.perScenario()
+	oursLeft := time.Duration(0)
+	if !t.oursOver && t.oursTotal > 0 {
+		// Correct the estimate by the pace so far.
+		rem := time.Duration(t.oursTotal-t.oursDone_) * per
+		if t.oursDone_ > 0 {
+			pace := now.Sub(t.oursStart) / time.Duration(t.oursDone_)
+			rem = time.Duration(t.oursTotal-t.oursDone_) * pace
+		}
+		oursLeft = rem
+	}
+	var buildLeft time.Duration
+	for i, e := range t.buildLeft {
+		e = time.Duration(float64(e) * t.buildRatio)
+		if i == 0 {
+			// The package being built: what is left of its estimate, but
+			// never less than a tenth of it.
+			e = max(e-now.Sub(t.buildStart), e/10)
+		}
+		buildLeft += e
+	}
+	peersLeft := time.Duration(t.peerTotal-t.peerDone) * per
+	return max(oursLeft, buildLeft) + peersLeft
+}
+
+func (t *benchTracker) draw() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.t0.IsZero() {
+		return
+	}
+	now := time.Now()
+	el := now.Sub(t.t0)
+	left := t.left(now)
+	frac := float64(el) / float64(el+left)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %3.0f%% %s, ~%s left", progress.Bar(frac, 20), frac*100, progress.Dur(el), progress.Dur(left))
+	if !t.oursOver && t.oursTotal > 0 {
+		fmt.Fprintf(&b, " | ocbench %d/%d %s", min(t.oursDone_+1, t.oursTotal), t.oursTotal, t.oursName)
+	}
+	switch {
+	case t.peers && t.pr == nil:
+		b.WriteString(" | peers: checking the build cache")
+	case t.pr != nil && len(t.pr.Peers) > 0:
+		switch {
+		case len(t.buildLeft) > 0:
+			fmt.Fprintf(&b, " | peers: building %s (%d/%d built)", t.pr.Peers[t.built_].Dir, t.built_, len(t.pr.Peers))
+		case t.oursOver:
+			fmt.Fprintf(&b, " | peers %d/%d %s", min(t.peerDone+1, t.peerTotal), t.peerTotal, t.peerName)
+		default:
+			b.WriteString(" | peers built")
 		}
 	}
-}
-
-func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
-	if path == "-" {
-		return write(stdout)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func writeHeapProfile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return pprof.WriteHeapProfile(f)
+	t.line.Set("%s", b.String())
 }

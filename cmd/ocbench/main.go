@@ -7,6 +7,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -46,19 +47,136 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run dispatches to a subcommand. Help, asked for with "help CMD", "CMD
+// -h" or "CMD --help", goes to stdout with exit status 0, as Go's own
+// tools do: the command is run with only -h and stdout for both outputs,
+// so its flag set prints its usage with every flag.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "ocbench: unknown command %q\n", args[0])
+	if len(args) == 0 {
 		usage(stderr)
 		return 2
 	}
-	return c.run(args[1:], stdout, stderr)
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	case "help":
+		if len(rest) == 0 {
+			usage(stdout)
+			return 0
+		}
+		if len(rest) > 1 {
+			fmt.Fprintf(stderr, "ocbench help: unexpected argument %q\n", rest[1])
+			return 2
+		}
+		name, rest = rest[0], []string{"-h"}
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "ocbench: unknown command %q\n", name)
+		usage(stderr)
+		return 2
+	}
+	if wantsHelp(rest) {
+		fmt.Fprintf(stdout, "ocbench %s: %s\n\n", name, c.summary)
+		c.run([]string{"-h"}, stdout, stdout)
+		return 0
+	}
+	return c.run(rest, stdout, stderr)
+}
+
+// wantsHelp reports whether args ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// outputs opens a command's output files before any work, so that a bad
+// path fails at once (exit 2) instead of after minutes of measuring. "-"
+// is stdout, which only one output may claim.
+type outputs struct {
+	stdout  io.Writer
+	claimed string // the flag that writes to stdout
+	files   []*os.File
+	err     error
+}
+
+// claimStdout records that flag writes to stdout.
+func (o *outputs) claimStdout(flag string) {
+	if o.err != nil {
+		return
+	}
+	if o.claimed != "" {
+		o.err = fmt.Errorf("%s and %s both write to stdout", o.claimed, flag)
+		return
+	}
+	o.claimed = flag
+}
+
+// open returns the writer for flag's path: nil for none, stdout for "-",
+// else the created file.
+func (o *outputs) open(flag, path string) io.Writer {
+	if path == "" || o.err != nil {
+		return nil
+	}
+	if path == "-" {
+		o.claimStdout(flag)
+		return o.stdout
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		o.err = fmt.Errorf("%s: %w", flag, err)
+		return nil
+	}
+	o.files = append(o.files, f)
+	return f
+}
+
+func (o *outputs) stdoutTaken() bool { return o.claimed != "" }
+
+// closeAll closes every file, returning the first error; later calls do
+// nothing.
+func (o *outputs) closeAll() error {
+	var first error
+	for _, f := range o.files {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	o.files = nil
+	return first
+}
+
+// writeTo writes with write to the file at path, or to stdout for "-".
+func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// extraArgs refuses arguments left after the flags of a command that takes
+// none, so that a mistyped flag (a missing dash) is not silently ignored.
+func extraArgs(fs *flag.FlagSet, stderr io.Writer) bool {
+	if fs.NArg() == 0 {
+		return false
+	}
+	fmt.Fprintf(stderr, "ocbench %s: unexpected argument %q (this command takes flags only)\n", fs.Name(), fs.Arg(0))
+	return true
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ocbench/ocbench/engine"
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
@@ -146,7 +147,14 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 		defer fmt.Fprintf(stderr, "session %s in %s\n", id, *sessions)
 	}
 
-	pr := &runPrinter{w: stdout, json: *asJSON, quiet: *quiet}
+	// Everything printed goes through the redactor too: the streamed text
+	// is printed as it arrives, before the engine's own redaction of the
+	// final message (the key is --base-url's from the environment, or
+	// the scripted one).
+	red := redact.New(append([]string{p.APIKey}, redact.FromEnviron(os.Environ())...)...)
+	out := redact.NewWriter(red, stdout)
+	defer out.Flush()
+	pr := &runPrinter{w: out, json: *asJSON, quiet: *quiet}
 	p.OnEvent = pr.event
 	if *steer != "" || *followUp != "" {
 		q := &engine.Queue{}
@@ -170,7 +178,7 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	res, err := engine.Run(ctx, p)
 	pr.finish(&res, err, p.SessionFile, *session != "")
 	if err != nil {
-		fmt.Fprintln(stderr, "ocbench run:", err)
+		fmt.Fprintln(stderr, "ocbench run:", red.Error(err))
 		return 1
 	}
 	return 0

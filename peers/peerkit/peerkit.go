@@ -1,0 +1,143 @@
+// Package peerkit is what the peer packages of this module share: the
+// result every stream decoder must rebuild, ocbench's own decoding of it,
+// the agreement check run before any peer is timed and the BenchmarkPeers
+// loop over the list package bench declares for each peer package
+// (bench.PeerPackages). It measures nothing by itself.
+package peerkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/provider"
+)
+
+// Decoded is what every decoder must rebuild from a stream: the text and
+// each tool call's name and argument text, in order.
+type Decoded struct {
+	Text  string
+	Names []string
+	Args  []string
+}
+
+// Decoder is one peer's decoding of a whole stream body.
+type Decoder func(body []byte) (Decoded, error)
+
+// SSEResponse wraps a stream body as the HTTP response the SDKs read.
+func SSEResponse(body []byte) *http.Response {
+	return &http.Response{
+		StatusCode: 200,
+		Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
+		Body:       io.NopCloser(bytes.NewReader(body)),
+	}
+}
+
+// Ours decodes body with ocbench's decoder.
+func Ours(w provider.Wire, body []byte) (Decoded, error) {
+	dec := provider.NewDecoder(w, bytes.NewReader(body), provider.Options{})
+	for dec.Next() {
+	}
+	m := dec.Message()
+	d := Decoded{Text: m.TextContent()}
+	for _, i := range m.ToolCalls(nil) {
+		d.Names = append(d.Names, string(m.Content[i].Name))
+		d.Args = append(d.Args, string(m.Content[i].RawArgs))
+	}
+	return d, dec.Err()
+}
+
+// Package returns bench's declaration of the peer package at dir, failing
+// tb when there is none.
+func Package(tb testing.TB, dir string) bench.PeerPackage {
+	tb.Helper()
+	p, ok := bench.PeerPackageIn(dir)
+	if !ok {
+		tb.Fatalf("package bench declares no peer package %q", dir)
+	}
+	return p
+}
+
+func wireStream(tb testing.TB, input string) bench.WireStream {
+	tb.Helper()
+	for _, ws := range bench.WireStreams() {
+		if ws.Name == input {
+			return ws
+		}
+	}
+	tb.Fatalf("no wire stream %q", input)
+	return bench.WireStream{}
+}
+
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return a == b
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// CheckDecoders checks that each declared decode benchmark of the package
+// at dir has a decoder in decs (keyed by input) that rebuilds what
+// ocbench decodes from the benchmark stream: same text, same tool names,
+// same arguments.
+func CheckDecoders(t *testing.T, dir string, decs map[string]Decoder) {
+	for _, pb := range Package(t, dir).Benchmarks {
+		if pb.Stage != "decode" {
+			continue
+		}
+		dec, ok := decs[pb.Input]
+		if !ok {
+			t.Errorf("%s/%s: declared in bench, no decoder here", pb.Name(), pb.Impl)
+			continue
+		}
+		ws := wireStream(t, pb.Input)
+		want, err := Ours(ws.Wire, ws.Stream.Body)
+		if err != nil {
+			t.Fatalf("%s: ocbench: %v", ws.Name, err)
+		}
+		got, err := dec(ws.Stream.Body)
+		if err != nil {
+			t.Errorf("%s/%s: %v", ws.Name, pb.Impl, err)
+			continue
+		}
+		if got.Text != want.Text {
+			t.Errorf("%s/%s: text differs (%d vs %d bytes)", ws.Name, pb.Impl, len(got.Text), len(want.Text))
+		}
+		if len(got.Args) != len(want.Args) || len(got.Names) != len(want.Names) {
+			t.Errorf("%s/%s: %d tool calls, ocbench %d", ws.Name, pb.Impl, len(got.Args), len(want.Args))
+			continue
+		}
+		for i := range want.Args {
+			if got.Names[i] != want.Names[i] || !sameJSON(got.Args[i], want.Args[i]) {
+				t.Errorf("%s/%s: tool call %d differs", ws.Name, pb.Impl, i)
+			}
+		}
+	}
+}
+
+// BenchDecode is the decode sub-benchmark of one declared peer benchmark.
+func BenchDecode(b *testing.B, pb bench.PeerBench, dec Decoder) {
+	ws := wireStream(b, pb.Input)
+	b.SetBytes(int64(len(ws.Stream.Body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := dec(ws.Stream.Body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ws.Stream.Events), "ns/event")
+}
+
+// RunPeers runs the declared benchmarks of the package at dir as
+// BenchmarkPeers/<stage>/<input>/<impl>; run measures one of them.
+func RunPeers(b *testing.B, dir string, run func(b *testing.B, pb bench.PeerBench)) {
+	for _, pb := range Package(b, dir).Benchmarks {
+		b.Run(pb.Stage+"/"+pb.Input+"/"+pb.Impl, func(b *testing.B) { run(b, pb) })
+	}
+}
