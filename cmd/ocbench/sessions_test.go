@@ -134,10 +134,10 @@ func TestTwoServesOnOnePostgres(t *testing.T) {
 	check := func() {
 		// Every run's messages: its prompt, the tool call, the result, the
 		// answer (the scripted provider's turn); as the session outgrows
-		// the context the engine may add an overflow turn and a compaction
-		// before the answer.
+		// the context the engine may add overflow turns (errored
+		// assistants) and compactions before the call or the answer.
 		got := strings.Join(roles, ",")
-		if run >= 0 && got != "user,assistant,toolResult,assistant" && got != "user,assistant,toolResult,assistant,assistant" {
+		if run >= 0 && (!strings.HasPrefix(got, "user,") || !strings.HasSuffix(got, ",assistant") || strings.Count(got, "toolResult") != 1) {
 			t.Fatalf("run %d has messages %v", run, roles)
 		}
 	}
