@@ -108,8 +108,8 @@ func TestStreamedErrorKeepsType(t *testing.T) {
 // streamed answer is fine) but a held-back part past the limit ends the
 // stream with an in-band error.
 func TestAnswerLimit(t *testing.T) {
-	up := bigUpstream(t, 3000, 1000) // 3 MB of text
-	r := startGateway(t, Config{Upstream: up, MaxAnswerBytes: 1 << 20})
+	up := bigUpstream(t, 600, 1000) // 600 kB of text
+	r := startGateway(t, Config{Upstream: up, MaxAnswerBytes: 256 << 10})
 	resp := post(t, r.url+"/v1/chat/completions", chatBody(false))
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "exceeds the limit") {
@@ -117,7 +117,7 @@ func TestAnswerLimit(t *testing.T) {
 	}
 	resp = post(t, r.url+"/v1/chat/completions", chatBody(true))
 	m := decodeSSE(t, provider.WireOpenAIChat, resp.Body)
-	if m.StopReason != llm.StopStop || len(m.TextContent()) != 3000*1000 {
+	if m.StopReason != llm.StopStop || len(m.TextContent()) != 600*1000 {
 		t.Errorf("streamed text: stop %v, %d bytes (%s)", m.StopReason, len(m.TextContent()), m.ErrorMessage)
 	}
 }

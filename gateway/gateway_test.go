@@ -47,11 +47,16 @@ func startRig(t *testing.T, s *scripted.Script, cfg Config) *rig {
 
 func startGateway(t *testing.T, cfg Config) *rig {
 	t.Helper()
-	srv, err := New(cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startGatewayOn(t, cfg, ln)
+}
+
+func startGatewayOn(t *testing.T, cfg Config, ln net.Listener) *rig {
+	t.Helper()
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

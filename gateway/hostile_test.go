@@ -143,22 +143,21 @@ func TestHostileClients(t *testing.T) {
 
 	t.Run("never-reading clients lose their slots", func(t *testing.T) {
 		c := cfg
-		c.Upstream = bigUpstream(t, 8000, 1000) // 8 MB answers: more than the socket buffers hold
-		r := startGateway(t, c)
+		c.Upstream = bigUpstream(t, 1000, 1000) // 1 MB answers: more than the (small) socket buffers hold
+		r := startGatewayOn(t, c, smallSendBuffers{listen(t)})
 		for i := 0; i < 2; i++ {
 			conn := dialSmall(t, r.url)
 			conn.Write([]byte(rawRequest("/v1/chat/completions", chatBody(true))))
 		}
 		waitFor(t, "both slots taken", 2*time.Second, func() bool { return r.srv.m.inFlightValue() == 2 })
 		// The slots come back once the socket buffers are full and a write
-		// has blocked for WriteTimeout (filling them takes a while under
-		// -race on a loaded machine; without the deadline they never come back).
-		took := waitFor(t, "slots back", 15*time.Second, func() bool { return r.srv.m.inFlightValue() == 0 })
+		// has blocked for WriteTimeout; without the deadline they never do.
+		took := waitFor(t, "slots back", 5*time.Second, func() bool { return r.srv.m.inFlightValue() == 0 })
 		t.Logf("slots back %v after both were taken (write timeout %v)", took, c.WriteTimeout)
 		// A normal client is served again (the big answer, read whole).
 		resp := post(t, r.url+"/v1/chat/completions", chatBody(true))
 		n, _ := io.Copy(io.Discard, resp.Body)
-		if resp.StatusCode != 200 || n < 8000*1000 {
+		if resp.StatusCode != 200 || n < 1000*1000 {
 			t.Errorf("normal client after: %d, %d bytes", resp.StatusCode, n)
 		}
 	})
@@ -191,7 +190,7 @@ func TestHostileClients(t *testing.T) {
 
 	t.Run("shutdown ends within grace with stuck clients", func(t *testing.T) {
 		c := cfg
-		c.Upstream = bigUpstream(t, 20000, 1000)
+		c.Upstream = bigUpstream(t, 1000, 1000)
 		c.WriteTimeout = time.Minute // the grace, not the write deadline, must end them
 		c.BodyTimeout = time.Minute
 		c.DrainDelay = 400 * time.Millisecond
@@ -199,10 +198,7 @@ func TestHostileClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ln := smallSendBuffers{listen(t)}
 		url := "http://" + ln.Addr().String()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -249,4 +245,26 @@ func serveHTTP(t testing.TB, srv *http.Server) string {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// smallSendBuffers gives accepted connections a small kernel send
+// buffer, so that a client that never reads blocks the gateway's writes
+// after kilobytes instead of megabytes.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(16 << 10)
+	}
+	return c, err
 }

@@ -381,8 +381,9 @@ func (e *AnswerTooLargeError) Error() string {
 }
 
 // answerLimit polices the content one answer holds. The exact size is
-// summed over the message's blocks only after each MiB read from the
-// upstream, so the check costs nothing per event and cannot go quadratic.
+// summed over the message's blocks only after each MiB (or eighth of the
+// limit) read from the upstream, so the check costs nothing per event and
+// cannot go quadratic.
 type answerLimit struct {
 	max     int
 	call    *upstreamCall
@@ -396,7 +397,7 @@ func (l *answerLimit) exceeded(m *llm.Message) bool {
 	if l.err != nil {
 		return true
 	}
-	if l.call.read-l.checked < limitCheckEvery && l.call.read < int64(l.max) {
+	if l.call.read-l.checked < min(limitCheckEvery, int64(l.max)/8) {
 		return false
 	}
 	l.checked = l.call.read
