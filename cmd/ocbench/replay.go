@@ -35,6 +35,10 @@ type replayConfig struct {
 	threshold    int
 	idleTimeout  time.Duration
 	events       bool
+	// plainProvider drops @openclaw/ai's transport checks from the
+	// openclaw profile (OpenClaw's wrappers over a provider that refuses
+	// nothing): the superset test compares extended with it.
+	plainProvider bool
 }
 
 // parseReplayFlags parses the flags; it returns the FILE argument.
@@ -187,7 +191,7 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 	}
 	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		d := provider.NewDecoder(w, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
-			Reasoning: req.Model.Reasoning, OpenClaw: c.profile == repair.ProfileOpenClaw})
+			Reasoning: req.Model.Reasoning, OpenClaw: c.profile == repair.ProfileOpenClaw && !c.plainProvider})
 		d.SetContext(ctx)
 		return d, nil
 	}

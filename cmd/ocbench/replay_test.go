@@ -241,7 +241,25 @@ func TestReplaySupersetRule(t *testing.T) {
 		if !strings.HasSuffix(c.name, ".openclaw") {
 			continue
 		}
-		oc, _, _ := replay(t, append(c.args, c.file)...)
+		// OpenClaw's wrappers over a provider that refuses nothing: the rule
+		// holds even where the openclaw profile's provider check refuses
+		// the turn.
+		cfg, file, err := parseReplayFlags(append(c.args, c.file), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.plainProvider = true
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ocb bytes.Buffer
+		err = replayOne(context.Background(), newReplayChain(cfg), cfg, f, &ocb)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		oc := ocb.String()
 		ext := append([]string(nil), c.args...)
 		for i := range ext {
 			if ext[i] == "openclaw" {
@@ -311,6 +329,10 @@ func TestReplaySupersetRule(t *testing.T) {
 				strings.Contains(string(exm.GetStringBytes("errorMessage")), "("+id+") dropped: "):
 			case !ok:
 				t.Errorf("%s: openclaw executes %s, extended neither yields nor names it (%s)", c.name, b, exm.GetStringBytes("errorMessage"))
+			case b.Get("arguments").String() == "{}" && e.Get("arguments").Type() == fastjson.TypeObject &&
+				string(b.GetStringBytes("name")) == string(e.GetStringBytes("name")):
+				// OpenClaw's lossy parse found nothing (a fence it does not
+				// repair on this wire, say): extended may do better.
 			case b.String() != e.String():
 				t.Errorf("%s call %s: openclaw %s, extended %s", c.name, id, b, e)
 			}
