@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ocbench/ocbench/internal/svgchart"
 )
 
 // spin burns roughly n iterations of arithmetic, so that two scenarios
@@ -145,6 +147,9 @@ func TestReportsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSelfContainedHTML(t, h.Bytes())
+	if n, err := svgchart.CheckCharts(h.Bytes()); n != 3 || err != nil {
+		t.Errorf("checked %d charts (want throughput, ratios, allocations): %v", n, err)
+	}
 }
 
 // checkSelfContainedHTML parses the report as XML (the template writes

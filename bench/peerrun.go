@@ -93,7 +93,7 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 	if len(pkgs) == 0 {
 		return pr, nil
 	}
-	args := []string{"list", "-deps", "-test", "-json=ImportPath,Dir,GoFiles,CgoFiles,Stale,Standard,ForTest"}
+	args := []string{"list", "-deps", "-test", "-json=ImportPath,Dir,GoFiles,CgoFiles,Stale,Deps"}
 	for _, p := range pkgs {
 		args = append(args, "./"+p.Dir)
 	}
@@ -114,43 +114,41 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 	if err != nil {
 		return nil, err
 	}
+	charged := map[string]bool{}
 	for _, p := range pkgs {
-		if p.Heavy != "" && !all {
-			if _, notCached := stale.pkgs[p.Heavy]; notCached {
-				pr.Skipped = append(pr.Skipped, fmt.Sprintf("peers/%s (%s) not run: compiling %s takes about 2.5 GB of memory and minutes the first time; run once with --peers all (later runs include it)", p.Dir, p.Selected[0].Impl, p.Heavy))
-				continue
-			}
+		if p.Heavy != "" && !all && stale.stale(p.Heavy) {
+			pr.Skipped = append(pr.Skipped, fmt.Sprintf("peers/%s (%s) not run: compiling %s takes about 2.5 GB of memory and minutes the first time; run once with --peers all (later runs include it)", p.Dir, p.Selected[0].Impl, p.Heavy))
+			continue
 		}
-		p.StaleBytes = stale.bytesFor(p)
+		p.StaleBytes = stale.charge(p.Dir, charged)
 		pr.Peers = append(pr.Peers, p)
 	}
 	return pr, nil
 }
 
 type staleSet struct {
-	pkgs  map[string]int64 // import path -> Go source bytes, stale packages only
-	order []string         // every listed path, dependencies first
+	bytes map[string]int64    // import path -> Go source bytes, stale packages only
+	deps  map[string][]string // import path -> its transitive dependencies
 }
 
-// staleSources sums the sizes of the stale packages' Go files from go list
-// -json output. Bytes are counted once per package across the peers; an
-// overlap (shared dependencies) is charged to the first package listed,
-// which is also the first built.
+// staleSources reads go list -json output: the stale packages with the
+// sizes of their Go files, and every package's dependencies.
 func staleSources(out []byte) (*staleSet, error) {
-	s := &staleSet{pkgs: map[string]int64{}}
+	s := &staleSet{bytes: map[string]int64{}, deps: map[string][]string{}}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p struct {
-			ImportPath, Dir, ForTest string
-			GoFiles, CgoFiles        []string
-			Stale, Standard          bool
+			ImportPath, Dir   string
+			GoFiles, CgoFiles []string
+			Deps              []string
+			Stale             bool
 		}
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
 			return nil, fmt.Errorf("bench: reading go list: %w", err)
 		}
-		s.order = append(s.order, p.ImportPath)
+		s.deps[p.ImportPath] = p.Deps
 		if !p.Stale {
 			continue
 		}
@@ -160,24 +158,33 @@ func staleSources(out []byte) (*staleSet, error) {
 				n += st.Size()
 			}
 		}
-		s.pkgs[p.ImportPath] = n
+		s.bytes[p.ImportPath] = n
 	}
 	return s, nil
 }
 
-// bytesFor charges p with the stale bytes not yet charged to another
-// package. go list -deps prints dependencies before their dependents, so
-// walking the list up to p's test binary charges what p's build compiles
-// that an earlier peer's build did not.
-func (s *staleSet) bytesFor(p PlannedPeer) int64 {
+// stale reports whether the package at path is missing from the build
+// cache.
+func (s *staleSet) stale(path string) bool {
+	_, ok := s.bytes[path]
+	return ok
+}
+
+// charge returns the stale bytes of the test binary of the peer package
+// at dir and its dependencies that charged does not hold yet, and adds
+// them to it: a dependency shared by two peers is compiled once, by the
+// first build.
+func (s *staleSet) charge(dir string, charged map[string]bool) int64 {
 	var n int64
-	for _, path := range s.order {
-		if b, ok := s.pkgs[path]; ok {
-			n += b
-			delete(s.pkgs, path)
+	for path, deps := range s.deps {
+		if !strings.HasSuffix(path, "/peers/"+dir+".test") {
+			continue
 		}
-		if strings.HasSuffix(path, "/peers/"+p.Dir+".test") {
-			break
+		for _, d := range append(deps, path) {
+			if !charged[d] {
+				charged[d] = true
+				n += s.bytes[d]
+			}
 		}
 	}
 	return n
@@ -232,7 +239,7 @@ func (pr *PeerRunner) build(ctx context.Context, p PlannedPeer, b *peerBuild, tm
 		return
 	}
 	b.bin = filepath.Join(pr.tmp, p.Dir+".test")
-	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-p", "1", "-o", b.bin, "./"+p.Dir)
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", "-p", "1", "-o", b.bin, "./"+p.Dir)
 	cmd.Dir = pr.Dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

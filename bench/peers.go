@@ -29,6 +29,10 @@ var ErrNoPeers = errors.New("bench: peers module not found (run from a clone of 
 
 // FindPeersDir looks for peers/go.mod in dir and its parents.
 func FindPeersDir(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
 	for {
 		p := filepath.Join(dir, "peers")
 		if b, err := os.ReadFile(filepath.Join(p, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/ocbench/ocbench/peers")) {

@@ -93,3 +93,36 @@ func TestPlanPeersFilter(t *testing.T) {
 		t.Fatalf("planned %+v, %v", pr.Peers, err)
 	}
 }
+
+// TestPlanPeersHeavyOnlyWhenCached: with an empty build cache the SDK
+// root packages are not built unless asked for (--peers all), and the
+// light packages' first ETA counts the source they must compile.
+func TestPlanPeersHeavyOnlyWhenCached(t *testing.T) {
+	dir, err := FindPeersDir(".")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv("GOCACHE", t.TempDir())
+	pr, err := PlanPeers(context.Background(), dir, nil, false, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pr.Peers {
+		if p.Heavy != "" {
+			t.Errorf("heavy peers/%s planned with an empty build cache", p.Dir)
+		}
+	}
+	if len(pr.Skipped) != 2 || !strings.Contains(pr.Skipped[0], "--peers all") {
+		t.Errorf("skipped %q", pr.Skipped)
+	}
+	if len(pr.Peers) == 0 || pr.Peers[0].StaleBytes < 1<<20 {
+		t.Errorf("first peer's stale source: %+v", pr.Peers)
+	}
+	all, err := PlanPeers(context.Background(), dir, nil, true, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Peers) != len(PeerPackages()) || len(all.Skipped) != 0 {
+		t.Errorf("--peers all planned %d of %d packages, skipped %q", len(all.Peers), len(PeerPackages()), all.Skipped)
+	}
+}

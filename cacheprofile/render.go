@@ -9,7 +9,17 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ocbench/ocbench/internal/svgchart"
 )
+
+// pctOrNoData is a/b as a percentage, or "no data" when b is 0.
+func pctOrNoData(a, b int64) string {
+	if b == 0 {
+		return "no data"
+	}
+	return fmt.Sprintf("%.1f%%", pct(a, b))
+}
 
 func pct(a, b int64) float64 {
 	if b == 0 {
@@ -102,13 +112,13 @@ func (r *Report) writeText(w io.Writer) {
 	p("  unseen part    %s tokens of tools + system prompt (%s)\n", group(int64(r.Unseen)), r.UnseenFrom)
 	p("                 %14s %8s %14s %8s\n", "predicted", "", "recorded", "")
 	row := func(name string, a, b int64, den1, den2 int64) {
-		p("  %-14s %14s %7.1f%% %14s %7.1f%%\n", name, group(a), pct(a, den1), group(b), pct(b, den2))
+		p("  %-14s %14s %8s %14s %8s\n", name, group(a), pctOrNoData(a, den1), group(b), pctOrNoData(b, den2))
 	}
 	p("  %-14s %14s %8s %14s\n", "prompt tokens", group(r.Predicted.Prompt), "", group(r.Recorded.Prompt))
 	row("cache read", r.Predicted.CacheRead, r.Recorded.CacheRead, r.Predicted.Prompt, r.Recorded.Prompt)
 	row("cache write", r.Predicted.CacheWrite, r.Recorded.CacheWrite, r.Predicted.Prompt, r.Recorded.Prompt)
 	row("uncached", r.Predicted.Uncached, r.Recorded.Uncached, r.Predicted.Prompt, r.Recorded.Prompt)
-	p("  hit rate       %.1f%% predicted, %.1f%% recorded (cache reads / prompt tokens)\n", 100*r.HitRate, 100*r.RecordedHitRate)
+	p("  hit rate       %s predicted, %s recorded (cache reads / prompt tokens)\n", rateOrNoData(r.HitRate, r.Predicted.Prompt), rateOrNoData(r.RecordedHitRate, r.Recorded.Prompt))
 	p("  input cost at list prices: %s with the cache as predicted, %s without any cache", r.money(r.Cost), r.money(r.CostNoCache))
 	if r.All.Calls > 0 {
 		p(", %s as recorded", r.money(r.RecordedCost))
@@ -243,7 +253,7 @@ func WriteHTML(w io.Writer, reps []*Report) error {
 body{font:14px system-ui,sans-serif;margin:24px;color:#222}h2{margin-top:32px}
 table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}
 td:first-child,th:first-child{text-align:left}.ev{color:#555;font-size:12px;text-align:left}
-.k span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
+svg text{font-family:system-ui,sans-serif}
 pre{white-space:pre-wrap}</style></head><body><h1>Prompt-cache profile</h1>
 `)
 	for _, r := range reps {
@@ -257,7 +267,7 @@ pre{white-space:pre-wrap}</style></head><body><h1>Prompt-cache profile</h1>
 		fmt.Fprintf(bw, "<tr><td>cache read</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.CacheRead), group(r.Recorded.CacheRead))
 		fmt.Fprintf(bw, "<tr><td>cache write</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.CacheWrite), group(r.Recorded.CacheWrite))
 		fmt.Fprintf(bw, "<tr><td>uncached</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.Uncached), group(r.Recorded.Uncached))
-		fmt.Fprintf(bw, "<tr><td>hit rate</td><td>%.1f%%</td><td>%.1f%%</td></tr>", 100*r.HitRate, 100*r.RecordedHitRate)
+		fmt.Fprintf(bw, "<tr><td>hit rate</td><td>%s</td><td>%s</td></tr>", rateOrNoData(r.HitRate, r.Predicted.Prompt), rateOrNoData(r.RecordedHitRate, r.Recorded.Prompt))
 		fmt.Fprintf(bw, "<tr><td>input cost</td><td>%s</td><td>%s</td></tr>", e(r.money(r.Cost)), e(r.money(r.RecordedCost)))
 		fmt.Fprintf(bw, "<tr><td>without cache</td><td>%s</td><td></td></tr></table>\n", e(r.money(r.CostNoCache)))
 		writeSVG(bw, r)
@@ -281,43 +291,67 @@ pre{white-space:pre-wrap}</style></head><body><h1>Prompt-cache profile</h1>
 	return bw.Flush()
 }
 
+// rateOrNoData prints a hit rate, or "no data" when there were no prompt
+// tokens to rate (0.0% would claim every token missed the cache).
+func rateOrNoData(rate float64, prompt int64) string {
+	if prompt <= 0 {
+		return "no data"
+	}
+	return fmt.Sprintf("%.1f%%", 100*rate)
+}
+
+// Colours of the timeline, named in its legend.
+var timelineSeries = []svgchart.Series{
+	{Name: "cache read", Color: "#2e7d32"}, {Name: "cache write", Color: "#f9a825"}, {Name: "uncached", Color: "#9e9e9e"},
+	{Name: "recorded read", Color: "#1565c0"}, {Name: "predicted miss", Color: "#c62828"}, {Name: "recorded miss", Color: "#6a1b9a"},
+}
+
 // writeSVG draws stacked bars per timeline point: cache read, cache write,
-// uncached; recorded reads as a line; predicted misses as red ticks.
+// uncached prompt tokens; recorded reads as a line; predicted and recorded
+// misses as red and purple marks under the axis. The y axis is in tokens,
+// the x axis in calls, both with ticks; a legend names the colours.
 func writeSVG(w *bufio.Writer, r *Report) {
 	pts := r.Timeline
 	if len(pts) == 0 {
+		w.WriteString("<p>No data: no call with usage to chart.</p>\n")
 		return
 	}
-	const W, H, padL, padB = 1000.0, 330.0, 60.0, 34.0
+	const W, H, padL, padT, padB = 1000.0, 380.0, 80.0, 34.0, 64.0
 	top := 1.0
 	for _, p := range pts {
 		top = max(top, p.Read+p.Write+p.Uncached, p.RecRead)
 	}
-	bw := (W - padL) / float64(len(pts))
-	y := func(v float64) float64 { return (H - padB) - v/top*(H-padB-10) }
-	fmt.Fprintf(w, `<p class=k><span style="background:#2e7d32"></span>cache read<span style="background:#f9a825"></span>cache write<span style="background:#9e9e9e"></span>uncached<span style="background:#1565c0;height:3px"></span>recorded read<span style="background:#c62828"></span>predicted miss<span style="background:#6a1b9a"></span>recorded miss</p>`)
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img">`, W, H, W, H)
-	fmt.Fprintf(w, `<text x="4" y="14" font-size="11">%s</text><text x="4" y="%.0f" font-size="11">0</text>`, group(int64(top)), H-padB)
+	ticks := svgchart.LinearTicks(top)
+	top = ticks[len(ticks)-1]
+	bw := (W - padL - 10) / float64(len(pts))
+	base := H - padB
+	y := func(v float64) float64 { return base - v/top*(base-padT) }
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="prompt tokens per call">`, W, H, W, H)
+	svgchart.Legend(w, timelineSeries, padL, 16)
+	w.WriteString(`<g class="axis y-axis">`)
+	for _, t := range ticks {
+		fmt.Fprintf(w, `<line class="grid" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eee"/><line class="tick" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#666"/><text class="tick-label" x="%.0f" y="%.1f" font-size="11" text-anchor="end">%s</text>`,
+			padL, y(t), W-10, y(t), padL-4, y(t), padL, y(t), padL-6, y(t)+4, svgchart.Number(t))
+	}
+	fmt.Fprintf(w, `<line class="axis-line" x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#666"/>`, padL, padT, padL, base)
+	fmt.Fprintf(w, `<text class="axis-label" x="14" y="%.0f" font-size="12" text-anchor="middle" transform="rotate(-90 14 %.0f)">prompt tokens per call</text></g>`, (base+padT)/2, (base+padT)/2)
 	for i, p := range pts {
 		x := padL + float64(i)*bw
-		y0 := H - padB
-		for _, seg := range []struct {
-			v     float64
-			color string
-		}{{p.Read, "#2e7d32"}, {p.Write, "#f9a825"}, {p.Uncached, "#9e9e9e"}} {
-			if seg.v <= 0 {
+		y0 := base
+		for k, v := range []float64{p.Read, p.Write, p.Uncached} {
+			if v <= 0 {
 				continue
 			}
-			h := (H - padB) - y(seg.v)
-			fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>calls %d–%d</title></rect>`,
-				x, y0-h, max(bw-0.3, 0.3), h, seg.color, p.First, p.First+p.Calls-1)
+			h := base - y(v)
+			fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>calls %d–%d: %s %s tokens</title></rect>`,
+				x, y0-h, max(bw-0.3, 0.3), h, timelineSeries[k].Color, p.First, p.First+p.Calls-1, timelineSeries[k].Name, group(int64(v)))
 			y0 -= h
 		}
 		if p.Miss {
-			fmt.Fprintf(w, `<rect x="%.2f" y="%.0f" width="%.2f" height="6" fill="#c62828"/>`, x, H-padB+3, max(bw-0.3, 0.6))
+			fmt.Fprintf(w, `<rect x="%.2f" y="%.0f" width="%.2f" height="6" fill="%s"/>`, x, base+3, max(bw-0.3, 0.6), timelineSeries[4].Color)
 		}
 		if p.RecMiss {
-			fmt.Fprintf(w, `<rect x="%.2f" y="%.0f" width="%.2f" height="6" fill="#6a1b9a"/>`, x, H-padB+11, max(bw-0.3, 0.6))
+			fmt.Fprintf(w, `<rect x="%.2f" y="%.0f" width="%.2f" height="6" fill="%s"/>`, x, base+11, max(bw-0.3, 0.6), timelineSeries[5].Color)
 		}
 	}
 	var path strings.Builder
@@ -332,8 +366,16 @@ func writeSVG(w *bufio.Writer, r *Report) {
 		fmt.Fprintf(&path, "%s%.2f %.2f ", cmd, padL+(float64(i)+0.5)*bw, y(p.RecRead))
 	}
 	if path.Len() > 0 {
-		fmt.Fprintf(w, `<path d="%s" fill="none" stroke="#1565c0" stroke-width="1.2"/>`, path.String())
+		fmt.Fprintf(w, `<path d="%s" fill="none" stroke="%s" stroke-width="1.2"/>`, path.String(), timelineSeries[3].Color)
 	}
-	fmt.Fprintf(w, `<text x="%.0f" y="%.0f" font-size="11">call %d</text><text x="%.0f" y="%.0f" font-size="11" text-anchor="end">call %d</text></svg>`+"\n",
-		padL, H-2, pts[0].First, W, H-2, pts[len(pts)-1].First+pts[len(pts)-1].Calls-1)
+	// The x axis: call numbers at up to ten evenly spaced points.
+	w.WriteString(`<g class="axis x-axis">`)
+	fmt.Fprintf(w, `<line class="axis-line" x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#666"/>`, padL, base, W-10, base)
+	step := max(1, (len(pts)+9)/10)
+	for i := 0; i < len(pts); i += step {
+		x := padL + (float64(i)+0.5)*bw
+		fmt.Fprintf(w, `<line class="tick" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#666"/><text class="tick-label" x="%.1f" y="%.0f" font-size="11" text-anchor="middle">%d</text>`,
+			x, base+18, x, base+22, x, base+34, pts[i].First)
+	}
+	fmt.Fprintf(w, `<text class="axis-label" x="%.0f" y="%.0f" font-size="12" text-anchor="middle">call number (misses marked under the axis)</text></g></svg>`+"\n", (padL+W)/2, H-8)
 }

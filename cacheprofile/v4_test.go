@@ -159,3 +159,15 @@ func TestSQLiteStoreV4AndColdArchives(t *testing.T) {
 		t.Fatalf("text report does not say the session is archived:\n%s", out.String())
 	}
 }
+
+// The README's example: a version-4 session with a reset (testdata).
+func TestV4ResetExampleFile(t *testing.T) {
+	reps, err := ProfileFile("testdata/v4-reset.jsonl", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reps[0]
+	if r.Source != "jsonl v4" || r.Calls != 4 || r.UnexplainedN != 0 || r.Explained["reset"] != 1 || r.Explained["cold"] != 1 || r.UnknownSkipped != 0 {
+		t.Fatalf("source %q calls %d unexplained %d explained %v unknown %d", r.Source, r.Calls, r.UnexplainedN, r.Explained, r.UnknownSkipped)
+	}
+}

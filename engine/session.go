@@ -284,9 +284,17 @@ func (s *session) activePath() []int {
 	}
 	var path []int
 	for steps := 0; steps <= len(s.entries); steps++ {
-		path = append(path, cur)
-		next, ok := byID[string(s.entries[cur].ParentID)]
-		if len(s.entries[cur].ParentID) == 0 || !ok {
+		e := &s.entries[cur]
+		up := e.ParentID
+		if e.Type == transcript.TypeLeaf {
+			// A version-4 leaf entry stands for its target, and is itself
+			// on no path.
+			up = e.TargetID
+		} else {
+			path = append(path, cur)
+		}
+		next, ok := byID[string(up)]
+		if len(up) == 0 || !ok {
 			break
 		}
 		cur = next

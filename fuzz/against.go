@@ -208,7 +208,7 @@ func Against(ctx context.Context, o AgainstOptions) (*AgainstReport, error) {
 				hi := min(lo+size, o.N)
 				cases := make([]*Case, 0, hi-lo)
 				for i := lo; i < hi; i++ {
-					cases = append(cases, Generate(o.Seed, i))
+					cases = append(cases, GenerateVariant(o.Seed, i))
 				}
 				var theirs [][]byte
 				var cmdErr []string
@@ -355,6 +355,9 @@ func writeDisagreement(dir string, c *Case, ours, theirs []byte, diffs []string,
 	}
 	for k, call := range c.Calls {
 		fmt.Fprintf(&b, "call %d: meant %s %s\n  sent %q %q quirks %v\n", k+1, call.Name, call.Args, call.SentName, call.SentArgs, call.Quirks)
+	}
+	if len(c.Variant) > 0 {
+		fmt.Fprintf(&b, "variant: %s\n", strings.Join(c.Variant, ", "))
 	}
 	fmt.Fprintf(&b, "ours:   %s\n", bytes.TrimSpace(ours))
 	if theirs != nil {

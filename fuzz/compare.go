@@ -25,6 +25,9 @@ import (
 //     generated one;
 //   - the random part of a commentary id inside a text block's
 //     textSignature ({"v":1,"id":"commentary-0-<24 hex>",...}) is ignored;
+//   - a block's openclawReasoningReplay (endpoint metadata with a hash of
+//     the server's URL, which @openclaw/ai adds to Responses reasoning) is
+//     ignored;
 //   - numbers compare as float64, as JavaScript holds them.
 func CompareFinal(ours, theirs []byte) []string {
 	a, errA := decodeFinal(ours)
@@ -88,6 +91,10 @@ func normalizeFinal(m map[string]any) map[string]any {
 		if !ok {
 			continue
 		}
+		// Replay-routing metadata @openclaw/ai attaches to Responses
+		// reasoning (it names the endpoint by a hash of its URL): not part
+		// of the message contract.
+		delete(blk, "openclawReasoningReplay")
 		if id, ok := blk["id"].(string); ok && generatedID.MatchString(id) {
 			blk["id"] = "<generated>"
 		}

@@ -49,3 +49,20 @@ func (s *Server) countRepairs(route string, m *llm.Message) {
 		}
 	}
 }
+
+// addTokens adds one answer's usage to the token counters. Zero kinds
+// are not touched, so that usage the upstream did not send stays absent.
+func (s *Server) addTokens(route, model string, u *llm.Usage) {
+	if *u == (llm.Usage{}) {
+		return
+	}
+	model = s.m.modelLabel(model)
+	for _, k := range [...]struct {
+		kind string
+		n    int64
+	}{{"input", u.Input}, {"output", u.Output}, {"cache_read", u.CacheRead}, {"cache_write", u.CacheWrite}} {
+		if k.n > 0 {
+			s.m.tokens.WithLabelValues(route, model, k.kind).Add(float64(k.n))
+		}
+	}
+}

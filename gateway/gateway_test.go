@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -372,4 +373,27 @@ func TestResponsesRoute(t *testing.T) {
 	if out.Object != "response" || out.Status != "completed" || call == nil || call.Name != "read" || !json.Valid([]byte(call.Arguments)) {
 		t.Errorf("non-streamed: %+v", out)
 	}
+}
+
+// Coalescing never holds an event back: what the upstream sent before a
+// stall reaches the client before the stall ends.
+func TestCoalescedEventsAreNotHeldBack(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello"), scripted.Stall(time.Second), scripted.Text(" late")}}}}
+	r := startRig(t, s, Config{})
+	start := time.Now()
+	resp := post(t, r.url+"/v1/chat/completions", chatBody(true))
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before hello: %v", err)
+		}
+		if strings.Contains(line, `"content":"hello"`) {
+			break
+		}
+	}
+	if d := time.Since(start); d > 700*time.Millisecond {
+		t.Errorf("hello arrived after %v: held back until the stall ended", d)
+	}
+	io.Copy(io.Discard, resp.Body)
 }

@@ -34,13 +34,7 @@ func bigUpstream(t testing.TB, n, size int) string {
 		}
 		w.Write(end)
 	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String()
+	return serveHTTP(t, srv)
 }
 
 // dialSmall connects to the gateway with a tiny receive buffer, so that a
@@ -149,19 +143,22 @@ func TestHostileClients(t *testing.T) {
 
 	t.Run("never-reading clients lose their slots", func(t *testing.T) {
 		c := cfg
-		c.Upstream = bigUpstream(t, 20000, 1000) // 20 MB answers
+		c.Upstream = bigUpstream(t, 8000, 1000) // 8 MB answers: more than the socket buffers hold
 		r := startGateway(t, c)
 		for i := 0; i < 2; i++ {
 			conn := dialSmall(t, r.url)
 			conn.Write([]byte(rawRequest("/v1/chat/completions", chatBody(true))))
 		}
 		waitFor(t, "both slots taken", 2*time.Second, func() bool { return r.srv.m.inFlightValue() == 2 })
-		took := waitFor(t, "slots back", 3*time.Second, func() bool { return r.srv.m.inFlightValue() == 0 })
+		// The slots come back once the socket buffers are full and a write
+		// has blocked for WriteTimeout (filling them takes a while under
+		// -race on a loaded machine; without the deadline they never come back).
+		took := waitFor(t, "slots back", 15*time.Second, func() bool { return r.srv.m.inFlightValue() == 0 })
 		t.Logf("slots back %v after both were taken (write timeout %v)", took, c.WriteTimeout)
 		// A normal client is served again (the big answer, read whole).
 		resp := post(t, r.url+"/v1/chat/completions", chatBody(true))
 		n, _ := io.Copy(io.Discard, resp.Body)
-		if resp.StatusCode != 200 || n < 20000*1000 {
+		if resp.StatusCode != 200 || n < 8000*1000 {
 			t.Errorf("normal client after: %d, %d bytes", resp.StatusCode, n)
 		}
 	})
@@ -197,7 +194,7 @@ func TestHostileClients(t *testing.T) {
 		c.Upstream = bigUpstream(t, 20000, 1000)
 		c.WriteTimeout = time.Minute // the grace, not the write deadline, must end them
 		c.BodyTimeout = time.Minute
-		c.DrainDelay = 200 * time.Millisecond
+		c.DrainDelay = 400 * time.Millisecond
 		srv, err := New(c)
 		if err != nil {
 			t.Fatal(err)
@@ -209,7 +206,7 @@ func TestHostileClients(t *testing.T) {
 		url := "http://" + ln.Addr().String()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		const grace = 700 * time.Millisecond
+		const grace = time.Second
 		go func() { done <- srv.Serve(ctx, ln, grace) }()
 		for i := 0; i < 2; i++ { // never read
 			conn := dialSmall(t, url)
@@ -221,7 +218,7 @@ func TestHostileClients(t *testing.T) {
 		waitFor(t, "slots taken", 2*time.Second, func() bool { return srv.m.inFlightValue() == 2 })
 		start := time.Now()
 		cancel()
-		time.Sleep(50 * time.Millisecond)
+		waitFor(t, "draining", time.Second, srv.drain.Load)
 		resp, err := http.Get(url + "/healthz")
 		if err != nil {
 			t.Fatal(err)
@@ -240,4 +237,16 @@ func TestHostileClients(t *testing.T) {
 		}
 		t.Logf("shutdown took %v (grace %v)", time.Since(start), grace)
 	})
+}
+
+// serveHTTP serves srv on a loopback port for the test.
+func serveHTTP(t testing.TB, srv *http.Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
 }

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"sync"
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
@@ -20,8 +23,12 @@ type metrics struct {
 	rejected         *prometheus.CounterVec   // route, reason: overload, draining, body_timeout, auth, ...
 	panics           *prometheus.CounterVec   // route
 	streamErrors     *prometheus.CounterVec   // route, type
+	tokens           *prometheus.CounterVec   // route, model, kind
 	latency          *prometheus.HistogramVec // route
 	timeToFirstEvent *prometheus.HistogramVec // route
+
+	models  sync.Map // model label values in use
+	nModels atomic.Int32
 }
 
 func newMetrics() *metrics {
@@ -54,6 +61,9 @@ func newMetrics() *metrics {
 		Name: "ocbench_gateway_stream_errors_total", Help: "Answers that failed after the request was accepted (in-band errors, cuts, timeouts, limits), by route and error type.",
 	}, []string{"route", "type"})
 	// Up to 10 minutes: a long agent turn is a normal request.
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_tokens_total", Help: "Tokens the upstream reported in answers, by route, model and kind (input, output, cache_read, cache_write).",
+	}, []string{"route", "model", "kind"})
 	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "ocbench_gateway_request_duration_seconds", Help: "Time from request to the end of the response.", Buckets: buckets,
@@ -62,7 +72,7 @@ func newMetrics() *metrics {
 		Name: "ocbench_gateway_time_to_first_event_seconds", Help: "Time from request to the first event sent.", Buckets: buckets,
 	}, []string{"route"})
 	m.reg.MustRegister(m.requests, m.inFlight, m.events, m.repairs, m.idleTimeouts, m.upstreamErrors,
-		m.rejected, m.panics, m.streamErrors, m.latency, m.timeToFirstEvent,
+		m.rejected, m.panics, m.streamErrors, m.tokens, m.latency, m.timeToFirstEvent,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return m
 }
@@ -74,4 +84,24 @@ func (m *metrics) inFlightValue() float64 {
 		return 0
 	}
 	return d.GetGauge().GetValue()
+}
+
+// maxModelLabels bounds the model label values of the token counters: a
+// client naming random models must not grow the series without limit.
+const maxModelLabels = 64
+
+// modelLabel is model while fewer than maxModelLabels models were seen,
+// then "other" for new ones.
+func (m *metrics) modelLabel(model string) string {
+	if _, ok := m.models.Load(model); ok {
+		return model
+	}
+	if m.nModels.Add(1) > maxModelLabels {
+		m.nModels.Add(-1)
+		return "other"
+	}
+	if _, loaded := m.models.LoadOrStore(model, struct{}{}); loaded {
+		m.nModels.Add(-1)
+	}
+	return model
 }

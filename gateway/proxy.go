@@ -52,6 +52,9 @@ type proxyRequest struct {
 	model  string
 	stream bool
 	tools  []string
+	// Chat fields the endpoint's Compat may rename or drop.
+	includeUsage                                                  bool // stream_options.include_usage
+	hasStreamOptions, hasMaxTokens, hasMaxCompletion, hasCacheKey bool
 }
 
 var parserPool fastjson.ParserPool
@@ -73,6 +76,13 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 	}
 	pr.model = string(mv.GetStringBytes())
 	pr.stream = v.GetBool("stream")
+	if w == provider.WireOpenAIChat {
+		pr.includeUsage = v.GetBool("stream_options", "include_usage")
+		pr.hasStreamOptions = v.Get("stream_options") != nil
+		pr.hasMaxTokens = v.Get("max_tokens") != nil
+		pr.hasMaxCompletion = v.Get("max_completion_tokens") != nil
+		pr.hasCacheKey = v.Get("prompt_cache_key") != nil
+	}
 	for _, t := range v.GetArray("tools") {
 		name := t.GetStringBytes("name") // Anthropic, Responses
 		if w == provider.WireOpenAIChat {
@@ -93,10 +103,18 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 
 // upstreamBody returns the body to send upstream. The proxy always streams
 // from the upstream, so that the decorator chain sees the events; a
-// non-streaming client request is switched to streaming (with usage) and
-// answered with one assembled object.
-func upstreamBody(w wire, body []byte, pr proxyRequest) ([]byte, error) {
-	if pr.stream {
+// non-streaming client request is switched to streaming (asking for usage
+// on chat where the endpoint accepts stream_options) and answered with one
+// assembled object. On chat, what the endpoint's Compat does not accept is
+// adapted: max_tokens and max_completion_tokens are renamed to the one it
+// knows, prompt_cache_key and stream_options are dropped where refused.
+// The body is forwarded byte for byte when nothing needs changing.
+func upstreamBody(w wire, body []byte, pr proxyRequest, c provider.Compat) ([]byte, error) {
+	chat := w == provider.WireOpenAIChat
+	rename := chat && (c.MaxTokensField == "max_tokens" && pr.hasMaxCompletion && !pr.hasMaxTokens ||
+		c.MaxTokensField == "max_completion_tokens" && pr.hasMaxTokens && !pr.hasMaxCompletion)
+	drop := chat && (!c.PromptCacheKey && pr.hasCacheKey || !c.StreamOptions && pr.hasStreamOptions)
+	if pr.stream && !rename && !drop {
 		return body, nil
 	}
 	var a fastjson.Arena
@@ -105,11 +123,27 @@ func upstreamBody(w wire, body []byte, pr proxyRequest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.Set("stream", a.NewTrue())
-	if w == provider.WireOpenAIChat {
-		so := a.NewObject()
-		so.Set("include_usage", a.NewTrue())
-		v.Set("stream_options", so)
+	if !pr.stream {
+		v.Set("stream", a.NewTrue())
+		if chat && c.StreamOptions {
+			so := a.NewObject()
+			so.Set("include_usage", a.NewTrue())
+			v.Set("stream_options", so)
+		}
+	}
+	if rename {
+		from := "max_tokens"
+		if c.MaxTokensField == "max_tokens" {
+			from = "max_completion_tokens"
+		}
+		v.Set(c.MaxTokensField, v.Get(from))
+		v.Del(from)
+	}
+	if chat && !c.PromptCacheKey {
+		v.Del("prompt_cache_key")
+	}
+	if chat && !c.StreamOptions {
+		v.Del("stream_options")
 	}
 	return v.MarshalTo(nil), nil
 }
@@ -129,7 +163,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			writeError(rw, http.StatusNotFound, "not_found_error", "unknown model "+pr.model)
 			return
 		}
-		up, err := upstreamBody(w, body, pr)
+		up, err := upstreamBody(w, body, pr, s.compat)
 		if err != nil {
 			writeError(rw, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
@@ -147,6 +181,7 @@ func (s *Server) proxy(w wire) streamHandler {
 		}
 		route := routeName(w)
 		st, err := fn(r.Context(), req)
+		setRequestID(rw, w, call.requestID)
 		if err != nil {
 			s.upstreamFailed(rw, w, err, sc)
 			return
@@ -155,8 +190,11 @@ func (s *Server) proxy(w wire) streamHandler {
 
 		enc := encoderPool.Get().(*wireenc.Encoder)
 		defer encoderPool.Put(enc)
-		enc.Reset(w, wireenc.Meta{ID: responseID(w), Model: pr.model, Created: time.Now().Unix()},
-			wireenc.Options{ToolArgs: wireenc.BufferArgs, Ping: w == provider.WireAnthropic})
+		meta := wireenc.Meta{ID: responseID(w), Model: pr.model, Created: time.Now().Unix()}
+		// Usage only where the client asked for it (chat streams without
+		// stream_options.include_usage carry none, as OpenAI's do).
+		enc.Reset(w, meta, wireenc.Options{ToolArgs: wireenc.BufferArgs, Ping: w == provider.WireAnthropic,
+			NoUsage: w == provider.WireOpenAIChat && !pr.includeUsage})
 		lim := answerLimit{max: s.cfg.MaxAnswerBytes, call: call}
 		if !pr.stream {
 			// The whole answer is held: a failure anywhere in it (an in-band
@@ -169,6 +207,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			}
 			m := st.Message()
 			s.countRepairs(route, m)
+			s.addTokens(route, pr.model, &m.Usage)
 			ferr := lim.err
 			if ferr == nil {
 				ferr = st.Err()
@@ -177,11 +216,27 @@ func (s *Server) proxy(w wire) streamHandler {
 				s.answerFailed(rw, w, route, ferr, m, sc)
 				return
 			}
+			out := enc.AppendMessage(nil, m, rawStop(st))
+			if w == provider.WireOpenAIChat && m.Usage == (llm.Usage{}) {
+				out = dropChatUsage(out) // the upstream sent none: absent stays absent
+			}
 			rw.Header().Set("Content-Type", "application/json")
-			rw.Write(enc.AppendMessage(nil, m, rawStop(st)))
+			rw.Write(out)
 			return
 		}
 		sse := newSSEWriter(rw)
+		sse.coalesce = true
+		pp := bufPool.Get().(*[]byte)
+		sse.pending = (*pp)[:0]
+		defer func() {
+			if cap(sse.pending) <= 2*maxPending {
+				*pp = sse.pending[:0]
+			}
+			bufPool.Put(pp)
+		}()
+		// Before each upstream read, what the previous one produced goes
+		// out in one write.
+		call.beforeRead = func() { sse.flushPending() }
 		events := s.m.events.WithLabelValues(route)
 		bp := bufPool.Get().(*[]byte)
 		defer bufPool.Put(bp)
@@ -190,18 +245,37 @@ func (s *Server) proxy(w wire) streamHandler {
 		// Text already sent is not kept: on these wires nothing later in
 		// the stream repeats it, so a long answer costs no memory.
 		dropSent := w == provider.WireOpenAIChat || w == provider.WireAnthropic
+		// Anthropic's message_start carries the input and cache usage, which
+		// the upstream's own message_start has given only once the next
+		// event is decoded: it is written then.
+		holdStart := w == provider.WireAnthropic
+		pendingStart := false
 		for st.Next() {
 			ev := st.Event()
 			m := st.Message()
+			if holdStart && ev.Type == llm.EventStart {
+				holdStart, pendingStart = false, true
+				continue
+			}
+			buf = buf[:0]
+			if pendingStart {
+				pendingStart = false
+				final := m.Usage
+				if call.dec != nil {
+					m.Usage = call.dec.UsageSoFar()
+				}
+				buf = enc.AppendEvent(buf, &llm.Event{Type: llm.EventStart}, m)
+				m.Usage = final
+			}
 			switch {
 			case lim.exceeded(m):
-				buf = s.appendStreamError(enc, buf[:0], route, lim.err, m, sc)
+				buf = s.appendStreamError(enc, buf, route, lim.err, m, sc)
 			case ev.Type == llm.EventError:
-				buf = s.appendStreamError(enc, buf[:0], route, st.Err(), m, sc)
-			case ev.Type == llm.EventDone && rawStop(st) != "":
-				buf = enc.AppendDoneRaw(buf[:0], m, mapRawStop(w, rawStop(st), m))
+				buf = s.appendStreamError(enc, buf, route, st.Err(), m, sc)
+			case ev.Type == llm.EventDone:
+				buf = s.appendDone(enc, buf, pr, m, rawStop(st))
 			default:
-				buf = enc.AppendEvent(buf[:0], ev, m)
+				buf = enc.AppendEvent(buf, ev, m)
 			}
 			if dropSent && (ev.Type == llm.EventTextDelta || ev.Type == llm.EventThinkingDelta) {
 				if b := m.Block(ev.ContentIndex); b != nil {
@@ -225,14 +299,60 @@ func (s *Server) proxy(w wire) streamHandler {
 				break
 			}
 		}
+		call.beforeRead = nil
+		sse.flushPending()
 		if cap(buf) <= 1<<20 {
 			*bp = buf[:0]
 		}
 		s.countRepairs(route, st.Message())
+		s.addTokens(route, pr.model, &st.Message().Usage)
 		if err := st.Err(); err != nil && !errors.Is(err, context.Canceled) {
 			s.cfg.Logf("gateway: %s stream ended: %v", route, sc.string(errText(err)))
 		}
 	}
+}
+
+// appendDone appends the events that end a successful stream: the
+// upstream's own stop reason where the chain kept the outcome, and on chat
+// the usage chunk only when the client asked for it and the upstream sent
+// usage (no fabricated zeros).
+func (s *Server) appendDone(enc *wireenc.Encoder, dst []byte, pr proxyRequest, m *llm.Message, raw string) []byte {
+	if raw != "" {
+		raw = mapRawStop(enc.Wire(), raw, m)
+	}
+	if enc.Wire() == provider.WireOpenAIChat && pr.includeUsage && m.Usage == (llm.Usage{}) {
+		alt := encoderPool.Get().(*wireenc.Encoder)
+		defer encoderPool.Put(alt)
+		alt.Reset(enc.Wire(), enc.Meta(), wireenc.Options{NoUsage: true})
+		return alt.AppendDoneRaw(dst, m, raw)
+	}
+	return enc.AppendDoneRaw(dst, m, raw)
+}
+
+// dropChatUsage cuts the usage member that ends a chat.completion object.
+func dropChatUsage(b []byte) []byte {
+	i := bytes.LastIndex(b, []byte(`,"usage":`))
+	if i < 0 {
+		return b
+	}
+	return append(b[:i], '}')
+}
+
+// setRequestID returns the upstream's request id to the client, in the
+// header its SDK reads (request-id for Anthropic, x-request-id for
+// OpenAI); without one the gateway's own id, set by instrument, stays.
+func setRequestID(rw http.ResponseWriter, w wire, id string) {
+	if id == "" {
+		return
+	}
+	rw.Header().Set(requestIDHeader(w), id)
+}
+
+func requestIDHeader(w wire) string {
+	if w == provider.WireAnthropic {
+		return "Request-Id"
+	}
+	return "X-Request-Id"
 }
 
 // routeName is the route label of a wire's endpoint.
@@ -507,13 +627,16 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 			return nil, err
 		}
 		if resp.StatusCode/100 != 2 {
+			call.requestID = upstreamRequestID(resp.Header)
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			return nil, &UpstreamError{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: b}
 		}
 		call.body = resp.Body
+		call.requestID = upstreamRequestID(resp.Header)
 		d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
 		d.SetContext(ctx)
+		call.dec = d
 		return &upstreamStream{Decoder: d}, nil
 	}
 }
@@ -521,13 +644,34 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 // upstreamCall is one request's upstream body, counting the bytes read
 // for the answer limit.
 type upstreamCall struct {
-	body io.ReadCloser
-	read int64
+	body      io.ReadCloser
+	read      int64
+	requestID string // the upstream's x-request-id / request-id
+	dec       *provider.Decoder
+	// beforeRead runs before each read of the body (on the goroutine
+	// that drives the stream): the proxy flushes its gathered events.
+	beforeRead func()
+}
+
+// upstreamRequestID is the id an upstream gave its answer, if a
+// printable token of sane length.
+func upstreamRequestID(h http.Header) string {
+	id := h.Get("X-Request-Id")
+	if id == "" {
+		id = h.Get("Request-Id")
+	}
+	if len(id) > 128 || strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return ""
+	}
+	return id
 }
 
 func (c *upstreamCall) Close() error { return c.body.Close() }
 
 func (c *upstreamCall) Read(p []byte) (int, error) {
+	if c.beforeRead != nil {
+		c.beforeRead()
+	}
 	n, err := c.body.Read(p)
 	c.read += int64(n)
 	return n, err

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,25 +28,10 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 		}
 		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, UpstreamBase(s.cfg.Upstream)+"/models", nil)
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "server_error", err.Error())
+			writeError(w, http.StatusInternalServerError, "server_error", "bad upstream URL")
 			return
 		}
-		s.upstreamAuth(req.Header, r.Header, wireChat)
-		resp, err := s.cfg.HTTPClient.Do(req)
-		if err != nil {
-			s.m.upstreamErrors.WithLabelValues("models", "connect").Inc()
-			writeError(w, http.StatusBadGateway, "upstream_unreachable", "upstream: "+errText(err))
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
-		if err != nil {
-			writeError(w, http.StatusBadGateway, "upstream_unreachable", "the upstream's model list could not be read")
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(resp.StatusCode)
-		w.Write(s.requestSecrets(r).bytes(b))
+		s.relayGet(w, r, req)
 		return
 	}
 	b := []byte(`{"object":"list","data":[`)
@@ -59,6 +46,73 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	b = append(b, "]}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)
+}
+
+// model answers GET /v1/models/{id}: with configured Models the model's
+// object (404 for others), in Anthropic's shape when the client sends
+// anthropic-version, else OpenAI's; without, the upstream's answer.
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	anth := r.Header.Get("Anthropic-Version") != ""
+	if len(s.cfg.Models) == 0 {
+		if s.cfg.Upstream == "" {
+			writeError(w, http.StatusNotFound, "not_found_error", "no models configured and no upstream")
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, UpstreamBase(s.cfg.Upstream)+"/models/"+url.PathEscape(id), nil)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "bad model id")
+			return
+		}
+		s.relayGet(w, r, req)
+		return
+	}
+	if !slices.Contains(s.cfg.Models, id) {
+		wr := wireChat
+		if anth {
+			wr = wireAnthropic
+		}
+		writeWireError(w, wr, http.StatusNotFound, "not_found_error", "unknown model "+id)
+		return
+	}
+	var b []byte
+	if anth {
+		b = append(b, `{"type":"model","id":`...)
+		b = llm.AppendJSONString(b, id)
+		b = append(b, `,"display_name":`...)
+		b = llm.AppendJSONString(b, id)
+		b = append(b, `,"created_at":"1970-01-01T00:00:00Z"}`...)
+	} else {
+		b = append(b, `{"id":`...)
+		b = llm.AppendJSONString(b, id)
+		b = append(b, `,"object":"model","created":0,"owned_by":"ocbench"}`...)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(b, '\n'))
+}
+
+// relayGet sends req to the upstream with the client's credentials and
+// relays the answer, bounded and with secrets redacted.
+func (s *Server) relayGet(w http.ResponseWriter, r *http.Request, req *http.Request) {
+	s.upstreamAuth(req.Header, r.Header, wireChat)
+	resp, err := s.cfg.HTTPClient.Do(req)
+	if err != nil {
+		s.m.upstreamErrors.WithLabelValues("models", "connect").Inc()
+		writeError(w, http.StatusBadGateway, "upstream_unreachable", "the upstream could not be reached")
+		return
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "upstream_unreachable", "the upstream's answer could not be read")
+		return
+	}
+	if id := upstreamRequestID(resp.Header); id != "" {
+		w.Header().Set("X-Request-Id", id)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	w.Write(s.requestSecrets(r).bytes(b))
 }
 
 // runs answers POST /v1/runs: it runs a turn loop and streams its events
@@ -110,6 +164,9 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 		res.Error = err.Error()
 	}
 	res.Error = s.requestSecrets(r).string(res.Error)
+	if res.Error != "" && !errors.Is(err, context.Canceled) {
+		s.m.streamErrors.WithLabelValues("runs", "run_error").Inc()
+	}
 	res.SessionID = req.SessionID
 	out, _ := json.Marshal(res)
 	buf = append(append(append(buf[:0], "event: result\ndata: "...), out...), "\n\n"...)
@@ -209,19 +266,29 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	return buf.Bytes(), true
 }
 
-// sseWriter writes Server-Sent Events and flushes each one, so that a
-// client sees every event as it happens.
+// sseWriter writes Server-Sent Events. By default it flushes each event,
+// so that a client sees it as it happens. Coalescing (the proxy) gathers
+// the events one upstream read produced and writes them in one write and
+// one flush, when the upstream has nothing more buffered (flushPending,
+// called before the next upstream read) — never later than the next
+// event could arrive, and with one system call instead of one per event.
 type sseWriter struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	started bool
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	started  bool
+	coalesce bool
+	pending  []byte
+	err      error // the first write or flush failure
 }
+
+// maxPending bounds what a coalescing writer gathers before writing.
+const maxPending = 64 << 10
 
 func newSSEWriter(w http.ResponseWriter) *sseWriter {
 	return &sseWriter{w: w, rc: http.NewResponseController(w)}
 }
 
-func (s *sseWriter) write(b []byte) error {
+func (s *sseWriter) start() {
 	if !s.started {
 		s.started = true
 		h := s.w.Header()
@@ -230,10 +297,42 @@ func (s *sseWriter) write(b []byte) error {
 		h.Set("X-Accel-Buffering", "no")
 		s.w.WriteHeader(http.StatusOK)
 	}
+}
+
+func (s *sseWriter) write(b []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.start()
+	if s.coalesce {
+		s.pending = append(s.pending, b...)
+		if len(s.pending) >= maxPending {
+			return s.flushPending()
+		}
+		return nil
+	}
 	if _, err := s.w.Write(b); err != nil {
+		s.err = err
 		return err
 	}
-	return s.rc.Flush()
+	if err := s.rc.Flush(); err != nil {
+		s.err = err
+	}
+	return s.err
+}
+
+// flushPending writes and flushes what a coalescing writer gathered.
+func (s *sseWriter) flushPending() error {
+	if s.err != nil || len(s.pending) == 0 {
+		return s.err
+	}
+	_, err := s.w.Write(s.pending)
+	s.pending = s.pending[:0]
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	s.err = err
+	return err
 }
 
 // upstreamAuth sets the upstream request's credentials: the configured

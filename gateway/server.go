@@ -20,16 +20,20 @@ import (
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
 )
 
 // Config is what a Server needs. Zero values take the defaults in
 // setDefaults.
 type Config struct {
 	// Upstream is the base URL of the provider the proxy forwards to (an
-	// OpenAI-compatible or Anthropic endpoint). Required for the proxy
-	// routes; the serve command points it at the built-in scripted
-	// upstream when the user gives none.
+	// OpenAI-compatible or Anthropic endpoint), OpenAI-style with /v1 (see
+	// UpstreamBase). Required for the proxy routes; the serve command
+	// points it at the built-in scripted upstream when the user gives none.
 	Upstream string
+	// UpstreamCompat, when set, replaces the detected chat compatibility
+	// settings of Upstream (provider.CompatFor).
+	UpstreamCompat *provider.Compat
 	// Models, when non-empty, is the list /v1/models reports and the only
 	// model ids the proxy accepts (others get 404). Empty: any id is
 	// passed through and /v1/models asks the upstream.
@@ -201,6 +205,8 @@ type Server struct {
 	active     sync.WaitGroup
 	handler    http.Handler
 	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
+	drainDelay atomic.Int64     // Config.DrainDelay, until SetDrainDelay
+	compat     provider.Compat  // what the upstream's chat endpoint accepts
 	redactor   *redact.Redactor // configured secrets, never sent or logged
 	secretList []string
 }
@@ -213,6 +219,11 @@ func New(cfg Config) (*Server, error) {
 		sum := sha256.Sum256([]byte(cfg.AuthKey))
 		s.authKey = sum[:]
 	}
+	s.drainDelay.Store(int64(cfg.DrainDelay))
+	s.compat = provider.CompatFor(&llm.Model{BaseURL: UpstreamBase(cfg.Upstream), Provider: "openai-compatible"})
+	if cfg.UpstreamCompat != nil {
+		s.compat = *cfg.UpstreamCompat
+	}
 	s.secretList = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
 	s.redactor = redact.New(s.secretList...)
 	logf := cfg.Logf
@@ -221,6 +232,8 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /v1/models", s.instrument("models", s.models))
+	mux.HandleFunc("GET /v1/models/{id}", s.instrument("models", s.model))
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.instrument("count_tokens", s.stream("count_tokens", s.countTokens)))
 	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream("chat", s.proxy(wireChat))))
 	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream("messages", s.proxy(wireAnthropic))))
 	mux.HandleFunc("POST /v1/responses", s.instrument("responses", s.stream("responses", s.proxy(wireResponses))))
@@ -261,7 +274,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	deadline := time.Now().Add(grace)
 	s.drain.Store(true)
-	if d := min(s.cfg.DrainDelay, grace); d > 0 {
+	if d := min(time.Duration(s.drainDelay.Load()), grace); d > 0 {
 		time.Sleep(d)
 	}
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -281,6 +294,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	return err
 }
+
+// SetDrainDelay replaces Config.DrainDelay for a shutdown not yet begun
+// (the serve command skips it on an interactive Ctrl-C).
+func (s *Server) SetDrainDelay(d time.Duration) { s.drainDelay.Store(int64(d)) }
 
 // waitTimeout waits for wg at most d and reports whether it finished.
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
@@ -434,10 +451,23 @@ func (s *Server) retryAfter() string {
 // Flush reachable through Unwrap (http.ResponseController).
 type statusWriter struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-	code    int
-	failed  bool // a write failed: the client is gone or too slow
+	rc       *http.ResponseController
+	timeout  time.Duration
+	deadline time.Time // the write deadline last set
+	code     int
+	failed   bool // a write failed: the client is gone or too slow
+}
+
+// refresh moves the write deadline to now+timeout, unless the one set is
+// still at least 7/8 of timeout away: the deadline is always between 7/8
+// and all of timeout from the write, for one timer update per eighth of
+// the timeout instead of one per write.
+func (w *statusWriter) refresh() {
+	d := time.Now().Add(w.timeout)
+	if d.Sub(w.deadline) > w.timeout/8 {
+		w.deadline = d
+		w.rc.SetWriteDeadline(d)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -451,7 +481,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	w.refresh()
 	n, err := w.ResponseWriter.Write(b)
 	if err != nil {
 		w.failed = true
@@ -463,7 +493,7 @@ func (w *statusWriter) Flush() { w.FlushError() }
 
 // FlushError is what http.ResponseController.Flush calls.
 func (w *statusWriter) FlushError() error {
-	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	w.refresh()
 	err := w.rc.Flush()
 	if err != nil {
 		w.failed = true
@@ -480,6 +510,9 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+		// Every answer has a request id; the proxy replaces it with the
+		// upstream's when there is one.
+		w.Header().Set(requestIDHeader(routeWire(route)), "req_"+idPrefix+strconv.FormatUint(idSeq.Add(1), 36))
 		defer func() {
 			p := recover()
 			if p != nil {

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ocbench/ocbench/internal/svgchart"
 )
 
 // WriteJSON writes r as indented JSON.
@@ -32,6 +33,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "first event\tp50 %.2fms  p99 %.2fms  (%d sampled streams, %d failed, %.1f events each)\n",
 		r.TTFEP50Ms, r.TTFEP99Ms, r.Streams, r.StreamErrors, r.EventsPerSteam)
 	fmt.Fprintf(tw, "event gaps\tp50 %.3fms  p99 %.3fms  max %.3fms\n", r.GapP50Ms, r.GapP99Ms, r.GapMaxMs)
+	if r.InBandFailures >= 0 {
+		fmt.Fprintf(tw, "failed after 200\t%d (the gateway's count of streams and runs that failed in-band)\n", r.InBandFailures)
+	}
 	if r.PeakRSSBytes > 0 {
 		fmt.Fprintf(tw, "gateway memory\tpeak RSS %.1f MiB\n", float64(r.PeakRSSBytes)/(1<<20))
 	}
@@ -51,54 +55,56 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
-// WriteHTML writes a self-contained page with the run's numbers and a plot
-// of latency (p50, p99) and errors per second.
+// WriteHTML writes a self-contained page with the run's numbers and two
+// plots over the run's seconds, as vegeta's plot shows them: the latency
+// percentiles of each second (p50, p99, with the seconds that had errors
+// marked) and the rate of requests sent each second.
 func (r *Report) WriteHTML(w io.Writer) error {
-	const W, H, pad = 760.0, 260.0, 40.0
-	maxMs := 1.0
+	var sec, p50, p99, rate, errX, errY []float64
 	for _, p := range r.Timeline {
-		maxMs = math.Max(maxMs, p.P99Ms)
-	}
-	n := math.Max(float64(len(r.Timeline)-1), 1)
-	pts := func(f func(Point) float64) string {
-		var b strings.Builder
-		for i, p := range r.Timeline {
-			x := pad + (W-2*pad)*float64(i)/n
-			y := H - pad - (H-2*pad)*f(p)/maxMs
-			fmt.Fprintf(&b, "%.1f,%.1f ", x, y)
-		}
-		return b.String()
-	}
-	var errMarks []struct{ X, Y float64 }
-	for i, p := range r.Timeline {
+		x := float64(p.Second)
+		sec = append(sec, x)
+		p50 = append(p50, p.P50Ms)
+		p99 = append(p99, p.P99Ms)
+		rate = append(rate, float64(p.Requests))
 		if p.Errors > 0 {
-			errMarks = append(errMarks, struct{ X, Y float64 }{pad + (W-2*pad)*float64(i)/n, H - pad})
+			errX = append(errX, x)
+			errY = append(errY, p.P99Ms)
 		}
+	}
+	var lat, rt strings.Builder
+	noData := len(r.Timeline) == 0
+	if !noData {
+		lines := []svgchart.Line{
+			{Series: svgchart.Series{Name: "p50 latency", Color: "#2b7bb9"}, X: sec, Y: p50},
+			{Series: svgchart.Series{Name: "p99 latency", Color: "#c0504d"}, X: sec, Y: p99},
+		}
+		if len(errX) > 0 {
+			lines = append(lines, svgchart.Line{Series: svgchart.Series{Name: "second with errors", Color: "#000"}, X: errX, Y: errY, Dots: true})
+		}
+		svgchart.LineChart{Title: "latency per second", XUnit: "seconds since the start", YUnit: "latency (ms)", Lines: lines}.Write(&lat)
+		svgchart.LineChart{Title: "request rate per second", XUnit: "seconds since the start", YUnit: "requests per second", Height: 140,
+			Lines: []svgchart.Line{{Series: svgchart.Series{Name: "requests sent", Color: "#2e7d32"}, X: sec, Y: rate}}}.Write(&rt)
 	}
 	var table strings.Builder
 	r.WriteTable(&table)
 	return loadTmpl.Execute(w, map[string]any{
-		"R": r, "W": W, "H": H, "Pad": pad, "MaxMs": fmt.Sprintf("%.1f", maxMs),
-		"P50": pts(func(p Point) float64 { return p.P50Ms }), "P99": pts(func(p Point) float64 { return p.P99Ms }),
-		"Errs": errMarks, "Table": table.String(), "Bottom": H - pad, "Right": W - pad,
+		"R": r, "NoData": noData, "Latency": template.HTML(lat.String()), "Rate": template.HTML(rt.String()), "Table": table.String(),
 	})
 }
 
 var loadTmpl = template.Must(template.New("load").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"/><title>ocbench load test</title>
-<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em} pre{background:#f6f6f6;padding:1em}
-.p50{stroke:#2b7bb9;fill:none;stroke-width:2} .p99{stroke:#c0504d;fill:none;stroke-width:2} .ax{stroke:#999} .err{fill:#c00}</style>
+<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em} pre{background:#f6f6f6;padding:1em} svg text{font-family:system-ui,sans-serif} .note{color:#666;font-size:12px}</style>
 </head><body><h1>ocbench load test</h1>
-<svg xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" role="img" aria-label="latency per second">
-<line class="ax" x1="{{.Pad}}" y1="{{.Bottom}}" x2="{{.Right}}" y2="{{.Bottom}}"/>
-<line class="ax" x1="{{.Pad}}" y1="{{.Pad}}" x2="{{.Pad}}" y2="{{.Bottom}}"/>
-<text x="4" y="{{.Pad}}" font-size="11">{{.MaxMs}} ms</text><text x="4" y="{{.Bottom}}" font-size="11">0</text>
-<polyline class="p50" points="{{.P50}}"/><polyline class="p99" points="{{.P99}}"/>
-{{range .Errs}}<circle class="err" cx="{{.X}}" cy="{{.Y}}" r="3"/>{{end}}
-<text x="{{.Right}}" y="{{.Pad}}" font-size="11" text-anchor="end" fill="#2b7bb9">p50</text>
-<text x="{{.Right}}" y="{{printf "%.0f" .Pad}}" dy="14" font-size="11" text-anchor="end" fill="#c0504d">p99</text>
-</svg>
-<p>Latency per second of the run (blue p50, red p99; red dots: seconds with errors).</p>
+{{if .NoData}}<p>No data: the run recorded no second of traffic.</p>{{else}}
+<h2>Latency per second</h2>
+<p class="note">Latency is the time from sending a request to reading its whole response (the last byte of the stream); p50 and p99 over the requests of each second.</p>
+{{.Latency}}
+<h2>Request rate</h2>
+<p class="note">Requests sent in each second (the attack's rate; a ramp shows as a slope).</p>
+{{.Rate}}{{end}}
+<h2>Summary</h2>
 <pre>{{.Table}}</pre>
 </body></html>
 `))

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/ocbench/ocbench/gateway"
+	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider/scripted"
 )
 
@@ -22,6 +23,9 @@ import (
 // playing turns, both on loopback, and returns the gateway's base URL.
 func startGateway(t *testing.T, cfg gateway.Config, turns ...scripted.Turn) string {
 	t.Helper()
+	if len(turns) == 0 {
+		turns = []scripted.Turn{{Steps: []scripted.Step{scripted.Text("ok")}}}
+	}
 	s := &scripted.Script{Turns: turns}
 	_, up, err := scripted.Start(scripted.Options{Script: s, Pick: scripted.Sequential(s)})
 	if err != nil {
@@ -205,4 +209,80 @@ func TestResponsesClientThroughProxy(t *testing.T) {
 		t.Fatalf("stream: call %v completed %v", done, completed)
 	}
 	checkArgs(t, done.Name, done.Arguments)
+}
+
+// count_tokens through the official Anthropic client, counted with the
+// project's tokenizer.
+func TestCountTokensWithSDK(t *testing.T) {
+	base := startGateway(t, gateway.Config{})
+	c := anthropicClient(base)
+	short, err := c.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{
+		Model:    "claude-sonnet-4-5",
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := c.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{
+		Model:    "claude-sonnet-4-5",
+		System:   anthropic.MessageCountTokensParamsSystemUnion{OfString: anthropic.String(strings.Repeat("You are a careful assistant. ", 20))},
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if short.InputTokens <= 0 || long.InputTokens < short.InputTokens+100 {
+		t.Errorf("counts %d and %d", short.InputTokens, long.InputTokens)
+	}
+}
+
+// GET /v1/models/{id} through the OpenAI client.
+func TestModelsGetWithSDK(t *testing.T) {
+	base := startGateway(t, gateway.Config{Models: []string{"scripted-1"}})
+	c := openaiClient(base)
+	m, err := c.Models.Get(context.Background(), "scripted-1")
+	if err != nil || m.ID != "scripted-1" {
+		t.Fatalf("model %+v, %v", m, err)
+	}
+	_, err = c.Models.Get(context.Background(), "nope")
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 {
+		t.Errorf("unknown model: %v", err)
+	}
+}
+
+// Usage as the SDK sees it: present when the upstream reported it and the
+// client asked; absent from a stream that did not ask.
+func TestUsageWithSDK(t *testing.T) {
+	turn := scripted.Turn{Usage: llm.Usage{Input: 1200, CacheRead: 300, Output: 42}, Steps: []scripted.Step{scripted.Text("hi")}}
+	base := startGateway(t, gateway.Config{}, turn, turn, turn)
+	c := openaiClient(base)
+	params := openai.ChatCompletionNewParams{Model: "scripted-1", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+	resp, err := c.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage.PromptTokens != 1500 || resp.Usage.CompletionTokens != 42 || resp.Usage.PromptTokensDetails.CachedTokens != 300 {
+		t.Errorf("non-streaming usage %+v", resp.Usage)
+	}
+	st := c.Chat.Completions.NewStreaming(context.Background(), params)
+	for st.Next() {
+		if st.Current().JSON.Usage.Valid() {
+			t.Errorf("usage in a stream that did not ask: %s", st.Current().RawJSON())
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	st = c.Chat.Completions.NewStreaming(context.Background(), params)
+	var got int64
+	for st.Next() {
+		if ch := st.Current(); ch.JSON.Usage.Valid() {
+			got = ch.Usage.CompletionTokens
+		}
+	}
+	if err := st.Err(); err != nil || got != 42 {
+		t.Errorf("asked-for usage: completion tokens %d, %v", got, err)
+	}
 }

@@ -57,6 +57,13 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 		if dv := v.Get("delta"); dv != nil {
 			if sr := dv.GetStringBytes("stop_reason"); len(sr) > 0 {
 				d.anthropicStop(sr, dv.Get("stop_details"))
+				if d.opts.OpenClaw && d.stopErr != nil && d.stopUnknown {
+					// mapAnthropicStopReason throws at once: the usage of
+					// this event is never read.
+					d.oc.dropCalls = true
+					d.fail(d.stopErr)
+					return nil
+				}
 			}
 		}
 		if u := v.Get("usage"); u != nil {
@@ -219,6 +226,7 @@ func (d *Decoder) anthropicUsage(u *fastjson.Value) {
 
 func (d *Decoder) anthropicStop(sr []byte, details *fastjson.Value) {
 	d.setRawStop(sr)
+	d.stopUnknown = false
 	d.stopped = true
 	switch string(sr) {
 	case "end_turn", "stop_sequence", "pause_turn", "compaction":
@@ -229,6 +237,10 @@ func (d *Decoder) anthropicStop(sr []byte, details *fastjson.Value) {
 		d.stop = llm.StopToolUse
 	case "refusal":
 		d.stop = llm.StopError
+		if d.opts.OpenClaw {
+			d.stopErr = &StopReasonError{Raw: "refusal", Message: ocRefusalMessage(details)}
+			return
+		}
 		msg := "The model refused to answer (stop_reason: refusal)."
 		if details != nil {
 			if ex := details.GetStringBytes("explanation"); len(ex) > 0 {
@@ -236,7 +248,16 @@ func (d *Decoder) anthropicStop(sr []byte, details *fastjson.Value) {
 			}
 		}
 		d.stopErr = &StopReasonError{Raw: "refusal", Message: msg}
+	case "sensitive":
+		if d.opts.OpenClaw {
+			// An error stop reason without a message.
+			d.stop = llm.StopError
+			d.stopErr = &StopReasonError{Raw: "sensitive", Message: "An unknown error occurred"}
+			return
+		}
+		fallthrough
 	default:
+		d.stopUnknown = true
 		d.stop = llm.StopError
 		d.stopErr = &StopReasonError{Raw: string(sr), Message: "Unhandled stop reason: " + string(sr)}
 	}

@@ -203,6 +203,15 @@ func (d *Decoder) chatToolCall(choice int32, pos int, hasIndex bool, index int64
 		// No index (Gemini's compatible endpoint, some proxies): key by id,
 		// else by position in the chunk.
 		key = -1 - int64(pos)
+		if len(id) == 0 && len(name) > 0 {
+			// Neither index nor id, but a name: a new call when the open
+			// one at this position already holds a complete object
+			// (@openclaw/ai opens a block for every such fragment; a
+			// continuation carries no name).
+			if si := d.findSlot(choice, key, llm.BlockToolCall); si >= 0 && jsonObject(d.msg.Content[d.slots[si].ci].RawArgs) {
+				d.closeSlot(si)
+			}
+		}
 		if len(id) > 0 {
 			for i := range d.slots {
 				s := &d.slots[i]
@@ -235,7 +244,9 @@ func (d *Decoder) chatToolCall(choice int32, pos int, hasIndex bool, index int64
 			return err
 		}
 	}
-	if len(name) > 0 && len(b.Name) == 0 {
+	if len(name) > 0 && !bytes.Equal(b.Name, name) {
+		// A later name replaces the earlier one, as pi-ai and @openclaw/ai
+		// have it.
 		if err := d.setField(&b.Name, name); err != nil {
 			return err
 		}

@@ -225,6 +225,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	d := GetDecoder(w, resp.Body, Options{
 		API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
 		MaxEventBytes: c.opts.MaxEventBytes, MaxArgBytes: c.opts.MaxArgBytes,
+		Reasoning: req.Model.Reasoning,
 	})
 	d.SetContext(ctx)
 	return &httpStream{d: d, body: resp.Body, c: c, buf: bp}, nil

@@ -99,6 +99,8 @@ type Decoder struct {
 	stopped bool // the wire's stop reason (or terminal event) was seen
 	rawStop []byte
 	stopErr error // why a wire stop reason maps to an error
+	// stopUnknown: the wire's stop reason is one the decoder does not know
+	stopUnknown bool
 
 	data  []byte // current event's data
 	name  []byte // current event's name
@@ -187,6 +189,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.stop = llm.StopNone
 	d.stopped = false
 	d.stopErr = nil
+	d.stopUnknown = false
 	d.rawStop = d.rawStop[:0]
 	d.data = d.data[:0]
 	d.name = d.name[:0]
@@ -395,6 +398,11 @@ func (d *Decoder) step() {
 				var se *SyntaxError
 				if errors.As(derr, &se) {
 					derr = ErrTruncated
+					if d.opts.OpenClaw && d.wire == WireAnthropic {
+						// parseAnthropicSseEventData on the cut tail
+						d.ocFail(MsgAnthropicFragment, true, true)
+						continue
+					}
 				}
 			}
 			d.fail(derr)
@@ -479,6 +487,11 @@ func (d *Decoder) fail(err error) {
 func (d *Decoder) terminalError(reason llm.StopReason, err error, msg string) {
 	if d.state >= stateFinished {
 		return
+	}
+	if d.opts.OpenClaw && d.wire != WireOpenAIResponses {
+		// The chat and Anthropic transports' error cleanup removes every
+		// tool call of a failed turn; Responses keeps them.
+		d.oc.dropCalls = true
 	}
 	d.state = stateFinished
 	d.err = err
@@ -643,7 +656,8 @@ func (d *Decoder) setField(dst *[]byte, v []byte) error {
 }
 
 func (d *Decoder) setModel(m []byte) {
-	if len(m) == 0 || d.gotModel {
+	if len(m) == 0 || d.gotModel || d.opts.OpenClaw && d.opts.Model != "" {
+		// @openclaw/ai's messages carry the configured model id.
 		return
 	}
 	d.gotModel = true
@@ -679,9 +693,14 @@ func (d *Decoder) readEvent() ([]byte, error) {
 	for {
 		line, err := d.readLine()
 		if err != nil {
-			if err == io.EOF && hasData {
+			if err == io.EOF && hasData && d.opts.OpenClaw && d.wire == WireAnthropic && len(bytes.TrimSpace(d.data)) == 0 {
+				return nil, err // a tail without data is nothing
+			}
+			if err == io.EOF && hasData && (!d.opts.OpenClaw || d.wire == WireAnthropic) {
 				// The body ended after a complete line but without the
-				// blank line: dispatch what we have.
+				// blank line: dispatch what we have. (The OpenAI SDK under
+				// @openclaw/ai dispatches an event only at its blank line;
+				// its Anthropic parser dispatches the tail.)
 				return d.data, nil
 			}
 			return nil, err

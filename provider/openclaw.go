@@ -22,6 +22,7 @@ const (
 	MsgAnthropicMalformedArgs     = "Provider completed tool call with malformed JSON arguments"
 	MsgAnthropicIncompleteCall    = "Provider completed stream with an incomplete tool call"
 	MsgAnthropicNoTerminal        = "Anthropic stream ended before a terminal event"
+	MsgAnthropicFragment          = "OpenClaw transport error: malformed_streaming_fragment"
 	MsgResponsesInvalidArgs       = "Responses stream completed tool call with invalid JSON arguments"
 	MsgResponsesNoName            = "Responses stream completed tool call without a function name"
 	MsgResponsesUnresolved        = "Responses stream completed with unresolved tool calls"
@@ -545,4 +546,43 @@ func (d *Decoder) ocTrackItem(v, item *fastjson.Value, oi int64) {
 func hasOutputIndex(v *fastjson.Value) bool {
 	x := v.Get("output_index")
 	return x != nil && x.Type() == fastjson.TypeNumber
+}
+
+// ocRefusalMessage is formatAnthropicRefusalMessage: "Anthropic refusal",
+// then " (category: C)" and ": EXPLANATION" or "." (trimmed, when not
+// blank).
+func ocRefusalMessage(details *fastjson.Value) string {
+	var cat, ex []byte
+	if details != nil && details.Type() == fastjson.TypeObject {
+		cat = jsTrim(details.GetStringBytes("category"))
+		ex = jsTrim(details.GetStringBytes("explanation"))
+	}
+	msg := "Anthropic refusal"
+	if len(cat) > 0 {
+		msg += " (category: " + string(cat) + ")"
+	}
+	if len(ex) > 0 {
+		return msg + ": " + string(ex)
+	}
+	return msg + "."
+}
+
+// ocResponsesFailed is normalizeResponsesFailedEvent's message.
+func ocResponsesFailed(r *fastjson.Value) string {
+	if e := r.Get("error"); e != nil && e.Type() == fastjson.TypeObject {
+		code, msg := jsTrim(e.GetStringBytes("code")), jsTrim(e.GetStringBytes("message"))
+		if len(code) > 0 || len(msg) > 0 {
+			if len(code) == 0 {
+				code = []byte("unknown")
+			}
+			if len(msg) == 0 {
+				msg = []byte("no message")
+			}
+			return string(code) + ": " + string(msg)
+		}
+	}
+	if reason := r.GetStringBytes("incomplete_details", "reason"); len(reason) > 0 {
+		return "incomplete: " + string(reason)
+	}
+	return "Unknown error (no error details in response)"
 }

@@ -357,6 +357,9 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 			d.stop = llm.StopLength
 		}
 	case "failed", "cancelled":
+		if d.opts.OpenClaw && string(status) == "failed" {
+			return &ProviderError{Type: string(r.GetStringBytes("error", "code")), Message: ocResponsesFailed(r)}
+		}
 		msg := r.GetStringBytes("error", "message")
 		code := r.GetStringBytes("error", "code")
 		if len(msg) == 0 {

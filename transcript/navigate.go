@@ -213,3 +213,31 @@ func (n *Navigator) Path() []uint64 {
 	}
 	return path
 }
+
+// appendTracker follows, entry by entry, the id the next append hangs from
+// (Navigator.AppendParent) as a string, for the writers' recovery scans:
+// it is always the current entry, its target, its append parent, or what
+// it was before.
+type appendTracker struct {
+	nav *Navigator
+	id  []byte
+}
+
+func (a *appendTracker) step(e *Entry, version int) {
+	if a.nav == nil {
+		a.nav = NewNavigator(version)
+	}
+	a.nav.Step(e)
+	h := a.nav.AppendParent()
+	switch {
+	case h == 0:
+		a.id = a.id[:0]
+	case h == IDHash(a.id):
+	case h == IDHash(e.ID):
+		a.id = append(a.id[:0], e.ID...)
+	case h == IDHash(e.AppendParentID):
+		a.id = append(a.id[:0], e.AppendParentID...)
+	case h == IDHash(e.TargetID):
+		a.id = append(a.id[:0], e.TargetID...)
+	}
+}

@@ -203,19 +203,14 @@ func (w *pgWriter) load(ctx context.Context) error {
 		return err
 	}
 	if r != nil {
-		var nav *Navigator
+		var at appendTracker
 		for r.Next() {
 			e := r.Entry()
-			if nav == nil {
-				nav = NewNavigator(r.Header().Version)
-			}
-			st := nav.Step(e)
+			at.step(e, r.Header().Version)
 			w.ids[IDHash(e.ID)] = struct{}{}
-			if st.InTree && st.MovesLeaf {
-				w.leaf = append(w.leaf[:0], e.ID...)
-			}
 			w.rec.Entries++
 		}
+		w.leaf = append(w.leaf[:0], at.id...)
 		err := r.Err()
 		w.hdr = r.Header()
 		w.size = r.Stats().Bytes

@@ -257,6 +257,10 @@ type sqliteWriter struct {
 	enc   *zstd.Encoder
 	vp    fastjson.Parser
 	dirty bool
+	// nextSeq is the seq of the next row (0: read it); touched says the
+	// session's derived state was marked for rebuild by this writer.
+	nextSeq int64
+	touched bool
 }
 
 func (w *sqliteWriter) open(ctx context.Context) error {
@@ -270,19 +274,14 @@ func (w *sqliteWriter) open(ctx context.Context) error {
 		return err
 	}
 	if r != nil {
-		nav := (*Navigator)(nil)
+		var at appendTracker
 		for r.Next() {
 			e := r.Entry()
-			if nav == nil {
-				nav = NewNavigator(r.Header().Version)
-			}
-			st := nav.Step(e)
+			at.step(e, r.Header().Version)
 			w.ids[IDHash(e.ID)] = struct{}{}
-			if st.InTree && st.MovesLeaf {
-				w.leaf = append(w.leaf[:0], e.ID...)
-			}
 			w.rec.Entries++
 		}
+		w.leaf = append(w.leaf[:0], at.id...)
 		err := r.Err()
 		w.hdr = r.Header()
 		w.size = r.Stats().Bytes
@@ -448,9 +447,14 @@ func (w *sqliteWriter) insert(typ EntryType, id []byte) error {
 		return err
 	}
 	defer tx.Rollback()
-	var seq int64
-	if err := tx.QueryRow(`SELECT coalesce(max(seq), 0) + 1 FROM transcript_events WHERE session_id = ?`, w.id).Scan(&seq); err != nil {
-		return err
+	// The next seq is known while this writer holds the session; it is read
+	// again when the session was touched (the first append, or after a row
+	// of that seq turned out to exist: another program's append).
+	seq := w.nextSeq
+	if seq == 0 {
+		if err := tx.QueryRow(`SELECT coalesce(max(seq), 0) + 1 FROM transcript_events WHERE session_id = ?`, w.id).Scan(&seq); err != nil {
+			return err
+		}
 	}
 	if zs != nil {
 		_, err = tx.Exec(`INSERT INTO transcript_events (session_id, seq, event_json, event_zstd, event_utf8_bytes, navigation_json, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)`,
@@ -460,6 +464,11 @@ func (w *sqliteWriter) insert(typ EntryType, id []byte) error {
 			w.id, seq, string(ev), len(ev), now)
 	}
 	if err != nil {
+		if w.nextSeq != 0 && strings.Contains(err.Error(), "UNIQUE") {
+			w.nextSeq = 0 // another writer appended: read the sequence again
+			tx.Rollback()
+			return w.insert(typ, id)
+		}
 		return err
 	}
 	var parent any
@@ -470,15 +479,31 @@ func (w *sqliteWriter) insert(typ EntryType, id []byte) error {
 		w.id, string(id), seq, typ.String(), parent, now); err != nil {
 		return err
 	}
-	// OpenClaw's materialized active path and search index are derived:
-	// mark them for rebuild rather than maintain them here.
-	if _, err := tx.Exec(`UPDATE session_transcript_index_state SET needs_rebuild = 1, updated_at = ? WHERE session_id = ?`, now, w.id); err != nil {
+	if !w.touched {
+		// OpenClaw's materialized active path and search index are
+		// derived: mark them for rebuild (once per writer) rather than
+		// maintain them here; the window's transcript time is set again
+		// at Close.
+		if _, err := tx.Exec(`UPDATE session_transcript_index_state SET needs_rebuild = 1, updated_at = ? WHERE session_id = ?`, now, w.id); err != nil {
+			return err
+		}
+		if err := touchWindow(tx, w.id, now); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`UPDATE session_windows SET transcript_updated_at = ?, updated_at = ? WHERE session_id = ?`, now, now, w.id); err != nil {
-		return err
-	}
-	return tx.Commit()
+	w.touched = true
+	w.nextSeq = seq + 1
+	return nil
+}
+
+func touchWindow(x interface {
+	Exec(string, ...any) (sql.Result, error)
+}, id string, now int64) error {
+	_, err := x.Exec(`UPDATE session_windows SET transcript_updated_at = ?, updated_at = ? WHERE session_id = ?`, now, now, id)
+	return err
 }
 
 func (w *sqliteWriter) compressible(ev []byte) bool {
@@ -646,12 +671,16 @@ func (w *sqliteWriter) Close() error {
 	if w.lockF == nil {
 		return ErrClosed
 	}
+	var err error
+	if w.touched {
+		err = touchWindow(w.s.db, w.id, w.opts.Now().UnixMilli())
+	}
 	w.lockF.Close()
 	w.lockF = nil
 	if w.enc != nil {
 		w.enc.Close()
 	}
-	return nil
+	return err
 }
 
 // Reader streams a session's entries: the cold archive's events (when

@@ -197,3 +197,59 @@ func TestV4EntriesWrittenAndReadBack(t *testing.T) {
 		}
 	}
 }
+
+// FuzzV4Context: any version-4 body resolves without a panic, and the
+// in-memory and two-pass context builders agree on it.
+func FuzzV4Context(f *testing.F) {
+	f.Add(v4user("a1", "", "q") + "\n" + `{"type":"leaf","id":"l","parentId":"a1","targetId":"a1"}` + "\n" + v4asst("a2", "l", "a"))
+	f.Add(v4user("a1", "", "q") + "\n" + `{"type":"reset","id":"r","parentId":"a1","reason":"idle","firstKeptEntryId":"a1"}` + "\n" + v4user("b", "r", "x"))
+	f.Add(`{"type":"leaf","id":"l","parentId":"l","targetId":"l"}` + "\n" + `{"type":"x","id":"l","parentId":"l"}`)
+	f.Add(`{"type":"message","id":"a","parentId":"b","message":{"role":"user","content":"1"}}` + "\n" + `{"type":"message","id":"b","parentId":"a","appendMode":"side","message":{"role":"user","content":"2"}}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		full := v4Header + "\n" + body + "\n"
+		r := NewReader(strings.NewReader(full), Options{KeepUnknown: true})
+		var entries []Entry
+		for r.Next() {
+			entries = append(entries, r.Entry().Clone())
+		}
+		if r.Err() != nil {
+			return
+		}
+		mem := BuildSessionContextVersion(entries, 4)
+		sc, err := loadContext(func(o Options) (*Reader, error) { return NewReader(strings.NewReader(full), o), nil }, "fuzz")
+		if err != nil {
+			return
+		}
+		if len(sc.Messages) != len(mem.Messages) {
+			t.Fatalf("LoadContext %d messages, BuildSessionContext %d", len(sc.Messages), len(mem.Messages))
+		}
+	})
+}
+
+// Continuing a version-4 file whose last entry is a leaf control: the next
+// append hangs from the leaf's target (its append parent), so the context
+// is the moved branch plus the new entry.
+func TestWriterContinuesAfterLeafEntry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	body := v4Header + "\n" + strings.Join([]string{
+		v4user("a1", "", "q1"),
+		v4asst("a2", "a1", "a1"),
+		v4user("a3", "a2", "abandoned"),
+		`{"type":"leaf","id":"l1","parentId":"a3","targetId":"a2"}`,
+	}, "\n") + "\n"
+	os.WriteFile(path, []byte(body), 0o644)
+	w, err := OpenWriter(path, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Leaf() != "a2" {
+		t.Fatalf("leaf %q, want a2 (the leaf entry's target)", w.Leaf())
+	}
+	w.AppendMessage(userMsg("q2"))
+	w.Close()
+	sc, err := LoadContext(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTexts(t, texts(sc.Messages), "q1", "a1", "q2")
+}

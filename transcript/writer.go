@@ -211,12 +211,14 @@ func (w *Writer) open() error {
 	clear(w.ids)
 	w.leaf = w.leaf[:0]
 	var n int64
+	var at appendTracker
 	for r.Next() {
 		e := r.Entry()
 		w.addID(e.ID)
-		w.leaf = append(w.leaf[:0], e.ID...)
+		at.step(e, r.Header().Version)
 		n++
 	}
+	w.leaf = append(w.leaf[:0], at.id...)
 	if err := r.Err(); err != nil {
 		return err
 	}

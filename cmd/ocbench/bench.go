@@ -37,8 +37,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ocbench bench: unexpected argument %q\n", fs.Arg(0))
+	if extraArgs(fs, stderr) {
 		return 2
 	}
 	var re *regexp.Regexp
@@ -84,24 +83,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	var notes []string
-	var pr *bench.PeerRunner
-	if *peers != "none" {
-		dir, err := bench.FindPeersDir(".")
-		if err == nil {
-			pr, err = bench.PlanPeers(ctx, dir, re, *peers == "all", opts)
-		}
-		if err != nil {
-			notes = append(notes, "peers not measured: "+err.Error())
-			pr = nil
-		} else {
-			notes = append(notes, pr.Skipped...)
-		}
-	}
 	npeer := 0
-	if pr != nil {
-		for _, p := range pr.Peers {
-			npeer += len(p.Selected)
+	if *peers != "none" {
+		for _, p := range bench.PeerPackages() {
+			npeer += len(p.Select(re))
 		}
 	}
 	if len(scs) == 0 && npeer == 0 {
@@ -117,20 +102,42 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		defer pprof.StopCPUProfile()
 	}
 
-	tr := newBenchTracker(progress.New(stderr), len(scs)*opts.Count, opts, pr)
+	tr := newBenchTracker(progress.New(stderr), len(scs)*opts.Count, opts, npeer > 0)
 	started := time.Now()
 	opts.Progress = tr.ours
-	if pr != nil {
-		pr.Log = stderr
-		pr.Built = tr.built
-		pr.Measured = tr.measured
-		pr.Build(ctx) // in the background, while our own scenarios run
-	}
 	tr.start()
+	// The peers are planned (which of their packages the build cache
+	// lacks) and built in the background while our own scenarios run.
+	var notes []string
+	var pr *bench.PeerRunner
+	planned := make(chan error, 1)
+	if npeer > 0 {
+		go func() {
+			dir, err := bench.FindPeersDir(".")
+			if err == nil {
+				pr, err = bench.PlanPeers(ctx, dir, re, *peers == "all", opts)
+			}
+			if err == nil {
+				pr.Log = stderr
+				pr.Built = tr.built
+				pr.Measured = tr.measured
+				tr.planned(pr)
+				pr.Build(ctx)
+			}
+			planned <- err
+		}()
+	} else {
+		planned <- nil
+	}
 	results := bench.Run(ctx, scs, opts)
+	tr.oursDone()
+	if err := <-planned; err != nil {
+		notes = append(notes, "peers not measured: "+err.Error())
+		pr = nil
+	}
 	if pr != nil && ctx.Err() == nil {
+		notes = append(notes, pr.Skipped...)
 		pr.Widen()
-		tr.oursDone()
 		peerRes, err := pr.Run(ctx)
 		results = append(results, peerRes...)
 		if err != nil && ctx.Err() == nil {
@@ -196,9 +203,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 // from the measuring time and the stale source bytes, then corrected by
 // how fast the finished items actually went.
 type benchTracker struct {
-	line *progress.Line
-	opts bench.Options
-	pr   *bench.PeerRunner
+	line  *progress.Line
+	opts  bench.Options
+	peers bool              // peers are part of the run
+	pr    *bench.PeerRunner // set once the peers are planned
 
 	mu         sync.Mutex
 	t0         time.Time
@@ -218,15 +226,21 @@ type benchTracker struct {
 	quit       chan struct{}
 }
 
-func newBenchTracker(line *progress.Line, oursTotal int, o bench.Options, pr *bench.PeerRunner) *benchTracker {
-	t := &benchTracker{line: line, opts: o, pr: pr, oursTotal: oursTotal, buildRatio: 1, quit: make(chan struct{})}
-	if pr != nil {
-		for _, p := range pr.Peers {
-			t.buildLeft = append(t.buildLeft, p.ExpectedBuild())
-			t.peerTotal += len(p.Selected) * o.Count
-		}
+func newBenchTracker(line *progress.Line, oursTotal int, o bench.Options, peers bool) *benchTracker {
+	return &benchTracker{line: line, opts: o, peers: peers, oursTotal: oursTotal, buildRatio: 1, quit: make(chan struct{})}
+}
+
+// planned takes the peers' plan: what is built, with first estimates.
+func (t *benchTracker) planned(pr *bench.PeerRunner) {
+	t.mu.Lock()
+	t.pr = pr
+	for _, p := range pr.Peers {
+		t.buildLeft = append(t.buildLeft, p.ExpectedBuild())
+		t.peerTotal += len(p.Selected) * t.opts.Count
 	}
-	return t
+	t.buildStart = time.Now()
+	t.mu.Unlock()
+	t.draw()
 }
 
 // perScenario is the first estimate of one measurement: the measuring
@@ -324,9 +338,12 @@ func (t *benchTracker) left(now time.Time) time.Duration {
 	for i, e := range t.buildLeft {
 		e = time.Duration(float64(e) * t.buildRatio)
 		if i == 0 {
-			// The package being built: what is left of its estimate, but
-			// never less than a tenth of it.
-			e = max(e-now.Sub(t.buildStart), e/10)
+			// The package being built: what is left of its estimate; once
+			// it overruns, a quarter of the time it has taken so far (it
+			// is taken to be at most four fifths done), so the estimate
+			// grows instead of standing still.
+			el := now.Sub(t.buildStart)
+			e = max(e-el, el/4)
 		}
 		buildLeft += e
 	}
@@ -349,7 +366,10 @@ func (t *benchTracker) draw() {
 	if !t.oursOver && t.oursTotal > 0 {
 		fmt.Fprintf(&b, " | ocbench %d/%d %s", min(t.oursDone_+1, t.oursTotal), t.oursTotal, t.oursName)
 	}
-	if t.pr != nil && len(t.pr.Peers) > 0 {
+	switch {
+	case t.peers && t.pr == nil:
+		b.WriteString(" | peers: checking the build cache")
+	case t.pr != nil && len(t.pr.Peers) > 0:
 		switch {
 		case len(t.buildLeft) > 0:
 			fmt.Fprintf(&b, " | peers: building %s (%d/%d built)", t.pr.Peers[t.built_].Dir, t.built_, len(t.pr.Peers))

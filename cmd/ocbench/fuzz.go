@@ -10,6 +10,7 @@ import (
 	"os/signal"
 
 	"github.com/ocbench/ocbench/fuzz"
+	"github.com/ocbench/ocbench/internal/progress"
 	"github.com/ocbench/ocbench/streamwrap/repair"
 )
 
@@ -32,6 +33,9 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if extraArgs(fs, stderr) {
+		return 2
+	}
 	if *against != "" {
 		return runFuzzAgainst(stdout, stderr, *against, *n, *seed, *out, *batch, *batchSize, *jobs, *jsonOut)
 	}
@@ -42,10 +46,20 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// One status line: redrawn in place on a terminal, a plain line every
+	// few seconds elsewhere.
+	line := progress.New(stderr)
 	rep, err := fuzz.Run(ctx, fuzz.Options{N: *n, Seed: *seed, Profile: p, OutDir: *out,
-		Progress: func(done uint64) { fmt.Fprintf(stderr, "%d/%d cases\n", done, *n) }})
+		Progress: func(done uint64) {
+			line.Set("%s %d/%d cases", progress.Bar(float64(done)/float64(max(*n, 1)), 20), done, *n)
+		}})
+	line.Done()
+	interrupted := ctx.Err() != nil
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench fuzz: %v\n", err)
+		if interrupted {
+			return 130
+		}
 		return 1
 	}
 	if *jsonOut {
@@ -61,6 +75,10 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 		for _, f := range rep.Failures {
 			fmt.Fprintf(stdout, "failure     %s\n", f)
 		}
+	}
+	if interrupted {
+		fmt.Fprintln(stderr, "ocbench fuzz: interrupted; the report covers the cases run")
+		return 130
 	}
 	if !rep.OK() {
 		return 1

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -168,4 +169,14 @@ func writeTo(path string, stdout io.Writer, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// extraArgs refuses arguments left after the flags of a command that takes
+// none, so that a mistyped flag (a missing dash) is not silently ignored.
+func extraArgs(fs *flag.FlagSet, stderr io.Writer) bool {
+	if fs.NArg() == 0 {
+		return false
+	}
+	fmt.Fprintf(stderr, "ocbench %s: unexpected argument %q (this command takes flags only)\n", fs.Name(), fs.Arg(0))
+	return true
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/tokenize"
@@ -30,6 +35,9 @@ func runPrompt(args []string, stdout, stderr io.Writer) int {
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
+	if extraArgs(fl, stderr) {
+		return 2
+	}
 	mode, err := prompt.ParseMode(*modeName)
 	if err != nil {
 		fmt.Fprintln(stderr, "ocbench prompt:", err)
@@ -47,12 +55,11 @@ func runPrompt(args []string, stdout, stderr io.Writer) int {
 	}
 	dir := *workspace
 	if dir == "" {
-		d, cleanup, err := prompt.SampleDir()
+		d, err := fixedSampleDir()
 		if err != nil {
 			fmt.Fprintln(stderr, "ocbench prompt:", err)
 			return 1
 		}
-		defer cleanup()
 		dir = d
 	}
 	cfg := prompt.SampleConfig()
@@ -114,4 +121,73 @@ func writeJSON(stdout, stderr io.Writer, v any) int {
 		return 1
 	}
 	return 0
+}
+
+// sampleDirName is where the built-in sample workspace is written, under
+// the temporary directory. The workspace path is part of the prompt (the
+// workspace section, the skills' locations), so a fixed path keeps the
+// stable-prefix hash of the sample the same on every run and machine.
+const sampleDirName = "ocbench-sample-workspace"
+
+// fixedSampleDir writes the sample workspace at its fixed path, exactly:
+// files that differ are rewritten, anything that is not part of the sample
+// is removed. Writes go through an os.Root, so a symlink planted under the
+// directory cannot redirect them, and the directory itself must not be a
+// symlink.
+func fixedSampleDir() (string, error) {
+	dir := filepath.Join(os.TempDir(), sampleDirName)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	if st, err := os.Lstat(dir); err != nil {
+		return "", err
+	} else if !st.IsDir() {
+		return "", fmt.Errorf("%s is not a directory (a symlink?); remove it", dir)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	sample := prompt.SampleWorkspace()
+	want := map[string]bool{".": true}
+	err = fs.WalkDir(sample, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == "." {
+			return err
+		}
+		want[path] = true
+		if d.IsDir() {
+			if err := root.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			return nil
+		}
+		b, err := fs.ReadFile(sample, path)
+		if err != nil {
+			return err
+		}
+		if have, err := root.ReadFile(path); err == nil && bytes.Equal(have, b) {
+			return nil
+		}
+		return root.WriteFile(path, b, 0o644)
+	})
+	if err != nil {
+		return "", err
+	}
+	var extra []string
+	_ = fs.WalkDir(root.FS(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !want[path] {
+			extra = append(extra, path)
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+	for _, p := range extra {
+		if err := root.RemoveAll(p); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }

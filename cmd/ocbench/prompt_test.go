@@ -74,3 +74,36 @@ func TestPromptCommandWorkspaceAndErrors(t *testing.T) {
 		t.Fatalf("bad mode rc %d", rc)
 	}
 }
+
+// TestPromptSampleHashStable: the built-in sample lives at a fixed path, so
+// its stable-prefix hash is the same on every run, even after the files
+// there were changed or added to.
+func TestPromptSampleHashStable(t *testing.T) {
+	hash := func() string {
+		var o, e bytes.Buffer
+		if code := run([]string{"prompt", "--report"}, &o, &e); code != 0 {
+			t.Fatalf("exit %d: %s", code, e.String())
+		}
+		for _, l := range strings.Split(o.String(), "\n") {
+			if strings.HasPrefix(l, "Stable-prefix hash:") {
+				return l
+			}
+		}
+		t.Fatalf("no hash line:\n%s", o.String())
+		return ""
+	}
+	first := hash()
+	dir := filepath.Join(os.TempDir(), sampleDirName)
+	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("tampered"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "BOOTSTRAP.md"), []byte("not in the sample"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again := hash(); again != first {
+		t.Errorf("hash changed between runs: %q then %q", first, again)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "BOOTSTRAP.md")); err == nil {
+		t.Error("a file that is not part of the sample was left in the sample workspace")
+	}
+}

@@ -30,6 +30,7 @@ type replayConfig struct {
 	api          string
 	htmlEntities bool
 	reasoning    bool
+	model        string
 	profile      repair.Profile
 	threshold    int
 	idleTimeout  time.Duration
@@ -46,6 +47,7 @@ func parseReplayFlags(args []string, stderr io.Writer) (replayConfig, string, er
 	fs.StringVar(&c.provider, "provider", "openai-compatible", "provider id")
 	fs.StringVar(&c.api, "api", "", "model api id (default: implied by the wire)")
 	fs.BoolVar(&c.htmlEntities, "html-entities", false, "tool-call arguments are HTML-entity encoded")
+	fs.StringVar(&c.model, "model", "", "the configured model id (with --repair openclaw the message's model, as in OpenClaw; otherwise the stream's model wins)")
 	fs.BoolVar(&c.reasoning, "reasoning", false, "the model is a reasoning model (model.reasoning): OpenAI-chat reasoning deltas are kept")
 	prof := fs.String("repair", "extended", "argument-repair profile: openclaw, extended or off")
 	fs.IntVar(&c.threshold, "unknown-tool-threshold", streamwrap.DefaultUnknownToolThreshold, "unknown-tool loop guard threshold")
@@ -53,6 +55,11 @@ func parseReplayFlags(args []string, stderr io.Writer) (replayConfig, string, er
 	fs.BoolVar(&c.events, "events", false, "print every event before the final message")
 	fs.Bool("json", true, "output JSON (implied)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "usage: ocbench replay [flags] FILE   (FILE - reads stdin)")
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
+		}
 		return c, "", err
 	}
 	if *wire != "" {
@@ -88,7 +95,6 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	c, file, err := parseReplayFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "usage: ocbench replay [--wire W] [--tools a,b] [--provider ID] [--api ID] [--html-entities] [--reasoning] [--repair openclaw|extended|off] [--unknown-tool-threshold N] [--idle-timeout D] [--events] FILE")
 			return 2
 		}
 		fmt.Fprintln(stderr, "ocbench replay:", err)
@@ -180,12 +186,12 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 		ctx = ctx2
 	}
 	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		d := provider.NewDecoder(w, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider,
+		d := provider.NewDecoder(w, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
 			Reasoning: req.Model.Reasoning, OpenClaw: c.profile == repair.ProfileOpenClaw})
 		d.SetContext(ctx)
 		return d, nil
 	}
-	req := &llm.Request{Model: llm.Model{API: api, Provider: c.provider, HTMLEntityArgs: c.htmlEntities, Reasoning: c.reasoning}}
+	req := &llm.Request{Model: llm.Model{ID: c.model, API: api, Provider: c.provider, HTMLEntityArgs: c.htmlEntities, Reasoning: c.reasoning}}
 	s, err := chain(base)(ctx, req)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,18 +46,45 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "longest a write to a client may block (a client that stops reading loses its slot)")
 	keepAlive := fs.Duration("keepalive-timeout", 60*time.Second, "idle keep-alive connections are closed after this")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM/SIGINT, how long streams in flight may run before connections are closed")
-	drainDelay := fs.Duration("drain-delay", 0, "within --grace, how long to answer 503 (and /healthz 503) before closing the listener, for load balancers")
+	drainDelay := fs.Duration("drain-delay", 5*time.Second, "on SIGTERM, within --grace: how long to answer 503 (and /healthz 503) before closing the listener, so that load balancers see the gateway leave (SIGINT skips it)")
 	cors := fs.String("cors", "", "comma-separated browser origins allowed (\"*\" for any); default: browser origins are refused")
 	allowHosts := fs.String("allow-host", "", "comma-separated Host names accepted besides localhost and IP literals (when listening on loopback)")
 	authKey := fs.String("auth-key", "", "the gateway's own API key (prefer $OCBENCH_AUTH_KEY); clients send it as Bearer or x-api-key, and the upstream gets $OCBENCH_UPSTREAM_KEY")
 	sessions := fs.String("sessions", "", "where /v1/runs keeps sessions: a directory of JSONL files, sqlite:PATH (OpenClaw's database) or postgres://... (shared by several gateways) (default: a temporary directory)")
 	workspace := fs.String("workspace", "", "workspace of /v1/runs (default: the built-in sample workspace)")
+	upCompat := fs.String("upstream-compat", "auto", "what --upstream's chat endpoint accepts: auto (OpenAI's own host or not), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the gateway to this file until it stops")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if extraArgs(fs, stderr) {
+		return 2
+	}
+	// SIGTERM (an orchestrator) drains with --drain-delay; SIGINT (Ctrl-C
+	// at a terminal) skips the delay.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var srvRef atomic.Pointer[gateway.Server]
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+		case <-ctx.Done():
+			return
+		}
+		delay := min(*drainDelay, *grace)
+		if sig == os.Interrupt {
+			delay = 0
+			if s := srvRef.Load(); s != nil {
+				s.SetDrainDelay(0)
+			}
+		}
+		fmt.Fprintf(stderr, "ocbench serve: %v: draining: 503 for %v, streams in flight get until %v after the signal\n", sig, delay, *grace)
+		stop()
+	}()
 
 	if *authKey == "" {
 		*authKey = os.Getenv("OCBENCH_AUTH_KEY")
@@ -74,6 +102,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ocbench serve: with a gateway key the clients' credentials are not forwarded: set $OCBENCH_UPSTREAM_KEY for the upstream")
 	}
 	cfg.Models = splitList(*models)
+	if c, err := parseCompat(*upCompat, *upstream); err != nil {
+		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
+		return 2
+	} else if c != nil {
+		cfg.UpstreamCompat = c
+		// /v1/runs encodes its requests for the same endpoint.
+		provider.SetCompat(gateway.UpstreamBase(*upstream), *c)
+	}
 	rw, err := runsWireOf(*runsWire)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
@@ -154,6 +190,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
 		return 2
 	}
+	srvRef.Store(srv)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -199,4 +236,32 @@ func runsWireOf(name string) (provider.Wire, error) {
 		return provider.WireAnthropic, nil
 	}
 	return 0, fmt.Errorf("unknown --runs-wire %q (chat, responses, messages)", name)
+}
+
+// parseCompat reads --upstream-compat: nil for "auto" (detection).
+func parseCompat(v, upstream string) (*provider.Compat, error) {
+	parts := splitList(v)
+	if len(parts) == 0 || parts[0] == "auto" && len(parts) == 1 {
+		return nil, nil
+	}
+	var c provider.Compat
+	switch parts[0] {
+	case "auto":
+		c = provider.DetectCompat(gateway.UpstreamBase(upstream), "")
+	case "openai":
+		c = provider.CompatOpenAI
+	case "generic":
+		c = provider.CompatGeneric
+	default:
+		return nil, fmt.Errorf("unknown --upstream-compat %q (auto, openai, generic[,no-stream-options])", v)
+	}
+	for _, p := range parts[1:] {
+		switch p {
+		case "no-stream-options":
+			c.StreamOptions = false
+		default:
+			return nil, fmt.Errorf("unknown --upstream-compat option %q", p)
+		}
+	}
+	return &c, nil
 }

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func commandNames() []string {
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// TestHelpEveryCommand: "CMD --help", "CMD -h" and "help CMD" print the
+// command's usage with its flags to stdout and exit 0, for every command.
+func TestHelpEveryCommand(t *testing.T) {
+	for _, name := range commandNames() {
+		var first string
+		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}, {name, "--count", "3", "-help"}} {
+			if name != "bench" && len(args) == 4 {
+				continue
+			}
+			code, out, errOut := runCmd(t, args...)
+			if code != 0 || errOut != "" {
+				t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+			}
+			if !strings.Contains(strings.ToLower(out), "usage") || !strings.Contains(out, "\n  -") {
+				t.Errorf("%v: stdout is not a usage with flags:\n%s", args, out)
+			}
+			if first == "" {
+				first = out
+			} else if out != first {
+				t.Errorf("%v: help differs from %s --help", args, name)
+			}
+		}
+	}
+	_, out, _ := runCmd(t, "bench", "--help")
+	for _, f := range []string{"filter", "count", "duration", "json", "benchfmt", "html", "cpuprofile", "memprofile", "peers"} {
+		if !strings.Contains(out, "  -"+f+" ") && !strings.Contains(out, "  -"+f+"\n") {
+			t.Errorf("bench --help does not list -%s:\n%s", f, out)
+		}
+	}
+}
+
+func TestTopLevelUsage(t *testing.T) {
+	if code, out, errOut := runCmd(t); code != 2 || out != "" || !strings.Contains(errOut, "usage: ocbench") {
+		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		if code, out, errOut := runCmd(t, args...); code != 0 || errOut != "" || !strings.Contains(out, "usage: ocbench") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	if code, _, errOut := runCmd(t, "nosuch"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("unknown command: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCmd(t, "help", "nosuch"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("help of an unknown command: exit %d, %q", code, errOut)
+	}
+}
+
+// TestExtraArgumentsRefused: commands that take only flags refuse a stray
+// argument (exit 2) before doing anything.
+func TestExtraArgumentsRefused(t *testing.T) {
+	for _, name := range []string{"bench", "fuzz", "loadtest", "serve", "prompt"} {
+		code, _, errOut := runCmd(t, name, "stray")
+		if code != 2 || !strings.Contains(errOut, `unexpected argument "stray"`) {
+			t.Errorf("%s stray: exit %d, stderr %q", name, code, errOut)
+		}
+	}
+}
+
+// TestBenchOutputsCheckedFirst: a bad output path fails at once with exit
+// 2, before any measuring; two outputs cannot both take stdout.
+func TestBenchOutputsCheckedFirst(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "out")
+	for _, f := range []string{"--html", "--benchfmt", "--cpuprofile", "--memprofile"} {
+		start := time.Now()
+		code, out, errOut := runCmd(t, "bench", f, bad)
+		if code != 2 || !strings.Contains(errOut, f) || out != "" {
+			t.Errorf("%s %s: exit %d, stdout %q, stderr %q", f, bad, code, out, errOut)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: failed after %v, not at once", f, d)
+		}
+	}
+	for _, args := range [][]string{{"--html", "-", "--json"}, {"--html", "-", "--benchfmt", "-"}} {
+		code, _, errOut := runCmd(t, append([]string{"bench"}, args...)...)
+		if code != 2 || !strings.Contains(errOut, "both write to stdout") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	if code, _, errOut := runCmd(t, "bench", "--peers", "some"); code != 2 || !strings.Contains(errOut, "--peers") {
+		t.Errorf("--peers some: exit %d, %q", code, errOut)
+	}
+}
+
+func TestBenchFilterMatchingNothing(t *testing.T) {
+	for _, peers := range []string{"none", "auto"} {
+		code, out, errOut := runCmd(t, "bench", "--peers", peers, "--filter", "^no-such-scenario$")
+		if code != 1 || out != "" || !strings.Contains(errOut, "matches no scenario") {
+			t.Errorf("--peers %s: exit %d, stdout %q, stderr %q", peers, code, out, errOut)
+		}
+	}
+}
+
+// TestBenchHTMLToStdout: --html - writes only the HTML to stdout (the
+// table would corrupt it), as in every command.
+func TestBenchHTMLToStdout(t *testing.T) {
+	code, out, errOut := runCmd(t, "bench", "--peers", "none", "--filter", "^prompt/warm$", "--duration", "5ms", "--html", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, "<!DOCTYPE html>") || strings.Contains(out, "vs ocbench") {
+		t.Errorf("stdout is not only the HTML report:\n%.300s", out)
+	}
+}
+
+// TestBenchFilterNarrowsPeers: the filter selects the peer benchmarks too,
+// and only their package is built and run.
+func TestBenchFilterNarrowsPeers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a peer test binary")
+	}
+	code, out, errOut := runCmd(t, "bench", "--filter", "^repair/small-python$", "--duration", "5ms", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Results []struct{ Name, Impl string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	impls := map[string]bool{}
+	for _, r := range rep.Results {
+		if r.Name != "repair/small-python" {
+			t.Errorf("result %s/%s does not match the filter", r.Name, r.Impl)
+		}
+		impls[r.Impl] = true
+	}
+	if !impls["ocbench"] || !impls["kaptinlin-jsonrepair"] || len(impls) != 2 {
+		t.Errorf("implementations %v, want ocbench and kaptinlin-jsonrepair", impls)
+	}
+	if !strings.Contains(errOut, "built peers/jsonrepair") || strings.Contains(errOut, "peers/stdlib") {
+		t.Errorf("built other peer packages than jsonrepair:\n%s", errOut)
+	}
+}
+
+// TestFuzzInterrupted: an interrupted fuzz run exits 130, like a shell.
+func TestFuzzInterrupted(t *testing.T) {
+	done := make(chan int)
+	var o, e bytes.Buffer
+	go func() { done <- run([]string{"fuzz", "-n", "100000000", "--out", t.TempDir()}, &o, &e) }()
+	// runFuzz installs its signal handler before anything slow; give it
+	// that moment, then interrupt as Ctrl-C does.
+	time.Sleep(300 * time.Millisecond)
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != 130 {
+			t.Errorf("exit %d, want 130; stderr %s", code, e.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("fuzz did not stop on SIGINT")
+	}
+}
+
+// TestRunJSONLines: run --json is JSON Lines: every line one object, the
+// result (with stopReason) last.
+func TestRunJSONLines(t *testing.T) {
+	code, out, errOut := runCmd(t, "run", "--json", "read AGENTS.md")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d is not one JSON object: %v\n%s", i+1, err, l)
+		}
+		if _, ok := m["stopReason"]; ok != (i == len(lines)-1) {
+			t.Errorf("line %d: stopReason present %v; the result must be the last line only", i+1, ok)
+		}
+	}
+}

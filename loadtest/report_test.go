@@ -1,0 +1,38 @@
+package loadtest
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ocbench/ocbench/internal/svgchart"
+)
+
+// TestHTMLPlotsReadable: the report plots latency percentiles and the
+// request rate over the run's seconds, each with axes, ticks, units and
+// a legend; a run without any second says so.
+func TestHTMLPlotsReadable(t *testing.T) {
+	r := &Report{Target: "http://127.0.0.1:1", Path: "/v1/chat/completions", Rate: 10, DurationS: 3,
+		StatusCodes: map[string]int{"200": 29, "500": 1},
+		Timeline:    []Point{{Second: 0, Requests: 10, P50Ms: 1.5, P99Ms: 4}, {Second: 1, Requests: 10, P50Ms: 1.7, P99Ms: 9, Errors: 1}, {Second: 2, Requests: 10, P50Ms: 1.6, P99Ms: 5}}}
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := svgchart.CheckCharts(b.Bytes()); n != 2 || err != nil {
+		t.Fatalf("checked %d charts: %v", n, err)
+	}
+	for _, want := range []string{"p50 latency", "p99 latency", "second with errors", "requests per second", "latency (ms)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	b.Reset()
+	r.Timeline = nil
+	if err := r.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "No data") {
+		t.Error("empty run does not say No data")
+	}
+}
