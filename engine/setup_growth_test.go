@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -57,5 +58,38 @@ func TestRunSetupAllocationsDoNotGrow(t *testing.T) {
 	t.Logf("allocations per run: %.0f after 20 runs, %.0f after 1,070", first, last)
 	if last > first+2 {
 		t.Fatalf("allocations per run grew from %.0f to %.0f over 1,000 runs", first, last)
+	}
+}
+
+// TestRunSetupCostIndependentOfSessionCount: opening a session must not
+// cost in proportion to the number of sessions beside it (a directory
+// listing per open did). Runs also under -race, with a tolerance for the
+// race detector's noise: the listing cost about 2 allocations per file.
+func TestRunSetupCostIndependentOfSessionCount(t *testing.T) {
+	dir := t.TempDir()
+	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
+	p := Params{Prompt: "hi", Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
+		StreamFunc: prov.StreamFunc(), SystemPrompt: "s", NoBuiltins: true, Session: SessionOptions{Durability: transcript.SyncNone}}
+	i := 0
+	run := func() {
+		i++
+		p.SessionFile = filepath.Join(dir, "run"+strconv.Itoa(i)+".jsonl")
+		if _, err := Run(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		run()
+	}
+	few := testing.AllocsPerRun(20, run)
+	for j := range 2000 {
+		if err := os.WriteFile(filepath.Join(dir, "other"+strconv.Itoa(j)+".jsonl"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	many := testing.AllocsPerRun(20, run)
+	t.Logf("allocations per run: %.0f beside ~30 sessions, %.0f beside ~2,030", few, many)
+	if many > few*1.25+20 {
+		t.Fatalf("a run beside 2,000 other sessions allocates %.0f, beside 30 %.0f", many, few)
 	}
 }
