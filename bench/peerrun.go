@@ -239,7 +239,7 @@ func (pr *PeerRunner) build(ctx context.Context, p PlannedPeer, b *peerBuild, tm
 		return
 	}
 	b.bin = filepath.Join(pr.tmp, p.Dir+".test")
-	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-p", "1", "-o", b.bin, "./"+p.Dir)
+	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", "-p", "1", "-o", b.bin, "./"+p.Dir)
 	cmd.Dir = pr.Dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -266,6 +266,13 @@ func Run(ctx context.Context, p Params) (Result, error) {
 			res.Err = err
 		}
 		err, res.Err = red.Error(err), red.Error(res.Err)
+		if res.Final != nil {
+			res.Final = res.Final.Clone()
+			redactMessage(red, res.Final)
+		}
+		for i, n := range res.Notes {
+			res.Notes[i] = red.String(n)
+		}
 		res.Duration = p.Now().Sub(start)
 		return res, err
 	}

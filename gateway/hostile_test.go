@@ -150,7 +150,10 @@ func TestHostileClients(t *testing.T) {
 			conn.Write([]byte(rawRequest("/v1/chat/completions", chatBody(true))))
 		}
 		waitFor(t, "both slots taken", 2*time.Second, func() bool { return r.srv.m.inFlightValue() == 2 })
-		took := waitFor(t, "slots back", 3*time.Second, func() bool { return r.srv.m.inFlightValue() == 0 })
+		// The slots come back once the socket buffers are full and a write
+		// has blocked for WriteTimeout (filling them takes a while under
+		// -race on a loaded machine; without the deadline they never come back).
+		took := waitFor(t, "slots back", 15*time.Second, func() bool { return r.srv.m.inFlightValue() == 0 })
 		t.Logf("slots back %v after both were taken (write timeout %v)", took, c.WriteTimeout)
 		// A normal client is served again (the big answer, read whole).
 		resp := post(t, r.url+"/v1/chat/completions", chatBody(true))

@@ -338,9 +338,12 @@ func (t *benchTracker) left(now time.Time) time.Duration {
 	for i, e := range t.buildLeft {
 		e = time.Duration(float64(e) * t.buildRatio)
 		if i == 0 {
-			// The package being built: what is left of its estimate, but
-			// never less than a tenth of it.
-			e = max(e-now.Sub(t.buildStart), e/10)
+			// The package being built: what is left of its estimate; once
+			// it overruns, a quarter of the time it has taken so far (it
+			// is taken to be at most four fifths done), so the estimate
+			// grows instead of standing still.
+			el := now.Sub(t.buildStart)
+			e = max(e-el, el/4)
 		}
 		buildLeft += e
 	}

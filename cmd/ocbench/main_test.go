@@ -183,3 +183,25 @@ func TestFuzzInterrupted(t *testing.T) {
 		t.Fatal("fuzz did not stop on SIGINT")
 	}
 }
+
+// TestRunJSONLines: run --json is JSON Lines: every line one object, the
+// result (with stopReason) last.
+func TestRunJSONLines(t *testing.T) {
+	code, out, errOut := runCmd(t, "run", "--json", "read AGENTS.md")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d is not one JSON object: %v\n%s", i+1, err, l)
+		}
+		if _, ok := m["stopReason"]; ok != (i == len(lines)-1) {
+			t.Errorf("line %d: stopReason present %v; the result must be the last line only", i+1, ok)
+		}
+	}
+}

@@ -353,9 +353,8 @@ func (pr *runPrinter) finish(res *engine.Result, err error, sessionFile string, 
 			c := res.Compaction
 			out.Compaction = &compactionJSON{Trigger: c.Trigger, Compacted: c.Compacted, TimedOut: c.TimedOut, Reason: c.Reason}
 		}
-		enc := json.NewEncoder(pr.w)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
+		// JSON Lines: the result is the last line, like every event.
+		json.NewEncoder(pr.w).Encode(out)
 		return
 	}
 	errs := 0
