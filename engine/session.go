@@ -23,6 +23,11 @@ type SessionOptions struct {
 	// RotateAfterCompaction moves the pre-compaction transcript into a
 	// zstd archive after a successful compaction (transcript.Writer.Rotate).
 	RotateAfterCompaction bool
+	// MaxSessionBytes bounds the session's stored size: an append past it
+	// fails the run with an error matching transcript.ErrSessionTooLarge,
+	// and nothing of it is written (0: no limit). A service that lets
+	// clients grow sessions sets it.
+	MaxSessionBytes int64
 }
 
 // session is the run's view of its transcript: the entries of the file
@@ -83,6 +88,7 @@ func openSession(p *Params) (*session, error) {
 	}
 	w, err := transcript.OpenWriter(p.SessionFile, transcript.WriterOptions{
 		Durability: p.Session.Durability, SessionID: p.SessionID, Cwd: cwd, Now: p.Now,
+		MaxSessionBytes: p.Session.MaxSessionBytes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("engine: session %s: %w", p.SessionFile, err)
@@ -107,7 +113,8 @@ func openStoreSession(p *Params, s *session) (*session, error) {
 	if abs, err := filepath.Abs(cwd); err == nil && cwd != "" {
 		cwd = abs
 	}
-	w, err := st.Open(context.Background(), s.sid, transcript.WriterOptions{Durability: p.Session.Durability, SessionID: s.sid, Cwd: cwd, Now: p.Now})
+	w, err := st.Open(context.Background(), s.sid, transcript.WriterOptions{Durability: p.Session.Durability, SessionID: s.sid, Cwd: cwd, Now: p.Now,
+		MaxSessionBytes: p.Session.MaxSessionBytes})
 	if err != nil {
 		return nil, fmt.Errorf("engine: session %s in the %s store: %w", s.sid, st.Kind(), err)
 	}

@@ -59,3 +59,26 @@ func TestRunWithSQLiteSessionStore(t *testing.T) {
 		t.Fatalf("run while locked: %v", err)
 	}
 }
+
+// A session past Session.MaxSessionBytes fails the run with the typed
+// error, and nothing of the refused entry is written.
+func TestRunSessionSizeLimit(t *testing.T) {
+	e := newRunEnv(t, fakeTurn{msg: assistantText("fine")}, fakeTurn{msg: assistantText("never")})
+	p := e.params("first")
+	p.Session.MaxSessionBytes = 1200
+	if res, err := Run(context.Background(), p); err != nil || res.Err != nil {
+		t.Fatalf("run 1: %v %v", err, res.Err)
+	}
+	p.Prompt = strings.Repeat("a long prompt ", 100)
+	res, err := Run(context.Background(), p)
+	if err == nil {
+		err = res.Err
+	}
+	if !errors.Is(err, transcript.ErrSessionTooLarge) {
+		t.Fatalf("run 2: %v, want ErrSessionTooLarge", err)
+	}
+	msgs, _ := sessionRoles(t, e.session)
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages stored, want the first run's 2", len(msgs))
+	}
+}

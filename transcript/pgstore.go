@@ -34,11 +34,13 @@ type PGOptions struct {
 // (session_id, seq, entry_id, event_json), seq being the session's own
 // sequence from 1 (the header). One writer per session across all nodes:
 // Open acquires a lease row (ocbench_session_leases: holder, fencing
-// token, expiry) that expires when its holder stops renewing it, and
-// every append is one statement that inserts the row only while the lease
-// is still this writer's (same holder and token, not expired) and renews
-// it. So a node whose lease was taken over can never write again, and a
-// row is either wholly there or not at all.
+// token, expiry); another node may take it over only once it has expired
+// (its holder stopped renewing it: a dead node), and a takeover raises the
+// token. Every append is one statement that inserts the row only while the
+// lease row still holds this writer's holder and token, and renews it. So
+// a node whose lease was taken over can never write again (ErrLeaseLost),
+// one whose lease merely expired while nobody took it goes on (nobody else
+// can have written), and a row is either wholly there or not at all.
 //
 // On a connection lost mid-append the outcome is unknown: the writer
 // reconnects (through the pool) and looks the row up by (session, seq,
@@ -243,7 +245,7 @@ func (w *pgWriter) load(ctx context.Context) error {
 func (w *pgWriter) insert(ctx context.Context, ev []byte, entryID string) error {
 	const q = `WITH l AS (
 		UPDATE ocbench_session_leases SET expires_at = now() + $6::interval
-		WHERE session_id = $1 AND holder = $2 AND token = $3 AND expires_at > now()
+		WHERE session_id = $1 AND holder = $2 AND token = $3
 		RETURNING 1)
 	INSERT INTO ocbench_session_events (session_id, seq, entry_id, event_json)
 	SELECT $1, $4, $5, $7 FROM l`
@@ -308,7 +310,7 @@ func (w *pgWriter) renew() {
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), w.s.opts.LeaseTTL/3)
 			tag, err := w.s.pool.Exec(ctx, `UPDATE ocbench_session_leases SET expires_at = now() + $4::interval
-				WHERE session_id = $1 AND holder = $2 AND token = $3 AND expires_at > now()`, w.id, w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
+				WHERE session_id = $1 AND holder = $2 AND token = $3`, w.id, w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
 			cancel()
 			if err == nil && tag.RowsAffected() == 0 {
 				w.mu.Lock()
@@ -400,7 +402,7 @@ func (w *pgWriter) Sync() error {
 		return nil
 	}
 	tag, err := w.s.pool.Exec(context.Background(), `UPDATE ocbench_session_leases SET expires_at = now() + $4::interval
-		WHERE session_id = $1 AND holder = $2 AND token = $3 AND expires_at > now()`, w.id, w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
+		WHERE session_id = $1 AND holder = $2 AND token = $3`, w.id, w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
 	if err != nil {
 		return err
 	}

@@ -65,12 +65,13 @@ func TestServeHelper(t *testing.T) {
 }
 
 // twoNodeRuns is the number of runs TestTwoServesOnOnePostgres sends:
-// OCBENCH_TWO_NODE_RUNS (the full figure: 1000), else 20.
+// OCBENCH_TWO_NODE_RUNS (the full figure: 1000), else 10 (the test command
+// runs it under -race).
 func twoNodeRuns() int {
 	if n, err := strconv.Atoi(os.Getenv("OCBENCH_TWO_NODE_RUNS")); err == nil && n > 0 {
 		return n
 	}
-	return 20
+	return 10
 }
 
 // Two `ocbench serve` processes on one PostgreSQL: runs of one session sent
