@@ -90,6 +90,17 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 			pkgs = append(pkgs, PlannedPeer{PeerPackage: p, Selected: sel})
 		}
 	}
+	// A heavy SDK whose module is not even downloaded cannot be compiled
+	// yet: skip it before go list, which would download it.
+	kept := pkgs[:0]
+	for _, p := range pkgs {
+		if p.Heavy != "" && !all && !moduleDownloaded(ctx, dir, p.Heavy) {
+			pr.Skipped = append(pr.Skipped, heavyNote(p))
+			continue
+		}
+		kept = append(kept, p)
+	}
+	pkgs = kept
 	if len(pkgs) == 0 {
 		return pr, nil
 	}
@@ -117,13 +128,27 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 	charged := map[string]bool{}
 	for _, p := range pkgs {
 		if p.Heavy != "" && !all && stale.stale(p.Heavy) {
-			pr.Skipped = append(pr.Skipped, fmt.Sprintf("peers/%s (%s) not run: compiling %s takes about 2.5 GB of memory and minutes the first time; run once with --peers all (later runs include it)", p.Dir, p.Selected[0].Impl, p.Heavy))
+			pr.Skipped = append(pr.Skipped, heavyNote(p))
 			continue
 		}
 		p.StaleBytes = stale.charge(p.Dir, charged)
 		pr.Peers = append(pr.Peers, p)
 	}
 	return pr, nil
+}
+
+func heavyNote(p PlannedPeer) string {
+	return fmt.Sprintf("peers/%s (%s) not run: compiling %s takes about 2.5 GB of memory and minutes the first time; run once with --peers all (later runs include it)", p.Dir, p.Selected[0].Impl, p.Heavy)
+}
+
+// moduleDownloaded reports whether the module at path is in the module
+// cache (go list -m reports its directory only then, and downloads
+// nothing but go.mod files).
+func moduleDownloaded(ctx context.Context, dir, path string) bool {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", path)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	return err == nil && len(bytes.TrimSpace(out)) > 0
 }
 
 type staleSet struct {
