@@ -125,6 +125,14 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 	if err != nil {
 		return nil, err
 	}
+	pr.plan(pkgs, stale, all)
+	return pr, nil
+}
+
+// plan keeps the packages to build: a heavy one only when all is set or
+// its SDK package is not stale; each with the stale bytes its build
+// compiles first.
+func (pr *PeerRunner) plan(pkgs []PlannedPeer, stale *staleSet, all bool) {
 	charged := map[string]bool{}
 	for _, p := range pkgs {
 		if p.Heavy != "" && !all && stale.stale(p.Heavy) {
@@ -134,7 +142,6 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 		p.StaleBytes = stale.charge(p.Dir, charged)
 		pr.Peers = append(pr.Peers, p)
 	}
-	return pr, nil
 }
 
 func heavyNote(p PlannedPeer) string {
