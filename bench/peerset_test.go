@@ -134,3 +134,34 @@ func TestPlanHeavyOnlyWhenCached(t *testing.T) {
 		t.Errorf("with the SDK in the build cache, planned %d of 3", len(some.Peers))
 	}
 }
+
+// TestPeerBinaryKey: the key of a peer's test binary changes when a file
+// of a package it is built from changes, so a kept binary is never stale.
+func TestPeerBinaryKey(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.go")
+	if err := os.WriteFile(src, []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list := []byte(`{"ImportPath":"a","Dir":"` + dir + `","GoFiles":["a.go"]}
+{"ImportPath":"fmt","Standard":true}
+{"ImportPath":"github.com/ocbench/ocbench/peers/stdlib.test","Deps":["a","fmt"]}
+`)
+	key := func() string {
+		s, err := staleSources(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.key("stdlib")
+	}
+	k1 := key()
+	if k2 := key(); k2 != k1 {
+		t.Fatalf("key not stable: %s %s", k1, k2)
+	}
+	if err := os.WriteFile(src, []byte("package a // changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if k3 := key(); k3 == k1 {
+		t.Error("key unchanged after a source file changed")
+	}
+}
