@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,10 +39,27 @@ type PlannedPeer struct {
 	// StaleBytes is the Go source the build cache lacks for this package
 	// and its dependencies (0 when everything is cached).
 	StaleBytes int64
+	// Key fingerprints the test binary's sources; Cached is set when a
+	// binary of that key is kept from an earlier run (no build at all).
+	Key    string
+	Cached bool
+}
+
+// peerCacheDir is where linked peer test binaries are kept across runs,
+// "" when the user has no cache directory.
+func peerCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "ocbench", "peers")
 }
 
 // ExpectedBuild is the first estimate of the package's build time.
 func (p PlannedPeer) ExpectedBuild() time.Duration {
+	if p.Cached {
+		return 0
+	}
 	return time.Duration((linkSeconds + float64(p.StaleBytes)/compileBytesPerSec) * float64(time.Second))
 }
 
@@ -90,10 +111,21 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 			pkgs = append(pkgs, PlannedPeer{PeerPackage: p, Selected: sel})
 		}
 	}
+	// A heavy SDK whose module is not even downloaded cannot be compiled
+	// yet: skip it before go list, which would download it.
+	kept := pkgs[:0]
+	for _, p := range pkgs {
+		if p.Heavy != "" && !all && !moduleDownloaded(ctx, dir, p.Heavy) {
+			pr.Skipped = append(pr.Skipped, heavyNote(p))
+			continue
+		}
+		kept = append(kept, p)
+	}
+	pkgs = kept
 	if len(pkgs) == 0 {
 		return pr, nil
 	}
-	args := []string{"list", "-deps", "-test", "-json=ImportPath,Dir,GoFiles,CgoFiles,Stale,Deps"}
+	args := []string{"list", "-deps", "-test", "-json=ImportPath,Dir,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,EmbedFiles,TestEmbedFiles,Stale,Standard,Deps"}
 	for _, p := range pkgs {
 		args = append(args, "./"+p.Dir)
 	}
@@ -114,34 +146,64 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 	if err != nil {
 		return nil, err
 	}
+	pr.plan(pkgs, stale, all)
+	return pr, nil
+}
+
+// plan keeps the packages to build: a heavy one only when all is set or
+// its SDK package is not stale; each with the stale bytes its build
+// compiles first.
+func (pr *PeerRunner) plan(pkgs []PlannedPeer, stale *staleSet, all bool) {
 	charged := map[string]bool{}
 	for _, p := range pkgs {
 		if p.Heavy != "" && !all && stale.stale(p.Heavy) {
-			pr.Skipped = append(pr.Skipped, fmt.Sprintf("peers/%s (%s) not run: compiling %s takes about 2.5 GB of memory and minutes the first time; run once with --peers all (later runs include it)", p.Dir, p.Selected[0].Impl, p.Heavy))
+			pr.Skipped = append(pr.Skipped, heavyNote(p))
 			continue
 		}
 		p.StaleBytes = stale.charge(p.Dir, charged)
+		p.Key = stale.key(p.Dir)
+		if cache := peerCacheDir(); cache != "" {
+			if _, err := os.Stat(filepath.Join(cache, p.Dir+"-"+p.Key+".test")); err == nil {
+				p.Cached = true
+			}
+		}
 		pr.Peers = append(pr.Peers, p)
 	}
-	return pr, nil
+}
+
+func heavyNote(p PlannedPeer) string {
+	return fmt.Sprintf("peers/%s (%s) not run: compiling %s takes about 2.5 GB of memory and minutes the first time; run once with --peers all (later runs include it)", p.Dir, p.Selected[0].Impl, p.Heavy)
+}
+
+// moduleDownloaded reports whether the module at path is in the module
+// cache (go list -m reports its directory only then, and downloads
+// nothing but go.mod files).
+func moduleDownloaded(ctx context.Context, dir, path string) bool {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", path)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	return err == nil && len(bytes.TrimSpace(out)) > 0
 }
 
 type staleSet struct {
 	bytes map[string]int64    // import path -> Go source bytes, stale packages only
 	deps  map[string][]string // import path -> its transitive dependencies
+	files map[string]string   // import path -> its files' names, sizes and times (not std)
 }
 
 // staleSources reads go list -json output: the stale packages with the
-// sizes of their Go files, and every package's dependencies.
+// sizes of their Go files, every package's dependencies and a fingerprint
+// of its files.
 func staleSources(out []byte) (*staleSet, error) {
-	s := &staleSet{bytes: map[string]int64{}, deps: map[string][]string{}}
+	s := &staleSet{bytes: map[string]int64{}, deps: map[string][]string{}, files: map[string]string{}}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p struct {
-			ImportPath, Dir   string
-			GoFiles, CgoFiles []string
-			Deps              []string
-			Stale             bool
+			ImportPath, Dir                              string
+			GoFiles, CgoFiles, TestGoFiles, XTestGoFiles []string
+			EmbedFiles, TestEmbedFiles                   []string
+			Deps                                         []string
+			Stale, Standard                              bool
 		}
 		if err := dec.Decode(&p); err == io.EOF {
 			break
@@ -149,6 +211,20 @@ func staleSources(out []byte) (*staleSet, error) {
 			return nil, fmt.Errorf("bench: reading go list: %w", err)
 		}
 		s.deps[p.ImportPath] = p.Deps
+		if !p.Standard {
+			var fp strings.Builder
+			for _, list := range [][]string{p.GoFiles, p.CgoFiles, p.TestGoFiles, p.XTestGoFiles, p.EmbedFiles, p.TestEmbedFiles} {
+				for _, f := range list {
+					st, err := os.Stat(filepath.Join(p.Dir, f))
+					if err != nil {
+						fmt.Fprintf(&fp, "%s missing\n", f)
+						continue
+					}
+					fmt.Fprintf(&fp, "%s %d %d\n", f, st.Size(), st.ModTime().UnixNano())
+				}
+			}
+			s.files[p.ImportPath] = p.Dir + "\n" + fp.String()
+		}
 		if !p.Stale {
 			continue
 		}
@@ -161,6 +237,28 @@ func staleSources(out []byte) (*staleSet, error) {
 		s.bytes[p.ImportPath] = n
 	}
 	return s, nil
+}
+
+// key fingerprints the test binary of the peer package at dir: the Go
+// version and the names, sizes and modification times of every file of
+// every non-standard package it is built from. The same key means the
+// same binary, so a linked binary is reused across runs.
+func (s *staleSet) key(dir string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	for path, deps := range s.deps {
+		if !strings.HasSuffix(path, "/peers/"+dir+".test") {
+			continue
+		}
+		all := append([]string{path}, deps...)
+		slices.Sort(all)
+		for _, d := range all {
+			if f, ok := s.files[d]; ok {
+				fmt.Fprintf(h, "%s\n%s", d, f)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20]
 }
 
 // stale reports whether the package at path is missing from the build
@@ -238,6 +336,15 @@ func (pr *PeerRunner) build(ctx context.Context, p PlannedPeer, b *peerBuild, tm
 		b.err = tmpErr
 		return
 	}
+	cache := peerCacheDir()
+	kept := ""
+	if cache != "" && p.Key != "" {
+		kept = filepath.Join(cache, p.Dir+"-"+p.Key+".test")
+		if _, err := os.Stat(kept); err == nil {
+			b.bin = kept
+			return
+		}
+	}
 	b.bin = filepath.Join(pr.tmp, p.Dir+".test")
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-vet=off", "-p", "1", "-o", b.bin, "./"+p.Dir)
 	cmd.Dir = pr.Dir
@@ -246,7 +353,41 @@ func (pr *PeerRunner) build(ctx context.Context, p PlannedPeer, b *peerBuild, tm
 	cmd.Stdout = &stderr
 	if err := cmd.Run(); err != nil {
 		b.err = fmt.Errorf("building peers/%s: %v: %s", p.Dir, err, strings.TrimSpace(stderr.String()))
+		return
 	}
+	// Keep the binary for the next run: older keys of this package go,
+	// the new one is renamed into place (atomic, so a concurrent run
+	// sees a whole binary or none). Failing to keep it costs only a
+	// later link.
+	if kept != "" && os.MkdirAll(cache, 0o755) == nil {
+		old, _ := filepath.Glob(filepath.Join(cache, p.Dir+"-*.test"))
+		for _, o := range old {
+			os.Remove(o)
+		}
+		tmp := kept + ".tmp" + strconv.Itoa(os.Getpid())
+		if copyFile(b.bin, tmp) == nil && os.Rename(tmp, kept) == nil {
+			b.bin = kept
+		} else {
+			os.Remove(tmp)
+		}
+	}
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Run waits for each package's binary and runs its agreement test and its

@@ -94,35 +94,74 @@ func TestPlanPeersFilter(t *testing.T) {
 	}
 }
 
-// TestPlanPeersHeavyOnlyWhenCached: with an empty build cache the SDK
-// root packages are not built unless asked for (--peers all), and the
-// light packages' first ETA counts the source they must compile.
-func TestPlanPeersHeavyOnlyWhenCached(t *testing.T) {
-	dir, err := FindPeersDir(".")
-	if err != nil {
-		t.Skip(err)
-	}
-	t.Setenv("GOCACHE", t.TempDir())
-	pr, err := PlanPeers(context.Background(), dir, nil, false, Options{})
+// TestPlanHeavyOnlyWhenCached: a heavy SDK package missing from the
+// build cache is not built unless asked for (--peers all); a shared stale
+// dependency is charged to the first build only.
+func TestPlanHeavyOnlyWhenCached(t *testing.T) {
+	const mod = "github.com/ocbench/ocbench/peers/"
+	out := []byte(`{"ImportPath":"shared","Stale":true,"Dir":".","GoFiles":["peerset.go"]}
+{"ImportPath":"github.com/openai/openai-go/v3","Stale":true}
+{"ImportPath":"` + mod + `stdlib.test","Stale":true,"Deps":["shared"]}
+{"ImportPath":"` + mod + `jsonrepair.test","Stale":true,"Deps":["shared"]}
+{"ImportPath":"` + mod + `openaichat.test","Stale":true,"Deps":["shared","github.com/openai/openai-go/v3"]}
+`)
+	stale, err := staleSources(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range pr.Peers {
-		if p.Heavy != "" {
-			t.Errorf("heavy peers/%s planned with an empty build cache", p.Dir)
+	var pkgs []PlannedPeer
+	for _, dir := range []string{"stdlib", "jsonrepair", "openaichat"} {
+		p, _ := PeerPackageIn(dir)
+		pkgs = append(pkgs, PlannedPeer{PeerPackage: p, Selected: p.Benchmarks})
+	}
+	pr := &PeerRunner{}
+	pr.plan(pkgs, stale, false)
+	if len(pr.Peers) != 2 || len(pr.Skipped) != 1 || !strings.Contains(pr.Skipped[0], "--peers all") {
+		t.Fatalf("planned %d, skipped %q", len(pr.Peers), pr.Skipped)
+	}
+	if pr.Peers[0].StaleBytes == 0 || pr.Peers[1].StaleBytes != 0 {
+		t.Errorf("shared stale bytes charged %d then %d, want all to the first build", pr.Peers[0].StaleBytes, pr.Peers[1].StaleBytes)
+	}
+	all := &PeerRunner{}
+	all.plan(pkgs, stale, true)
+	if len(all.Peers) != 3 || len(all.Skipped) != 0 {
+		t.Errorf("--peers all planned %d, skipped %q", len(all.Peers), all.Skipped)
+	}
+	cached, _ := staleSources(out[:0])
+	some := &PeerRunner{}
+	some.plan(pkgs, cached, false)
+	if len(some.Peers) != 3 {
+		t.Errorf("with the SDK in the build cache, planned %d of 3", len(some.Peers))
+	}
+}
+
+// TestPeerBinaryKey: the key of a peer's test binary changes when a file
+// of a package it is built from changes, so a kept binary is never stale.
+func TestPeerBinaryKey(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.go")
+	if err := os.WriteFile(src, []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list := []byte(`{"ImportPath":"a","Dir":"` + dir + `","GoFiles":["a.go"]}
+{"ImportPath":"fmt","Standard":true}
+{"ImportPath":"github.com/ocbench/ocbench/peers/stdlib.test","Deps":["a","fmt"]}
+`)
+	key := func() string {
+		s, err := staleSources(list)
+		if err != nil {
+			t.Fatal(err)
 		}
+		return s.key("stdlib")
 	}
-	if len(pr.Skipped) != 2 || !strings.Contains(pr.Skipped[0], "--peers all") {
-		t.Errorf("skipped %q", pr.Skipped)
+	k1 := key()
+	if k2 := key(); k2 != k1 {
+		t.Fatalf("key not stable: %s %s", k1, k2)
 	}
-	if len(pr.Peers) == 0 || pr.Peers[0].StaleBytes < 1<<20 {
-		t.Errorf("first peer's stale source: %+v", pr.Peers)
-	}
-	all, err := PlanPeers(context.Background(), dir, nil, true, Options{})
-	if err != nil {
+	if err := os.WriteFile(src, []byte("package a // changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if len(all.Peers) != len(PeerPackages()) || len(all.Skipped) != 0 {
-		t.Errorf("--peers all planned %d of %d packages, skipped %q", len(all.Peers), len(PeerPackages()), all.Skipped)
+	if k3 := key(); k3 == k1 {
+		t.Error("key unchanged after a source file changed")
 	}
 }

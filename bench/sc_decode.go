@@ -10,8 +10,8 @@ import (
 )
 
 // StreamEvents and StreamSeed fix the synthetic streams every decode and
-// chain scenario reads, here and in the peers module: 2,000 events shaped as
-// spec/peers.md measured them.
+// chain scenario reads, here and in the peers module: 2,000 events, the
+// length of a long agent reply (text deltas and two tool calls).
 const (
 	StreamEvents = 2000
 	StreamSeed   = 1

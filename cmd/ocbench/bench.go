@@ -305,9 +305,12 @@ func (t *benchTracker) built(p bench.PlannedPeer, took time.Duration, err error)
 	t.built_++
 	t.buildStart = time.Now()
 	t.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil:
 		t.line.Println("peers: %s: build failed", p.Dir)
-	} else {
+	case p.Cached:
+		t.line.Println("peers: peers/%s reused (test binary kept from an earlier run)", p.Dir)
+	default:
 		t.line.Println("peers: built peers/%s in %s", p.Dir, progress.Dur(took))
 	}
 	t.draw()

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/ocbench/ocbench/cacheprofile"
@@ -52,6 +51,22 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 		args = fs.Args()[1:]
 	}
 	opts := cacheprofile.Options{Provider: *provider, Model: *model, Retention: *retention, Unseen: *unseen, TopMisses: *top}
+	// Outputs are opened before the work; --html - takes stdout from the
+	// text report, as in every command.
+	outs := &outputs{stdout: stdout}
+	defer outs.closeAll()
+	if *jsonOut {
+		outs.claimStdout("--json")
+	}
+	htmlW := outs.open("--html", *htmlOut)
+	if outs.err != nil {
+		fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", outs.err)
+		return 2
+	}
+	textOut := stdout
+	if htmlW == stdout {
+		textOut = io.Discard
+	}
 
 	if *workspace != "" {
 		if len(files) > 0 {
@@ -62,7 +77,7 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "ocbench cache-profile: --turns must be at least 1")
 			return 2
 		}
-		return runWorkspaceProfile(*workspace, *turns, opts, *jsonOut, *htmlOut, stdout, stderr)
+		return runWorkspaceProfile(*workspace, *turns, opts, *jsonOut, htmlW, textOut, stderr)
 	}
 	if len(files) == 0 {
 		fs.Usage()
@@ -93,12 +108,12 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
 			return 1
 		}
-	} else if err := cacheprofile.WriteText(stdout, reps); err != nil {
+	} else if err := cacheprofile.WriteText(textOut, reps); err != nil {
 		fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
 		return 1
 	}
-	if *htmlOut != "" {
-		if err := writeFileWith(*htmlOut, func(w io.Writer) error { return cacheprofile.WriteHTML(w, reps) }); err != nil {
+	if htmlW != nil {
+		if err := cacheprofile.WriteHTML(htmlW, reps); err != nil {
 			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
 			return 1
 		}
@@ -123,19 +138,7 @@ func profileSource(src string, opts cacheprofile.Options) ([]*cacheprofile.Repor
 	return cacheprofile.ProfileFile(src, opts)
 }
 
-func writeFileWith(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonOut bool, htmlOut string, stdout, stderr io.Writer) int {
+func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonOut bool, htmlW, stdout, stderr io.Writer) int {
 	name := dir
 	if dir == "sample" {
 		name = "sample (built-in)"
@@ -162,8 +165,8 @@ func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonO
 	} else {
 		err = cacheprofile.WriteWorkspaceText(stdout, wr)
 	}
-	if err == nil && htmlOut != "" {
-		err = writeFileWith(htmlOut, func(w io.Writer) error { return cacheprofile.WriteHTML(w, []*cacheprofile.Report{wr.Report}) })
+	if err == nil && htmlW != nil {
+		err = cacheprofile.WriteHTML(htmlW, []*cacheprofile.Report{wr.Report})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)

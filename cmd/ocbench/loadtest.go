@@ -49,6 +49,18 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	if extraArgs(fs, stderr) {
 		return 2
 	}
+	// Outputs are opened before the attack; --html - takes stdout from the
+	// table, as in every command.
+	outs := &outputs{stdout: stdout}
+	defer outs.closeAll()
+	if *jsonOut {
+		outs.claimStdout("--json")
+	}
+	htmlW := outs.open("--html", *htmlOut)
+	if outs.err != nil {
+		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", outs.err)
+		return 2
+	}
 	path, body, bodyFunc, err := routeRequest(*route)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
@@ -94,18 +106,24 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 		return 1
 	}
-	if *htmlOut != "" {
-		if err := writeTo(*htmlOut, stdout, rep.WriteHTML); err != nil {
+	if htmlW != nil {
+		if err := rep.WriteHTML(htmlW); err != nil {
 			fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 			return 1
 		}
 	}
 	if *jsonOut {
 		err = rep.WriteJSON(stdout)
-	} else {
+	} else if htmlW != stdout {
 		err = rep.WriteTable(stdout)
+	} else {
+		err = nil // as with the table: a partial run's error is in the report
+	}
+	if err == nil {
+		err = outs.closeAll()
 	}
 	if err != nil {
+		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 		return 1
 	}
 	return 0

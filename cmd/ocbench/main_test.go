@@ -158,7 +158,7 @@ func TestBenchFilterNarrowsPeers(t *testing.T) {
 	if !impls["ocbench"] || !impls["kaptinlin-jsonrepair"] || len(impls) != 2 {
 		t.Errorf("implementations %v, want ocbench and kaptinlin-jsonrepair", impls)
 	}
-	if !strings.Contains(errOut, "built peers/jsonrepair") || strings.Contains(errOut, "peers/stdlib") {
+	if !strings.Contains(errOut, "peers/jsonrepair") || strings.Contains(errOut, "peers/stdlib") {
 		t.Errorf("built other peer packages than jsonrepair:\n%s", errOut)
 	}
 }
@@ -203,5 +203,31 @@ func TestRunJSONLines(t *testing.T) {
 		if _, ok := m["stopReason"]; ok != (i == len(lines)-1) {
 			t.Errorf("line %d: stopReason present %v; the result must be the last line only", i+1, ok)
 		}
+	}
+}
+
+// TestHTMLOutputsEverywhere: in bench, loadtest and cache-profile a bad
+// --html path fails at once with exit 2, and --html - with --json is
+// refused (both would write to stdout).
+func TestHTMLOutputsEverywhere(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "no", "dir", "r.html")
+	session := "../../testdata/sessions/openclaw-v3-2026-03-qwen-1f979e30.jsonl"
+	for _, args := range [][]string{
+		{"bench", "--html", bad}, {"loadtest", "--html", bad}, {"cache-profile", "--html", bad, session},
+		{"bench", "--html", "-", "--json"}, {"loadtest", "--html", "-", "--json"}, {"cache-profile", "--html", "-", "--json", session},
+	} {
+		start := time.Now()
+		code, out, errOut := runCmd(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "--html") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Errorf("%v: took %v, not at once", args, time.Since(start))
+		}
+	}
+	// --html - writes only the HTML to stdout.
+	code, out, errOut := runCmd(t, "cache-profile", "--html", "-", session)
+	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || strings.Contains(out, "predicted hit rate") {
+		t.Errorf("cache-profile --html -: exit %d, stderr %q, stdout %.200q", code, errOut, out)
 	}
 }

@@ -21,8 +21,9 @@ type Line struct {
 	w     io.Writer
 	tty   bool
 	width int
-	// Every limits plain (non-terminal) lines to one per period; a line
-	// marked important by Println is always written.
+	// Every limits plain (non-terminal) lines to one per period (10 s by
+	// default: a log gets a heartbeat, not a line a second); a line
+	// written with Println is always written.
 	Every time.Duration
 
 	mu    sync.Mutex
@@ -32,7 +33,7 @@ type Line struct {
 
 // New returns a Line on w, redrawn in place when w is a terminal.
 func New(w io.Writer) *Line {
-	l := &Line{w: w, Every: 2 * time.Second, width: 100}
+	l := &Line{w: w, Every: 10 * time.Second, width: 100}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		l.tty = true
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
