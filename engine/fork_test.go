@@ -43,12 +43,24 @@ func TestSessionReopenWhileProcessesStart(t *testing.T) {
 	p.SessionFile = filepath.Join(e.dir, "reopen.jsonl")
 	p.Session.Durability = transcript.SyncNone
 	p.OnEvent = nil
-	for i := range 100 {
-		if _, err := Run(context.Background(), p); err != nil {
-			if errors.Is(err, transcript.ErrLocked) {
-				t.Fatalf("run %d: %v: the released lock was still held by a starting child", i, err)
+	reopen := func(where string) {
+		t.Helper()
+		for i := range 100 {
+			if _, err := Run(context.Background(), p); err != nil {
+				if errors.Is(err, transcript.ErrLocked) {
+					t.Fatalf("%s, run %d: %v: the released lock was still held by a starting child", where, i, err)
+				}
+				t.Fatal(err)
 			}
-			t.Fatal(err)
 		}
 	}
+	reopen("session file")
+	// The SQLite store's per-session lock files too.
+	st, err := transcript.OpenSQLiteStore(filepath.Join(e.dir, "store.sqlite"), transcript.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p.SessionFile, p.SessionStore, p.SessionID = "", st, "reopen"
+	reopen("sqlite store")
 }

@@ -234,6 +234,7 @@ func (s *SQLiteStore) Open(ctx context.Context, id string, opts WriterOptions) (
 	}
 	w := &sqliteWriter{s: s, id: id, opts: opts, lockF: lf, ids: make(map[uint64]struct{})}
 	if err := w.open(ctx); err != nil {
+		unlockFile(lf)
 		lf.Close()
 		return nil, err
 	}
@@ -675,6 +676,7 @@ func (w *sqliteWriter) Close() error {
 	if w.touched {
 		err = touchWindow(w.s.db, w.id, w.opts.Now().UnixMilli())
 	}
+	unlockFile(w.lockF) // before Close: a forked child may hold a copy
 	w.lockF.Close()
 	w.lockF = nil
 	if w.enc != nil {
