@@ -151,11 +151,20 @@ func (d *Decoder) chatText(choice int32, s []byte) error {
 		d.closeProse(choice, keyText)
 		si = d.open(choice, keyText, llm.BlockText)
 	}
+	if d.opts.OpenClaw {
+		ci := int(d.slots[si].ci)
+		d.ocHoldText(ci, len(d.msg.Content[ci].Text))
+	}
 	return d.appendText(si, s)
 }
 
 func (d *Decoder) chatThinking(choice int32, field string, s []byte) error {
 	d.oc.sawReasoning = true
+	// The partitioner turns strict and flushes what it held.
+	d.oc.strict = true
+	if !d.oc.postHold {
+		d.oc.heldCI = 0
+	}
 	if !d.opts.Reasoning {
 		// Not a reasoning model: @openclaw/ai drops the deltas.
 		return nil

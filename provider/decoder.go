@@ -429,6 +429,7 @@ func (d *Decoder) readFailed(err error) {
 		if d.opts.OpenClaw {
 			switch d.wire {
 			case WireOpenAIChat:
+				d.oc.dropHeld = true
 				d.ocFail(MsgChatNoFinishReason, true, true)
 				return
 			case WireAnthropic:
@@ -492,6 +493,11 @@ func (d *Decoder) terminalError(reason llm.StopReason, err error, msg string) {
 		// The chat and Anthropic transports' error cleanup removes every
 		// tool call of a failed turn; Responses keeps them.
 		d.oc.dropCalls = true
+		if d.wire == WireOpenAIChat && d.oc.sawReasoning {
+			// tagUnresolvedTextAsCommentary: after reasoning, a failed
+			// turn's text is commentary.
+			d.oc.tagAll = true
+		}
 	}
 	d.state = stateFinished
 	d.err = err

@@ -53,11 +53,21 @@ type ocState struct {
 	finishStop   bool // chat: the last finish_reason maps to stop
 	sawNative    bool // chat: a tool_calls element
 	sawReasoning bool // chat: a reasoning delta (kept or not)
+	strict       bool // chat: the reasoning-tag partitioner holds visible text
 	dropCalls    bool // remove the tool calls when the terminal event goes out
 	tagUpTo      int  // text blocks before this index get a commentary tag (on failure)
 	tagAll       bool // every text block gets a commentary tag
 	nextKey      int64
 	items        []ocItem // Responses: output items by output index
+	// chat: after a reasoning delta, visible text is held by @openclaw/ai's
+	// reasoning-tag partitioner until a flush (a tool-call delta, another
+	// reasoning delta, the normal end); a stream that dies without a finish
+	// reason loses it. heldCI is the text block holding it (-1 none; kept
+	// +1 so that the zero value means none), heldFrom its length before.
+	heldCI   int
+	heldFrom int
+	dropHeld bool
+	postHold bool // the held text came after a tool call: nothing flushes it
 }
 
 // jsSpace reports whether r is stripped by JavaScript's String.trim.
@@ -353,6 +363,28 @@ func (d *Decoder) ocRemoveToolCalls() {
 	d.msg.Content = c[:k]
 }
 
+// ocRemoveBlock removes block i, keeping the others in order (by swapping,
+// as ocRemoveToolCalls).
+func (d *Decoder) ocRemoveBlock(i int) {
+	c := d.msg.Content
+	for ; i+1 < len(c); i++ {
+		c[i], c[i+1] = c[i+1], c[i]
+	}
+	d.msg.Content = c[:len(c)-1]
+}
+
+// ocHoldText notes visible text appended to block ci (of length n before)
+// while the reasoning-tag partitioner holds text.
+//
+// Text after a tool call is held too (queued as a post-tool-call delta
+// until the end), whatever comes next.
+func (d *Decoder) ocHoldText(ci, n int) {
+	if d.oc.heldCI == 0 && (d.oc.strict || d.oc.sawNative) {
+		d.oc.heldCI, d.oc.heldFrom = ci+1, n
+		d.oc.postHold = d.oc.sawNative
+	}
+}
+
 // ocTagCommentary gives text blocks @openclaw/ai's commentary text phase
 // (tagPendingCommentaryText): every non-blank text block without a
 // textSignature, before index upTo, gets
@@ -397,6 +429,14 @@ func (d *Decoder) ocTerminal() {
 	if !d.opts.OpenClaw {
 		return
 	}
+	if d.oc.dropHeld && d.oc.heldCI > 0 {
+		if b := d.msg.Block(d.oc.heldCI - 1); b != nil && b.Type == llm.BlockText {
+			b.Text = b.Text[:min(d.oc.heldFrom, len(b.Text))]
+			if len(b.Text) == 0 {
+				d.ocRemoveBlock(d.oc.heldCI - 1)
+			}
+		}
+	}
 	switch {
 	case d.oc.tagAll:
 		d.ocTagCommentary(len(d.msg.Content))
@@ -436,6 +476,9 @@ func (d *Decoder) hasOpenToolCall() bool {
 // block's name.
 func (d *Decoder) ocChatToolCall(choice int32, hasIndex bool, index int64, id, name, args []byte) error {
 	d.oc.sawNative = true
+	if !d.oc.postHold {
+		d.oc.heldCI = 0 // the partitioner is flushed
+	}
 	d.oc.tagUpTo = len(d.msg.Content)
 	si := -1
 	if hasIndex {

@@ -398,3 +398,23 @@ func TestRepairStringLiterals(t *testing.T) {
 		t.Error("nothing to repair reports a change")
 	}
 }
+
+// After a reasoning delta @openclaw/ai's reasoning-tag partitioner holds
+// visible text until a flush, and text after a tool call waits for the
+// end: a stream that dies without a finish reason loses both, and its text
+// is commentary.
+func TestOpenClawChatHeldText(t *testing.T) {
+	r := ocDecode(t, WireOpenAIChat, sse(chunk(`{"content":"before "}`, ""), chunk(`{"reasoning_content":"think"}`, ""), chunk(`{"content":"after"}`, "")), Options{})
+	if r.msg.TextContent() != "before " || !bytes.Contains(r.msg.Content[0].Signature, []byte("commentary-0-")) || r.msg.ErrorMessage != MsgChatNoFinishReason {
+		t.Fatalf("reasoning: %s", r.msg.AppendJSON(nil))
+	}
+	r = ocDecode(t, WireOpenAIChat, sse(chunk(`{"content":"first"}`, ""), chunk(chatCall("0", "c1", "read", `{}`), ""), chunk(`{"content":"tail"}`, "")), Options{})
+	if r.msg.TextContent() != "first" || len(r.msg.Content) != 1 {
+		t.Fatalf("after a tool call: %s", r.msg.AppendJSON(nil))
+	}
+	// With a finish reason nothing is lost.
+	r = ocDecode(t, WireOpenAIChat, sse(chunk(`{"reasoning_content":"think"}`, ""), chunk(`{"content":"after"}`, ""), chunk(`{}`, "stop")), Options{})
+	if r.msg.TextContent() != "after" || r.msg.StopReason != llm.StopStop {
+		t.Fatalf("normal end: %s", r.msg.AppendJSON(nil))
+	}
+}
