@@ -55,8 +55,9 @@ type SQLiteOptions struct {
 	// AgentID is recorded in schema_meta and in the session keys of new
 	// sessions ("agent:<id>:ocbench:<session>"); default "main".
 	AgentID string
-	// BusyTimeout is how long a statement waits for another connection's
-	// lock (default 5 s).
+	// BusyTimeout is how long a statement waits for another process's
+	// lock (default 30 s, OpenClaw's). Writers of one store in this process
+	// take turns without polling.
 	BusyTimeout time.Duration
 }
 
@@ -76,6 +77,10 @@ type SQLiteStore struct {
 	// lazyDB commits without an fsync per commit (SyncTurn, SyncNone).
 	lazyDB *sql.DB
 	mu     sync.Mutex
+	// wmu serialises this process's write transactions: SQLite has one
+	// writer at a time, and its busy handler polls, so many writers of one
+	// store would starve each other past the busy timeout.
+	wmu sync.Mutex
 	// hasCold says the cold-archive table exists (stores of OpenClaw
 	// before agent schema 20 have none).
 	hasCold bool
@@ -89,7 +94,7 @@ func OpenSQLiteStore(path string, opts SQLiteOptions) (*SQLiteStore, error) {
 		opts.AgentID = "main"
 	}
 	if opts.BusyTimeout <= 0 {
-		opts.BusyTimeout = 5 * time.Second
+		opts.BusyTimeout = 30 * time.Second // as OpenClaw's own connections
 	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
@@ -234,7 +239,7 @@ func (s *SQLiteStore) Open(ctx context.Context, id string, opts WriterOptions) (
 	}
 	w := &sqliteWriter{s: s, id: id, opts: opts, lockF: lf, ids: make(map[uint64]struct{})}
 	if err := w.open(ctx); err != nil {
-		unlockFile(lf)
+		unlockFile(lf) // a forked child may hold a copy of the descriptor
 		lf.Close()
 		return nil, err
 	}
@@ -302,6 +307,8 @@ func (w *sqliteWriter) open(ctx context.Context) error {
 	hdr := string(AppendHeaderJSON(nil, &w.hdr, CurrentVersion))
 	key := w.s.sessionKey(w.id)
 	entry := string(llm.AppendJSONString([]byte(`{"sessionId":`), w.id)) + fmt.Sprintf(`,"updatedAt":%d,"sessionStartedAt":%d}`, now.UnixMilli(), now.UnixMilli())
+	w.s.wmu.Lock()
+	defer w.s.wmu.Unlock()
 	tx, err := w.s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -443,6 +450,19 @@ func (w *sqliteWriter) insert(typ EntryType, id []byte) error {
 	if w.opts.Durability != SyncEntry {
 		db = w.s.lazyDB
 	}
+	w.s.wmu.Lock()
+	defer w.s.wmu.Unlock()
+	err := w.insertTx(db, typ, id, ev, zs, nav, now)
+	if err != nil && w.nextSeq != 0 && strings.Contains(err.Error(), "UNIQUE") {
+		// Another program appended to the session: read the sequence again.
+		w.nextSeq = 0
+		err = w.insertTx(db, typ, id, ev, zs, nav, now)
+	}
+	return err
+}
+
+// insertTx writes one row and its identity in one transaction.
+func (w *sqliteWriter) insertTx(db *sql.DB, typ EntryType, id, ev, zs []byte, nav *string, now int64) error {
 	tx, err := db.Begin()
 	if err != nil {
 		return err
@@ -465,11 +485,6 @@ func (w *sqliteWriter) insert(typ EntryType, id []byte) error {
 			w.id, seq, string(ev), len(ev), now)
 	}
 	if err != nil {
-		if w.nextSeq != 0 && strings.Contains(err.Error(), "UNIQUE") {
-			w.nextSeq = 0 // another writer appended: read the sequence again
-			tx.Rollback()
-			return w.insert(typ, id)
-		}
 		return err
 	}
 	var parent any
@@ -674,9 +689,13 @@ func (w *sqliteWriter) Close() error {
 	}
 	var err error
 	if w.touched {
+		w.s.wmu.Lock()
 		err = touchWindow(w.s.db, w.id, w.opts.Now().UnixMilli())
+		w.s.wmu.Unlock()
 	}
-	unlockFile(w.lockF) // before Close: a forked child may hold a copy
+	// Unlocked explicitly: a child process between fork and exec holds a
+	// copy of the descriptor, which would keep the flock past Close.
+	unlockFile(w.lockF)
 	w.lockF.Close()
 	w.lockF = nil
 	if w.enc != nil {
@@ -971,6 +990,8 @@ func (s *SQLiteStore) Archive(ctx context.Context, id string) (ArchiveInfo, erro
 		return ArchiveInfo{}, err
 	}
 	defer w.Close()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return ArchiveInfo{}, err
