@@ -12,6 +12,7 @@ func Scenarios() ([]Scenario, error) {
 		promptScenarios,
 		tokenizeScenarios,
 		transcriptScenarios,
+		storeScenarios,
 		turnScenarios,
 	} {
 		s, err := add()

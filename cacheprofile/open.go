@@ -25,6 +25,11 @@ type FileError struct {
 func (e *FileError) Error() string { return e.File + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
+// readOptions read whole sessions: unknown entries kept (they may sit on
+// the branch), and a line over the limit skipped and counted rather than
+// ending the profile there.
+var readOptions = transcript.Options{KeepUnknown: true, SkipLongLines: true}
+
 var sqliteMagic = []byte("SQLite format 3\x00")
 
 // ProfileFile profiles the session file at path: a JSONL session (plain or
@@ -44,7 +49,7 @@ func ProfileFile(path string, opts Options) ([]*Report, error) {
 		}
 		return reps, nil
 	}
-	rd, err := transcript.OpenFile(path, transcript.Options{KeepUnknown: true})
+	rd, err := transcript.OpenFile(path, readOptions)
 	if err != nil {
 		return nil, &FileError{path, err}
 	}
@@ -58,7 +63,7 @@ func ProfileFile(path string, opts Options) ([]*Report, error) {
 
 // Profile profiles a session JSONL read from r.
 func Profile(r io.Reader, opts Options) (*Report, error) {
-	return profileReader(transcript.NewReader(bufio.NewReader(r), transcript.Options{KeepUnknown: true}), "", "", opts)
+	return profileReader(transcript.NewReader(bufio.NewReader(r), readOptions), "", "", opts)
 }
 
 func profileReader(rd *transcript.Reader, file, source string, opts Options) (*Report, error) {

@@ -219,6 +219,30 @@ type Report struct {
 	Torn           bool  `json:"tornLastLine"`
 	TornOffset     int64 `json:"tornOffset,omitempty"`
 	Orphans        int64 `json:"orphans,omitempty"`
+	// UnknownTypes counts the entry types the reader did not know, by name.
+	UnknownTypes map[string]int64 `json:"unknownTypes,omitempty"`
+	// LongLines counts lines over the reader's limit that were skipped.
+	LongLines int64 `json:"longLinesSkipped,omitempty"`
+	Resets    int64 `json:"resets,omitempty"`
+	LeafMoves int64 `json:"leafMoves,omitempty"`
+	// Archived is set for a session whose transcript OpenClaw moved to its
+	// cold archive.
+	Archived *Archived `json:"archived,omitempty"`
+}
+
+// Archived describes a cold-archived session (OpenClaw's
+// session_transcript_cold_archives row).
+type Archived struct {
+	Storage      string `json:"storage"` // "file" or "sqlite"
+	Name         string `json:"name"`
+	Path         string `json:"path,omitempty"`
+	Events       int64  `json:"events"`
+	RawBytes     int64  `json:"rawBytes"`
+	ArchiveBytes int64  `json:"archiveBytes"`
+	// Read says whether the archive's entries were profiled; Note says
+	// why not.
+	Read bool   `json:"read"`
+	Note string `json:"note,omitempty"`
 }
 
 // missHeap keeps the most expensive misses (a min-heap on MissCost).
@@ -265,6 +289,11 @@ type Profiler struct {
 
 	afterUser bool // the current call follows a user message
 
+	version int                   // the header's session version
+	nav     *transcript.Navigator // resolves parents (version 4 rules)
+	// reset describes the latest reset until the first call after it.
+	reset string
+
 	blocks    []cachesim.Block
 	ctxIdx    []int
 	call      Call
@@ -300,6 +329,8 @@ func NewProfiler(opts Options) *Profiler {
 func (p *Profiler) Header(h transcript.Header, source string) {
 	p.rep.SessionID = h.ID
 	p.rep.Source = source
+	p.version = h.Version
+	p.nav = nil
 	if h.Provider != "" {
 		p.provider, p.model = h.Provider, h.ModelID
 	}
@@ -310,13 +341,34 @@ func (p *Profiler) Header(h transcript.Header, source string) {
 // Entry feeds one entry (in file order).
 func (p *Profiler) Entry(e *transcript.Entry) {
 	p.rep.Entries++
+	if p.nav == nil {
+		p.nav = transcript.NewNavigator(p.version)
+	}
+	st := p.nav.Step(e)
+	if !st.InTree {
+		return
+	}
 	switch e.Type {
 	case transcript.TypeModelChange:
 		p.provider, p.model = string(e.Provider), string(e.ModelID)
 	case transcript.TypeThinkingLevelChange:
 		p.thinking = string(e.ThinkingLevel)
+	case transcript.TypeLeaf:
+		// The active branch moves to the target; the leaf entry itself is
+		// on no path.
+		if st.Control {
+			p.rep.LeafMoves++
+			p.br.attach(st.Leaf)
+		}
+		return
+	}
+	if e.AppendSide || (e.Type == transcript.TypeUnknown && !st.MovesLeaf) {
+		// Beside the active branch (a side append, an unknown link): sent
+		// in no request.
+		return
 	}
 	n := entryNode(e, &p.dig)
+	n.parent = st.Parent
 	if e.Type == transcript.TypeMessage && e.Message != nil && e.Message.Role == llm.RoleUser {
 		p.runThinking = p.thinking
 	}
@@ -326,9 +378,21 @@ func (p *Profiler) Entry(e *transcript.Entry) {
 	}
 	p.br.attach(n.parent)
 	p.br.push(n)
-	if e.Type == transcript.TypeCompaction {
-		p.br.compact(idHash(e.FirstKeptEntryID))
+	switch e.Type {
+	case transcript.TypeCompaction:
+		p.br.compact(idHash(e.FirstKeptEntryID), false)
+	case transcript.TypeReset:
+		p.rep.Resets++
+		p.br.compact(idHash(e.FirstKeptEntryID), true)
+		p.reset = fmt.Sprintf("session reset (%s) at line %d: a fresh history window, the earlier messages are no longer sent", orUnknown(e.Reason), e.Line)
 	}
+}
+
+func orUnknown(b []byte) string {
+	if len(b) == 0 {
+		return "no reason given"
+	}
+	return string(b)
 }
 
 // sim returns the cache of a provider with the rules of model; assumed
@@ -561,6 +625,16 @@ func (p *Profiler) maybeCall(e *transcript.Entry) {
 		float64(res.Write-res.Write1h)*price.CacheWrite + float64(res.Write1h)*price.CacheWrite1h) / 1e6
 
 	p.judge(c, &res, rules)
+	if p.reset != "" {
+		// The first call after a reset starts a fresh prompt: OpenClaw
+		// builds it anew for the new history window, so a recorded miss
+		// there is explained by the reset.
+		if c.Explanation == "unexplained" {
+			c.Explanation = "reset"
+			c.Evidence = append(c.Evidence[:0], p.reset)
+		}
+		p.reset = ""
+	}
 	p.account(c, rules)
 	if p.opts.OnCall != nil {
 		p.opts.OnCall(c)
@@ -815,6 +889,8 @@ func (p *Profiler) Finish(st transcript.Stats) *Report {
 	r.Torn = st.Torn
 	r.TornOffset = st.TornOffset
 	r.UnknownSkipped = st.Unknown
+	r.UnknownTypes = st.UnknownTypes
+	r.LongLines = st.LongLines
 	r.Orphans = p.br.orphans
 	return r
 }

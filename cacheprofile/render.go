@@ -168,6 +168,7 @@ func (r *Report) writeText(w io.Writer) {
 		p(", %d entries with a missing parent", r.Orphans)
 	}
 	p("\n")
+	writeSessionFacts(p, r)
 }
 
 func missTokens(c *Call) int {

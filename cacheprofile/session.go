@@ -51,12 +51,9 @@ func newBranch() *branch {
 	return &branch{index: make(map[uint64]int), side: make(map[uint64]node), sideMax: 1 << 18}
 }
 
-func idHash(b []byte) uint64 {
-	if len(b) == 0 {
-		return 0
-	}
-	return xxhash.Sum64(b)
-}
+// idHash is the id hash of the transcript Navigator, so that the parents
+// it resolves match the nodes' ids.
+func idHash(b []byte) uint64 { return transcript.IDHash(b) }
 
 func (b *branch) last() uint64 {
 	if len(b.path) == 0 {
@@ -131,9 +128,12 @@ func (b *branch) push(n node) {
 	b.path = append(b.path, n)
 }
 
-// compact applies a compaction entry (already pushed as the last node):
-// nodes before the first kept entry leave the path for good.
-func (b *branch) compact(firstKept uint64) {
+// compact applies a compaction or reset entry (already pushed as the last
+// node): nodes before the first kept entry leave the path for good. A
+// reset keeps, of the nodes from its first kept entry, only messages (user,
+// assistant, tool results): earlier summaries and runtime context do not
+// reappear.
+func (b *branch) compact(firstKept uint64, reset bool) {
 	k, ok := b.index[firstKept]
 	c := len(b.path) - 1
 	if !ok || k > c {
@@ -141,6 +141,13 @@ func (b *branch) compact(firstKept uint64) {
 	}
 	for j := 0; j < k; j++ {
 		delete(b.index, b.path[j].id)
+	}
+	if reset {
+		for j := k; j < c; j++ {
+			if n := &b.path[j]; n.kind == kindCompaction || n.kind == kindRuntimeCtx {
+				n.kind = kindHidden
+			}
+		}
 	}
 	b.path = append(b.path[:0], b.path[k:]...)
 	for j := range b.path {

@@ -1,15 +1,11 @@
 package cacheprofile
 
 import (
-	"database/sql"
+	"context"
+	"errors"
 	"fmt"
-	"io"
-	"strings"
 
-	"github.com/klauspost/compress/zstd"
-	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/transcript"
-	_ "modernc.org/sqlite" // pure-Go driver "sqlite"
 )
 
 // OpenClaw 2026.8.1 and later keep transcripts in
@@ -21,146 +17,53 @@ import (
 // stream, so entries are parsed exactly as JSONL entries are.
 
 func profileSQLite(path string, opts Options) ([]*Report, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	st, err := transcript.OpenSQLiteStore(path, transcript.SQLiteOptions{ReadOnly: true})
+	if err != nil {
+		if errors.Is(err, transcript.ErrNotSession) {
+			return nil, fmt.Errorf("%w: SQLite file without an OpenClaw transcript_events table", ErrNotSession)
+		}
+		return nil, err
+	}
+	defer st.Close()
+	return profileStore(st, path, opts)
+}
+
+// ProfileStore profiles every session of a store (SQLite or PostgreSQL).
+func ProfileStore(st transcript.Store, name string, opts Options) ([]*Report, error) {
+	return profileStore(st, name, opts)
+}
+
+func profileStore(st transcript.Store, name string, opts Options) ([]*Report, error) {
+	ctx := context.Background()
+	list, err := st.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	cols, err := tableColumns(db, "transcript_events")
-	if err != nil {
-		return nil, err
-	}
-	if !cols["session_id"] || !cols["seq"] || !(cols["event_json"] || cols["event_zstd"]) {
-		return nil, fmt.Errorf("%w: SQLite file without an OpenClaw transcript_events table", ErrNotSession)
-	}
-	ids, err := sessionIDs(db)
-	if err != nil {
-		return nil, err
-	}
-	sel := "SELECT " + colOr(cols, "event_json") + ", " + colOr(cols, "event_zstd") +
-		" FROM transcript_events WHERE session_id = ? ORDER BY seq"
 	var reps []*Report
-	for _, id := range ids {
-		rows, err := db.Query(sel, id)
-		if err != nil {
-			return nil, err
-		}
-		rr := &rowReader{rows: rows}
-		rr.pending = llm.AppendJSONString(append(rr.pending[:0], `{"type":"session","version":3,"id":`...), id)
-		rr.pending = append(rr.pending, "}\n"...)
-		rep, err := profileReader(transcript.NewReader(rr, transcript.Options{KeepUnknown: true}), path, "sqlite", opts)
-		rows.Close()
-		if rr.dec != nil {
-			rr.dec.Close()
-		}
-		if err == nil {
-			err = rr.err
+	for _, si := range list {
+		rd, err := st.Reader(ctx, si.ID, readOptions)
+		var cold *transcript.ColdArchiveError
+		if errors.As(err, &cold) {
+			// Archived, and the archive is not here: say so with its sizes.
+			rep := NewProfiler(opts).Finish(transcript.Stats{})
+			rep.File, rep.Source, rep.SessionID = name, st.Kind(), si.ID
+			rep.Archived = &Archived{Storage: cold.Storage, Name: cold.Name, Events: cold.Events, RawBytes: cold.RawBytes,
+				ArchiveBytes: cold.ArchiveBytes, Note: cold.Err.Error()}
+			reps = append(reps, rep)
+			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("session %s: %w", id, err)
+			return nil, fmt.Errorf("session %s: %w", si.ID, err)
+		}
+		rep, err := profileReader(rd, name, st.Kind(), opts)
+		rd.Close()
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", si.ID, err)
+		}
+		if a := si.Archived; a != nil {
+			rep.Archived = &Archived{Storage: st.Kind(), Name: a.Location, Events: a.Events, RawBytes: a.RawBytes, ArchiveBytes: a.Bytes, Read: true}
 		}
 		reps = append(reps, rep)
 	}
 	return reps, nil
-}
-
-func colOr(cols map[string]bool, c string) string {
-	if cols[c] {
-		return c
-	}
-	return "NULL"
-}
-
-func tableColumns(db *sql.DB, table string) (map[string]bool, error) {
-	rows, err := db.Query("SELECT name FROM pragma_table_info(?)", table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		cols[strings.ToLower(name)] = true
-	}
-	return cols, rows.Err()
-}
-
-func sessionIDs(db *sql.DB) ([]string, error) {
-	rows, err := db.Query("SELECT DISTINCT session_id FROM transcript_events ORDER BY session_id")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
-}
-
-// rowReader presents a session's rows as JSONL: the synthesised header,
-// then one line per event. It pulls one row at a time.
-type rowReader struct {
-	rows    *sql.Rows
-	pending []byte
-	off     int
-	dec     *zstd.Decoder
-	err     error
-}
-
-func (r *rowReader) Read(b []byte) (int, error) {
-	for r.off >= len(r.pending) {
-		if !r.rows.Next() {
-			if err := r.rows.Err(); err != nil {
-				r.err = err
-				return 0, err
-			}
-			return 0, io.EOF
-		}
-		var js, zs []byte
-		if err := r.rows.Scan(&js, &zs); err != nil {
-			r.err = err
-			return 0, err
-		}
-		r.pending, r.off = r.pending[:0], 0
-		switch {
-		case len(js) > 0:
-			r.pending = append(r.pending, js...)
-		case len(zs) > 0:
-			if r.dec == nil {
-				d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(64<<20))
-				if err != nil {
-					r.err = err
-					return 0, err
-				}
-				r.dec = d
-			}
-			out, err := r.dec.DecodeAll(zs, r.pending)
-			if err != nil {
-				// A corrupt row is one malformed line: the reader skips and
-				// counts it.
-				out = append(r.pending[:0], "{corrupt zstd event}"...)
-			}
-			r.pending = out
-		default:
-			continue
-		}
-		// An event is one line; a raw newline inside it would split it.
-		for i, c := range r.pending {
-			if c == '\n' || c == '\r' {
-				r.pending[i] = ' '
-			}
-		}
-		r.pending = append(r.pending, '\n')
-	}
-	n := copy(b, r.pending[r.off:])
-	r.off += n
-	return n, nil
 }

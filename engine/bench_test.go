@@ -243,6 +243,11 @@ func BenchmarkRunSetup(b *testing.B) {
 		b.Fatal(err)
 	}
 	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
+	// One counter for every repetition: b.Run runs each sub-benchmark
+	// several times (ramp-up, -count) in this one directory, and a counter
+	// that restarts would append to the sessions of earlier repetitions,
+	// whose growing histories then show as allocations growing per run.
+	i := 0
 	for _, cached := range []bool{false, true} {
 		name := "renderer=plain"
 		var rd *prompt.Renderer
@@ -260,7 +265,8 @@ func BenchmarkRunSetup(b *testing.B) {
 				Session:       SessionOptions{Durability: transcript.SyncNone},
 			}
 			b.ReportAllocs()
-			i := 0
+			var ms0, ms1 runtimeMem
+			ms0.read()
 			for b.Loop() {
 				i++
 				p.SessionFile = filepath.Join(dir, "run"+strconv.Itoa(i)+".jsonl")
@@ -268,6 +274,10 @@ func BenchmarkRunSetup(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			ms1.read()
+			// CPU time (user + system) per run: wall time on a shared
+			// machine mostly measures other processes' disk traffic.
+			b.ReportMetric(float64((ms1.cpu-ms0.cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

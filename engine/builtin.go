@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,12 +13,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ocbench/ocbench/internal/redact"
 )
 
 // ErrPathEscape means a tool was asked for a path outside the workspace:
@@ -162,8 +167,15 @@ func rootErr(p string, err error) error {
 type BuiltinOptions struct {
 	// Exec offers the exec tool; it is off unless set.
 	Exec bool
-	// ExecTimeout bounds one command (default 60s; a call may ask for less).
+	// ExecTimeout bounds one command (default DefaultExecTimeout, OpenClaw's
+	// tools.exec.timeoutSeconds; a call may ask for less).
 	ExecTimeout time.Duration
+	// ExecEnvAllow names environment variables a command gets although
+	// they look secret. By default a command gets the process environment
+	// without its secret variables (names with KEY, TOKEN, SECRET,
+	// PASSWORD, CREDENTIAL, … : redact.IsSecretEnvName), so that a model
+	// running env cannot read the provider's API keys.
+	ExecEnvAllow []string
 	// ExecOutputCap bounds the output kept from one command, in bytes
 	// (default 50 KiB); the tail is kept, as pi's bash tool keeps it.
 	ExecOutputCap int
@@ -177,7 +189,7 @@ type BuiltinOptions struct {
 
 func (o *BuiltinOptions) setDefaults() {
 	if o.ExecTimeout <= 0 {
-		o.ExecTimeout = 60 * time.Second
+		o.ExecTimeout = DefaultExecTimeout
 	}
 	if o.ExecOutputCap <= 0 {
 		o.ExecOutputCap = 50 << 10
@@ -277,7 +289,9 @@ func (b *builtins) readFile(p string) (string, []byte, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	f, err := b.ws.root.Open(rel)
+	// Non-blocking: opening a FIFO (or a device) for reading would wait
+	// for a writer forever. Only regular files are read.
+	f, err := b.ws.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return rel, nil, rootErr(p, err)
 	}
@@ -288,6 +302,9 @@ func (b *builtins) readFile(p string) (string, []byte, error) {
 	}
 	if st.IsDir() {
 		return rel, nil, fmt.Errorf("%s is a directory; use ls to list it", p)
+	}
+	if !st.Mode().IsRegular() {
+		return rel, nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrNotRegular, p, fileKind(st.Mode()))
 	}
 	if st.Size() > b.opt.MaxFileBytes {
 		return rel, nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit of this tool", p, st.Size(), b.opt.MaxFileBytes)
@@ -373,8 +390,8 @@ func (b *builtins) write(_ context.Context, args []byte) (ToolOutput, error) {
 			return ToolOutput{}, rootErr(a.Path, err)
 		}
 	}
-	if err := b.ws.root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
-		return ToolOutput{}, rootErr(a.Path, err)
+	if err := b.replaceFile(a.Path, rel, []byte(a.Content)); err != nil {
+		return ToolOutput{}, err
 	}
 	return ToolOutput{Text: fmt.Sprintf("Successfully wrote %d bytes to %s", len(a.Content), a.Path)}, nil
 }
@@ -399,13 +416,9 @@ func (b *builtins) edit(_ context.Context, args []byte) (ToolOutput, error) {
 	default:
 		return ToolOutput{}, fmt.Errorf("found %d occurrences of the text in %s; oldText must be unique, add more context", n, a.Path)
 	}
-	st, err := b.ws.root.Stat(rel)
-	if err != nil {
-		return ToolOutput{}, rootErr(a.Path, err)
-	}
 	out := bytes.Replace(data, []byte(a.OldText), []byte(a.NewText), 1)
-	if err := b.ws.root.WriteFile(rel, out, st.Mode().Perm()); err != nil {
-		return ToolOutput{}, rootErr(a.Path, err)
+	if err := b.replaceFile(a.Path, rel, out); err != nil {
+		return ToolOutput{}, err
 	}
 	return ToolOutput{Text: "Successfully replaced text in " + a.Path + "."}, nil
 }
@@ -422,11 +435,14 @@ func (b *builtins) ls(_ context.Context, args []byte) (ToolOutput, error) {
 	if err != nil {
 		return ToolOutput{}, err
 	}
-	f, err := b.ws.root.Open(rel)
+	f, err := b.ws.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
 	if err != nil {
 		return ToolOutput{}, rootErr(a.Path, err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.IsDir() {
+		return ToolOutput{}, fmt.Errorf("%s is not a directory (%s)", a.Path, fileKind(st.Mode()))
+	}
 	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return ToolOutput{}, fmt.Errorf("cannot list %s: %w", a.Path, err)
@@ -460,6 +476,86 @@ func (b *builtins) ls(_ context.Context, args []byte) (ToolOutput, error) {
 	return ToolOutput{Text: out.String()}, nil
 }
 
+// DefaultExecTimeout is OpenClaw 2026.9.6's tools.exec.timeoutSeconds
+// default (1800 s).
+const DefaultExecTimeout = 1800 * time.Second
+
+// ErrNotRegular is the error of a read or edit of something that is not a
+// regular file (a FIFO, a socket, a device).
+var ErrNotRegular = errors.New("engine: not a regular file")
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	}
+	return "a special file"
+}
+
+// replaceFile writes data to the workspace file rel (named p by the
+// model) by writing a temporary file in the same directory and renaming it
+// over rel. The rename gives the path a new inode, so a hard link planted
+// in the workspace to a file outside it (or anywhere) is never written
+// through: the outside file keeps its content, and only the workspace path
+// changes. It also means a reader never sees half a file. An existing
+// file's permissions are kept; a symlink leaf (inside the workspace, as
+// Resolve guarantees) is followed, so the link stays a link.
+func (b *builtins) replaceFile(p, rel string, data []byte) error {
+	perm, existed := fs.FileMode(0o644), false
+	if st, err := b.ws.root.Lstat(rel); err == nil {
+		if st.Mode()&fs.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(filepath.Join(b.ws.dir, rel))
+			if err != nil {
+				return rootErr(p, err)
+			}
+			r, err := filepath.Rel(b.ws.dir, real)
+			if err != nil || !filepath.IsLocal(r) {
+				return &PathError{Path: p, Why: "a symlink leads out of the workspace"}
+			}
+			rel = r
+			if st, err = b.ws.root.Lstat(rel); err != nil {
+				return rootErr(p, err)
+			}
+		}
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory, not a file", p)
+		}
+		if st.Mode().IsRegular() {
+			perm, existed = st.Mode().Perm(), true
+		}
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".ocbench-"+hex.EncodeToString(rnd[:])+".tmp")
+	f, err := b.ws.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return rootErr(p, err)
+	}
+	_, err = f.Write(data)
+	if err == nil && existed {
+		err = f.Chmod(perm) // the umask applied at creation
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = b.ws.root.Rename(tmp, rel)
+	}
+	if err != nil {
+		_ = b.ws.root.Remove(tmp)
+		return rootErr(p, err)
+	}
+	return nil
+}
+
 // tailBuffer keeps the last max bytes written to it and counts the rest.
 type tailBuffer struct {
 	max     int
@@ -488,6 +584,20 @@ func (t *tailBuffer) result() (string, int64) {
 	return string(t.buf), t.dropped
 }
 
+// scrubbedEnv is environ without its secret variables, except those
+// named in allow.
+func scrubbedEnv(environ, allow []string) []string {
+	out := environ[:0:0]
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if redact.IsSecretEnvName(name) && !slices.Contains(allow, name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
 func (b *builtins) exec(ctx context.Context, args []byte) (ToolOutput, error) {
 	if !b.opt.Exec {
 		return ToolOutput{}, ErrExecDisabled
@@ -509,6 +619,7 @@ func (b *builtins) exec(ctx context.Context, args []byte) (ToolOutput, error) {
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", a.Command)
 	cmd.Dir = b.ws.dir
+	cmd.Env = scrubbedEnv(os.Environ(), b.opt.ExecEnvAllow)
 	cmd.Stdin = nil
 	out := &tailBuffer{max: b.opt.ExecOutputCap}
 	cmd.Stdout = out

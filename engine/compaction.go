@@ -272,11 +272,12 @@ func (r *runner) compact(ctx context.Context, trigger string, route PreemptiveRo
 }
 
 // compactWithin is compact with an explicit wait limit.
-func (r *runner) compactWithin(ctx context.Context, trigger string, route PreemptiveRoute, timeout time.Duration) CompactionOutcome {
+func (r *runner) compactWithin(ctx context.Context, trigger string, route PreemptiveRoute, timeout time.Duration) (out CompactionOutcome) {
 	p := r.p
 	start := time.Now()
-	out := CompactionOutcome{Attempted: true, Trigger: trigger, Route: route, Attempts: r.res.Compaction.Attempts + 1}
+	out = CompactionOutcome{Attempted: true, Trigger: trigger, Route: route, Attempts: r.res.Compaction.Attempts + 1}
 	defer func() {
+		out.Reason, out.Err = r.red.String(out.Reason), r.red.Error(out.Err)
 		out.Duration = time.Since(start)
 		r.res.Compaction = out
 		r.res.Compactions = append(r.res.Compactions, out)
@@ -335,13 +336,14 @@ func (r *runner) compactWithin(ctx context.Context, trigger string, route Preemp
 		r.note("%s", out.Reason)
 		return out
 	}
+	d.summary = r.red.String(d.summary)
 	msgs, err := r.sess.commitCompaction(d.summary, firstKept, out.TokensBefore)
 	if err != nil {
 		out.Err = err
 		out.Reason = "compaction could not be written: " + err.Error()
 		return out
 	}
-	r.res.Notes = append(r.res.Notes, r.sess.takeNotes()...)
+	r.takeNotes()
 	out.Compacted = true
 	out.Summary = d.summary
 	r.hist = r.prepareHistory(msgs)
@@ -409,7 +411,7 @@ func CompactSession(ctx context.Context, p *Params) (CompactionOutcome, error) {
 	q := *p
 	q.setDefaults()
 	var res Result
-	r := runner{p: &q, res: &res}
+	r := runner{p: &q, res: &res, red: runRedactor(&q)}
 	defer r.close()
 	if err := r.setup(); err != nil {
 		return CompactionOutcome{Err: err, Reason: err.Error()}, err

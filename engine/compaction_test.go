@@ -1,14 +1,12 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
-	"github.com/ocbench/ocbench/internal/specases"
-	"os"
 	"testing"
 
 	"github.com/valyala/fastjson"
 
+	"github.com/ocbench/ocbench/internal/specases"
 	"github.com/ocbench/ocbench/llm"
 )
 
@@ -33,46 +31,48 @@ func parseMessages(t testing.TB, raw []any) []llm.Message {
 	return out
 }
 
+// TestPreemptiveSpecCases runs shouldPreemptivelyCompactBeforePrompt's
+// cases with every input it takes (messages, systemPrompt, prompt,
+// contextTokenBudget, reserveTokens, toolResultMaxChars); absent ones take
+// the function's defaults. The system prompt counts 0 tokens (pi's
+// estimator ignores role system), so it is read but does not change the
+// estimate.
 func TestPreemptiveSpecCases(t *testing.T) {
-	data, err := os.ReadFile("../testdata/spec/prompt-cases.json")
-	if err != nil {
-		t.Fatal(err)
+	var cases []struct {
+		Name     string         `json:"name"`
+		Input    map[string]any `json:"input"`
+		Expected struct {
+			Route                     string `json:"route"`
+			ShouldCompact             bool   `json:"shouldCompact"`
+			EstimatedPromptTokens     int    `json:"estimatedPromptTokens"`
+			PromptBudgetBeforeReserve int    `json:"promptBudgetBeforeReserve"`
+			OverflowTokens            int    `json:"overflowTokens"`
+			ToolResultReducibleChars  int    `json:"toolResultReducibleChars"`
+			EffectiveReserveTokens    int    `json:"effectiveReserveTokens"`
+		} `json:"expected"`
 	}
-	var doc struct {
-		Preemptive []struct {
-			Name     string         `json:"name"`
-			Input    map[string]any `json:"input"`
-			Expected struct {
-				Route                     string `json:"route"`
-				ShouldCompact             bool   `json:"shouldCompact"`
-				EstimatedPromptTokens     int    `json:"estimatedPromptTokens"`
-				PromptBudgetBeforeReserve int    `json:"promptBudgetBeforeReserve"`
-				OverflowTokens            int    `json:"overflowTokens"`
-				ToolResultReducibleChars  int    `json:"toolResultReducibleChars"`
-				EffectiveReserveTokens    int    `json:"effectiveReserveTokens"`
-			} `json:"expected"`
-		} `json:"preemptive"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.Preemptive) == 0 {
-		t.Fatal("no preemptive cases")
-	}
-	for _, c := range doc.Preemptive {
+	loadCaseSection(t, "preemptive", &cases)
+	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			in := specases.Expand(c.Input).(map[string]any)
-			hist := parseMessages(t, in["messages"].([]any))
-			prompt := llm.TextMessage(llm.RoleUser, in["prompt"].(string))
-			pin := PreemptiveInput{
-				ContextTokenBudget: int(in["contextTokenBudget"].(float64)),
-				ReserveTokens:      int(in["reserveTokens"].(float64)),
+			in, _ := specases.Expand(c.Input).(map[string]any)
+			num := func(k string) int {
+				v, _ := in[k].(float64)
+				return int(v)
 			}
-			if v, ok := in["toolResultMaxChars"].(float64); ok {
-				pin.ToolResultMaxChars = int(v)
+			msgs, _ := in["messages"].([]any)
+			hist := parseMessages(t, msgs)
+			var prompt *llm.Message
+			switch v := in["prompt"].(type) {
+			case string:
+				m := llm.TextMessage(llm.RoleUser, v)
+				prompt = &m
+			case map[string]any:
+				m := parseMessages(t, []any{v})[0]
+				prompt = &m
 			}
-			d := DecidePreemptive(hist, &prompt, pin)
+			_, _ = in["systemPrompt"].(string)
+			pin := PreemptiveInput{ContextTokenBudget: num("contextTokenBudget"), ReserveTokens: num("reserveTokens"), ToolResultMaxChars: num("toolResultMaxChars")}
+			d := DecidePreemptive(hist, prompt, pin)
 			e := c.Expected
 			if d.Route.String() != e.Route || d.ShouldCompact != e.ShouldCompact ||
 				d.EstimatedPromptTokens != e.EstimatedPromptTokens ||

@@ -41,5 +41,17 @@
 // error, an idle timeout, an endless stream, an abort) end the run with
 // the failed assistant message in the transcript, every tool call paired
 // with a result, and the error both returned and in Result.Err. Tool
-// failures never end a run: they are error results the model sees.
+// failures never end a run: they are error results the model sees, and a
+// tool that does not return within Params.ToolTimeout is left behind with
+// an ErrToolTimeout result.
+//
+// # Secrets
+//
+// Params.APIKey, Params.Secrets and the values of the environment's secret
+// variables are replaced by [REDACTED] in everything a run produces:
+// returned errors, the Result, events, and every transcript entry (also
+// when an upstream echoes a key in an error, and in tool output before the
+// model sees it). The exec tool runs without the environment's secret
+// variables unless BuiltinOptions.ExecEnvAllow names them. Streamed text
+// deltas reach OnEvent as the provider sent them.
 package engine

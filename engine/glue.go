@@ -30,7 +30,14 @@ type PromptOptions struct {
 	// Renderer renders the prompt; share one with a prefix cache across
 	// runs so the stable prefix is rendered once. Nil renders uncached.
 	Renderer *prompt.Renderer
+	// Resolver reads the workspace (bootstrap files, skills) and caches
+	// what it read by (path, size, mtime, device, inode). Nil uses one
+	// shared by every run in the process.
+	Resolver *prompt.Resolver
 }
+
+// sharedResolver is the workspace cache of runs that bring none.
+var sharedResolver prompt.Resolver
 
 var defaultClient = sync.OnceValues(func() (*provider.Client, error) { return provider.NewClient() })
 
@@ -75,7 +82,11 @@ func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, e
 	}
 	params := cfg.Base
 	if ws != nil {
-		res, err := prompt.Resolve(&cfg, ws.Dir())
+		rs := p.PromptOptions.Resolver
+		if rs == nil {
+			rs = &sharedResolver
+		}
+		res, err := rs.Resolve(&cfg, ws.Dir())
 		if err != nil {
 			return "", 0, fmt.Errorf("engine: system prompt: %w", err)
 		}

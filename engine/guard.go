@@ -35,7 +35,7 @@ func guardChars(m *llm.Message) int {
 			if b.Type == llm.BlockImage {
 				n += 8000
 			} else if b.Type == llm.BlockText {
-				n += tokenize.UTF16Len(string(b.Text))
+				n += tokenize.UTF16LenBytes(b.Text)
 			}
 		}
 	case llm.RoleAssistant:
@@ -43,12 +43,12 @@ func guardChars(m *llm.Message) int {
 			b := &m.Content[i]
 			switch b.Type {
 			case llm.BlockText, llm.BlockThinking:
-				n += tokenize.UTF16Len(string(b.Text))
+				n += tokenize.UTF16LenBytes(b.Text)
 			case llm.BlockToolCall:
 				if len(b.Arguments) == 0 {
 					n += 2
 				} else {
-					n += tokenize.UTF16Len(string(b.Arguments))
+					n += tokenize.UTF16LenBytes(b.Arguments)
 				}
 			}
 		}

@@ -5,63 +5,128 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 )
 
-type specCases struct {
-	Harness []struct {
-		Name  string `json:"name"`
-		Input struct {
-			Provider       string `json:"provider"`
-			ModelID        string `json:"modelId"`
-			Env            string `json:"env"`
-			AgentHarnessID string `json:"agentHarnessId"`
-			AgentID        string `json:"agentId"`
-			Config         struct {
-				Agents struct {
-					Defaults struct {
-						AgentRuntime struct {
-							ID string `json:"id"`
-						} `json:"agentRuntime"`
-					} `json:"defaults"`
-					List []struct {
-						ID           string `json:"id"`
-						AgentRuntime struct {
-							ID string `json:"id"`
-						} `json:"agentRuntime"`
-					} `json:"list"`
-				} `json:"agents"`
-			} `json:"config"`
-		} `json:"input"`
-		ExpectedHarnessID *string `json:"expectedHarnessId"`
-		ExpectedError     *string `json:"expectedError"`
-	} `json:"harness"`
+// harnessCase is a selectAgentHarness case: every input of OpenClaw's
+// policy resolution (env OPENCLAW_AGENT_RUNTIME, the session agent's
+// agentRuntime, agents.defaults.agentRuntime, the pinned agentHarnessId)
+// and of the decision (provider, modelId).
+type harnessCase struct {
+	Name  string `json:"name"`
+	Input struct {
+		Provider       string          `json:"provider"`
+		ModelID        string          `json:"modelId"`
+		Env            json.RawMessage `json:"env"` // the value, or an environment object
+		AgentHarnessID string          `json:"agentHarnessId"`
+		AgentID        string          `json:"agentId"`
+		SessionKey     string          `json:"sessionKey"`
+		Config         struct {
+			Agents struct {
+				Defaults struct {
+					AgentRuntime struct {
+						ID string `json:"id"`
+					} `json:"agentRuntime"`
+				} `json:"defaults"`
+				List []struct {
+					ID           string `json:"id"`
+					Default      bool   `json:"default"`
+					AgentRuntime struct {
+						ID string `json:"id"`
+					} `json:"agentRuntime"`
+				} `json:"list"`
+			} `json:"agents"`
+		} `json:"config"`
+	} `json:"input"`
+	ExpectedHarnessID *string `json:"expectedHarnessId"`
+	ExpectedReason    *string `json:"expectedReason"`
+	ExpectedError     *string `json:"expectedError"`
 }
 
-func loadSpecCases(t testing.TB) *specCases {
+// loadCaseSection returns one section of the prompt case file. The
+// harnesses run any case file of the spec's format: only an empty file
+// fails; a section it lacks is skipped.
+func loadCaseSection(t testing.TB, section string, dst any) {
 	t.Helper()
 	data, err := os.ReadFile("../testdata/spec/prompt-cases.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c specCases
-	if err := json.Unmarshal(data, &c); err != nil {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	return &c
+	n := 0
+	for k, v := range doc {
+		var list []json.RawMessage
+		if k != "meta" && json.Unmarshal(v, &list) == nil {
+			n += len(list)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the case file holds no cases")
+	}
+	raw, ok := doc[section]
+	if !ok {
+		t.Skipf("the case file has no %s cases", section)
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// envRuntime reads OPENCLAW_AGENT_RUNTIME from a case's env: a string is
+// the value itself, an object the environment.
+func envRuntime(t testing.TB, raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var env map[string]string
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatalf("env %s", raw)
+	}
+	return env["OPENCLAW_AGENT_RUNTIME"]
+}
+
+// sessionAgent is the agent a session runs: the explicit agentId, else
+// the one its key names (agent:<id>:…), else the default agent (the entry
+// marked default, else the first, else "main").
+func (c *harnessCase) sessionAgent() string {
+	in := &c.Input
+	if in.AgentID != "" {
+		return strings.ToLower(strings.TrimSpace(in.AgentID))
+	}
+	if rest, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(in.SessionKey)), "agent:"); ok {
+		if id, _, _ := strings.Cut(rest, ":"); id != "" {
+			return id
+		}
+	}
+	for _, a := range in.Config.Agents.List {
+		if a.Default {
+			return strings.ToLower(a.ID)
+		}
+	}
+	if len(in.Config.Agents.List) > 0 {
+		return strings.ToLower(in.Config.Agents.List[0].ID)
+	}
+	return "main"
 }
 
 func TestHarnessSpecCases(t *testing.T) {
-	cases := loadSpecCases(t).Harness
-	if len(cases) == 0 {
-		t.Fatal("no harness cases")
-	}
+	var cases []harnessCase
+	loadCaseSection(t, "harness", &cases)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			in := c.Input
-			pol := HarnessPolicy{Env: in.Env, DefaultRuntime: in.Config.Agents.Defaults.AgentRuntime.ID, Pinned: in.AgentHarnessID}
+			pol := HarnessPolicy{Env: envRuntime(t, in.Env), DefaultRuntime: in.Config.Agents.Defaults.AgentRuntime.ID, Pinned: in.AgentHarnessID}
+			agent := c.sessionAgent()
 			for _, a := range in.Config.Agents.List {
-				if a.ID == in.AgentID || (in.AgentID == "" && len(in.Config.Agents.List) == 1) {
+				if strings.EqualFold(strings.TrimSpace(a.ID), agent) {
 					pol.AgentRuntime = a.AgentRuntime.ID
 				}
 			}
@@ -78,8 +143,14 @@ func TestHarnessSpecCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.ExpectedHarnessID == nil || sel.ID != *c.ExpectedHarnessID {
-				t.Fatalf("harness = %q, want %v", sel.ID, c.ExpectedHarnessID)
+			if c.ExpectedHarnessID != nil && sel.ID != *c.ExpectedHarnessID {
+				t.Fatalf("harness = %q, want %q", sel.ID, *c.ExpectedHarnessID)
+			}
+			if c.ExpectedReason != nil && sel.Reason != *c.ExpectedReason {
+				t.Fatalf("reason = %q, want %q", sel.Reason, *c.ExpectedReason)
+			}
+			if c.ExpectedHarnessID == nil && c.ExpectedReason == nil {
+				t.Fatal("the case expects nothing")
 			}
 		})
 	}

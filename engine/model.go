@@ -56,7 +56,7 @@ func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 			}
 			if wait, ok := r.retryWait(err, attempt); ok {
 				r.res.Retries++
-				r.emit(EventRetry, func(e *Event) { e.Err = err; e.Wait = wait })
+				r.emit(EventRetry, func(e *Event) { e.Err = r.red.Error(err); e.Wait = wait })
 				t := time.NewTimer(wait)
 				select {
 				case <-t.C:
@@ -103,7 +103,7 @@ func (r *runner) retryWait(err error, attempt int) (time.Duration, bool) {
 func (r *runner) failedMessage(reason llm.StopReason, text string) *llm.Message {
 	m := &llm.Message{Role: llm.RoleAssistant, API: r.p.Model.API, Provider: r.p.Model.Provider, Model: r.p.Model.ID,
 		Timestamp: r.p.Now().UnixMilli()}
-	m.Fail(reason, text)
+	m.Fail(reason, r.red.String(text))
 	return m
 }
 
@@ -118,7 +118,7 @@ func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCau
 		e := s.Event()
 		size += len(e.Delta)
 		if emit {
-			r.ev = Event{Kind: EventStream, Turn: r.turn, Stream: e, Message: s.Message()}
+			r.ev = Event{Kind: EventStream, Turn: r.turn, Stream: e, Message: r.redactedStreamMessage(e, s.Message())}
 			p.OnEvent(&r.ev)
 		}
 		if size > p.MaxMessageBytes && !tooLarge {
@@ -136,6 +136,7 @@ func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCau
 	serr := s.Err()
 	m := cloneMessage(s.Message())
 	_ = s.Close()
+	redactMessage(r.red, m)
 	if m.Timestamp == 0 {
 		m.Timestamp = p.Now().UnixMilli()
 	}

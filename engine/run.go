@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // Errors of a run. Setup failures are returned before anything is written;
@@ -60,6 +62,13 @@ type Params struct {
 	// package provider for Model.API at Model.BaseURL with APIKey.
 	StreamFunc llm.StreamFunc
 	APIKey     string
+	// Secrets are further values (other keys, tokens) redacted wherever
+	// they would appear in what the run produces. APIKey and the values of
+	// the environment's secret variables (redact.IsSecretEnvName) always
+	// are: errors, notes, events, the Result and every transcript entry
+	// carry [REDACTED] in their place, also where an upstream echoes a key
+	// in an error. Values shorter than 8 bytes are not redacted literally.
+	Secrets []string
 	// MaxTokens, Temperature and Reasoning are passed to every model call
 	// (zero values: the provider's defaults).
 	MaxTokens   int
@@ -89,12 +98,26 @@ type Params struct {
 	// Session options for file sessions (durability etc.).
 	Session SessionOptions
 
+	// SessionStore, when set, keeps the session in a store instead of
+	// SessionFile (transcript.DirStore, SQLiteStore or PGStore): the
+	// session is SessionID in it (a new id when empty), opened under the
+	// store's single-writer lock for the run. SessionFile is then ignored.
+	SessionStore transcript.Store
+
 	// SystemPrompt, when set, replaces the generated system prompt (and
 	// CacheBoundary its cache boundary). Otherwise package prompt builds it.
 	SystemPrompt  string
 	CacheBoundary int
 	// Prompt options passed to package prompt.
 	PromptOptions PromptOptions
+
+	// ToolTimeout bounds one tool call, built-in or not (default
+	// DefaultToolTimeout; negative: none). The handler's context ends at
+	// the deadline; a handler that does not return within
+	// ToolAbandonGrace after that (blocked where it cannot see its
+	// context) is left behind and the call gets an error result wrapping
+	// ErrToolTimeout, so the run goes on.
+	ToolTimeout time.Duration
 
 	// MaxTurns bounds the model calls of the run (default 50).
 	MaxTurns int
@@ -133,6 +156,9 @@ type Params struct {
 func (p *Params) setDefaults() {
 	if p.MaxTurns <= 0 {
 		p.MaxTurns = DefaultMaxTurns
+	}
+	if p.ToolTimeout == 0 {
+		p.ToolTimeout = DefaultToolTimeout
 	}
 	if p.MaxMessageBytes <= 0 {
 		p.MaxMessageBytes = DefaultMaxMessageBytes
@@ -215,6 +241,9 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	p.setDefaults()
 	start := p.Now()
 	var res Result
+	red := runRedactor(&p)
+	// The model never sees a configured key either.
+	p.Prompt = red.String(p.Prompt)
 	if p.Prompt == "" {
 		res.Err = ErrNoPrompt
 		return res, res.Err
@@ -236,11 +265,19 @@ func Run(ctx context.Context, p Params) (Result, error) {
 		if err != nil && res.Err == nil {
 			res.Err = err
 		}
+		err, res.Err = red.Error(err), red.Error(res.Err)
+		if res.Final != nil {
+			res.Final = res.Final.Clone()
+			redactMessage(red, res.Final)
+		}
+		for i, n := range res.Notes {
+			res.Notes[i] = red.String(n)
+		}
 		res.Duration = p.Now().Sub(start)
 		return res, err
 	}
-	r := runner{p: &p, res: &res}
-	err = r.run(ctx)
+	r := runner{p: &p, res: &res, red: red}
+	err = red.Error(r.run(ctx))
 	res.Err = err
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
@@ -251,17 +288,24 @@ func Run(ctx context.Context, p Params) (Result, error) {
 type runner struct {
 	p    *Params
 	res  *Result
+	red  *redact.Redactor
 	ev   Event
 	sess *session
 	ws   *Workspace
 	reg  *Registry
-	fn   llm.StreamFunc
-	base llm.StreamFunc
-	req  llm.Request
-	hist []llm.Message // prepared history sent to the model
-	turn int
-	idx  []int
-	take []queued
+	tw   *toolWorker // runs tool calls; nil until the first one
+	// toolCtx is the context of tool calls made under toolParent, reused
+	// until a timeout or an abort spends it.
+	toolCtx    context.Context
+	toolCancel context.CancelCauseFunc
+	toolParent context.Context
+	fn         llm.StreamFunc
+	base       llm.StreamFunc
+	req        llm.Request
+	hist       []llm.Message // prepared history sent to the model
+	turn       int
+	idx        []int
+	take       []queued
 	// liveCap is the live cap on one tool result (chars).
 	liveCap int
 	// The context guard's per-message estimates of hist (see contextGuard).
@@ -285,7 +329,14 @@ func (r *runner) emit(k EventKind, fill func(*Event)) {
 }
 
 func (r *runner) note(format string, args ...any) {
-	r.res.Notes = append(r.res.Notes, fmt.Sprintf(format, args...))
+	r.res.Notes = append(r.res.Notes, r.red.String(fmt.Sprintf(format, args...)))
+}
+
+// takeNotes moves the session's notes into the result, redacted.
+func (r *runner) takeNotes() {
+	for _, n := range r.sess.takeNotes() {
+		r.res.Notes = append(r.res.Notes, r.red.String(n))
+	}
 }
 
 func (r *runner) run(ctx context.Context) (err error) {
@@ -326,6 +377,14 @@ func (r *runner) close() error {
 		r.ws.Close()
 		r.ws = nil
 	}
+	if r.tw != nil {
+		r.tw.stop()
+		r.tw = nil
+	}
+	if r.toolCancel != nil {
+		r.toolCancel(nil)
+		r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil
+	}
 	return err
 }
 
@@ -348,7 +407,7 @@ func (r *runner) setup() (err error) {
 	if err != nil {
 		return err
 	}
-	r.res.Notes = append(r.res.Notes, r.sess.takeNotes()...)
+	r.takeNotes()
 	// Phase 3: tools (the prompt lists them).
 	if p.Workspace != "" {
 		r.ws, err = OpenWorkspace(p.Workspace)
@@ -539,6 +598,7 @@ func (r *runner) addToHistory(m *llm.Message) {
 func (r *runner) deliver(modes ...SteerMode) error {
 	r.take = r.p.Queue.take(r.take[:0], modes...)
 	for _, q := range r.take {
+		q.text = r.red.String(q.text)
 		m := llm.TextMessage(llm.RoleUser, q.text)
 		m.Timestamp = r.p.Now().UnixMilli()
 		if err := r.appendMsg(&m); err != nil {
@@ -579,7 +639,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 	stopText := ""
 	for _, i := range r.idx {
 		b := &msg.Content[i]
-		id, name := string(b.ID), string(b.Name)
+		id, name := string(b.ID), r.reg.internName(b.Name)
 		if stopText != "" {
 			res := toolResultMessage(id, name, stopText, true, r.p.Now())
 			if err := r.appendMsg(&res); err != nil {
@@ -598,10 +658,13 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		if waiting {
 			cr = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
 		} else {
-			cr = r.reg.Call(tctx, name, b.Arguments)
+			cr = r.callTool(tctx, name, b.Arguments)
 		}
 		r.p.Queue.setPhase(nil)
 		r.lastTool = time.Now()
+		// Tool output (a file, a command's output) may hold a key: redact
+		// it before the model, the transcript or an event sees it.
+		cr.Text, cr.Err = r.red.String(cr.Text), r.red.Error(cr.Err)
 		cause := context.Cause(tctx)
 		cancel(nil)
 		if cause != nil && cr.Err == nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -22,13 +23,18 @@ type SessionOptions struct {
 	// RotateAfterCompaction moves the pre-compaction transcript into a
 	// zstd archive after a successful compaction (transcript.Writer.Rotate).
 	RotateAfterCompaction bool
+	// MaxSessionBytes bounds the session's stored size: an append past it
+	// fails the run with an error matching transcript.ErrSessionTooLarge,
+	// and nothing of it is written (0: no limit). A service that lets
+	// clients grow sessions sets it.
+	MaxSessionBytes int64
 }
 
 // session is the run's view of its transcript: the entries of the file
 // (or of memory, for an ephemeral session), appended through the
 // transcript writer that holds the file's lock.
 type session struct {
-	w       *transcript.Writer // nil for an ephemeral session
+	w       transcript.SessionWriter // nil for an ephemeral session
 	sid     string
 	entries []transcript.Entry // loaded entries, and appended ones once materialized
 	added   []lightEntry       // message entries appended since the last materialize
@@ -38,6 +44,7 @@ type session struct {
 	notesL  []string
 	rotate  bool
 	scratch []byte
+	version int // the session's header version (context rules)
 }
 
 // lightEntry is an appended message entry, kept small on the turn path
@@ -61,6 +68,9 @@ func (s *session) materialize() {
 // openSession opens (or creates) the session of p, taking its lock.
 func openSession(p *Params) (*session, error) {
 	s := &session{sid: p.SessionID, rotate: p.Session.RotateAfterCompaction}
+	if p.SessionStore != nil {
+		return openStoreSession(p, s)
+	}
 	if p.SessionFile == "" {
 		if s.sid == "" {
 			s.sid = newSessionID()
@@ -78,13 +88,48 @@ func openSession(p *Params) (*session, error) {
 	}
 	w, err := transcript.OpenWriter(p.SessionFile, transcript.WriterOptions{
 		Durability: p.Session.Durability, SessionID: p.SessionID, Cwd: cwd, Now: p.Now,
+		MaxSessionBytes: p.Session.MaxSessionBytes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("engine: session %s: %w", p.SessionFile, err)
 	}
 	s.w = w
 	s.sid = w.Header().ID
-	rec := w.Recovery()
+	s.notesFromRecovery(w.Recovery())
+	if err := s.load(func(o transcript.Options) (*transcript.Reader, error) { return transcript.OpenFile(p.SessionFile, o) }); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("engine: session %s: %w", p.SessionFile, err)
+	}
+	return s, nil
+}
+
+// openStoreSession opens the session p.SessionID of p.SessionStore.
+func openStoreSession(p *Params, s *session) (*session, error) {
+	st := p.SessionStore
+	if s.sid == "" {
+		s.sid = newSessionID()
+	}
+	cwd := p.Workspace
+	if abs, err := filepath.Abs(cwd); err == nil && cwd != "" {
+		cwd = abs
+	}
+	w, err := st.Open(context.Background(), s.sid, transcript.WriterOptions{Durability: p.Session.Durability, SessionID: s.sid, Cwd: cwd, Now: p.Now,
+		MaxSessionBytes: p.Session.MaxSessionBytes})
+	if err != nil {
+		return nil, fmt.Errorf("engine: session %s in the %s store: %w", s.sid, st.Kind(), err)
+	}
+	s.w = w
+	s.notesFromRecovery(w.Recovery())
+	if err := s.load(func(o transcript.Options) (*transcript.Reader, error) {
+		return st.Reader(context.Background(), s.sid, o)
+	}); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("engine: session %s in the %s store: %w", s.sid, st.Kind(), err)
+	}
+	return s, nil
+}
+
+func (s *session) notesFromRecovery(rec transcript.Recovery) {
 	if rec.Torn {
 		s.notesL = append(s.notesL, fmt.Sprintf("session file: a torn last line (%d bytes at offset %d) was set aside in %s", rec.TornBytes, rec.TornOffset, rec.SideFile))
 	}
@@ -94,20 +139,20 @@ func openSession(p *Params) (*session, error) {
 	if rec.MigratedFrom > 0 {
 		s.notesL = append(s.notesL, fmt.Sprintf("session file: migrated from version %d to 3", rec.MigratedFrom))
 	}
-	if err := s.load(p.SessionFile); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("engine: session %s: %w", p.SessionFile, err)
+	if len(rec.StaleTemps) > 0 {
+		s.notesL = append(s.notesL, fmt.Sprintf("session file: removed %d temporary files left by an interrupted rotation", len(rec.StaleTemps)))
 	}
-	return s, nil
 }
 
-func (s *session) load(path string) error {
-	rd, err := transcript.OpenFile(path, transcript.Options{KeepUnknown: true})
+func (s *session) load(open func(transcript.Options) (*transcript.Reader, error)) error {
+	rd, err := open(transcript.Options{KeepUnknown: true})
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
+	s.version = 3
 	for rd.Next() {
+		s.version = rd.Header().Version
 		// An entry without an id (another tool's JSON line) can be on no
 		// branch: it stays in the file but not in the session's view.
 		if e := rd.Entry(); len(e.ID) > 0 {
@@ -116,6 +161,9 @@ func (s *session) load(path string) error {
 	}
 	if err := rd.Err(); err != nil {
 		return err
+	}
+	if v := rd.Header().Version; v > 0 {
+		s.version = v
 	}
 	leaf := s.w.Leaf()
 	if leaf == "" {
@@ -158,7 +206,7 @@ func (s *session) takeNotes() []string {
 func (s *session) messages() []llm.Message {
 	if s.dirty {
 		s.materialize()
-		s.ctx = transcript.BuildContext(s.entries)
+		s.ctx = transcript.BuildSessionContextVersion(s.entries, s.version).Messages
 		s.dirty = false
 	}
 	return s.ctx
@@ -243,9 +291,17 @@ func (s *session) activePath() []int {
 	}
 	var path []int
 	for steps := 0; steps <= len(s.entries); steps++ {
-		path = append(path, cur)
-		next, ok := byID[string(s.entries[cur].ParentID)]
-		if len(s.entries[cur].ParentID) == 0 || !ok {
+		e := &s.entries[cur]
+		up := e.ParentID
+		if e.Type == transcript.TypeLeaf {
+			// A version-4 leaf entry stands for its target, and is itself
+			// on no path.
+			up = e.TargetID
+		} else {
+			path = append(path, cur)
+		}
+		next, ok := byID[string(up)]
+		if len(up) == 0 || !ok {
 			break
 		}
 		cur = next
@@ -362,8 +418,9 @@ func (s *session) commitCompaction(summary, firstKept string, tokensBefore int) 
 	if err := s.appendEntry(&e); err != nil {
 		return nil, err
 	}
-	if s.w != nil && s.rotate {
-		if archive, err := s.w.Rotate(); err != nil {
+	rw, canRotate := s.w.(interface{ Rotate() (string, error) })
+	if s.w != nil && s.rotate && canRotate {
+		if archive, err := rw.Rotate(); err != nil {
 			s.notesL = append(s.notesL, "session rotation after compaction failed: "+err.Error())
 		} else {
 			s.notesL = append(s.notesL, "pre-compaction transcript archived in "+archive)

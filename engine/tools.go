@@ -70,6 +70,7 @@ type Tool struct {
 	description string
 	params      []byte
 	schema      *jsonschema.Schema
+	fast        *fastSchema // nil when the schema is outside the fast subset
 	handler     ToolHandler
 }
 
@@ -90,7 +91,7 @@ func NewTool(name, description string, params []byte, h ToolHandler) (*Tool, err
 	if err != nil {
 		return nil, err
 	}
-	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, handler: h}, nil
+	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, fast: compileFast(params), handler: h}, nil
 }
 
 // MustNewTool is NewTool for schemas known to be valid; it panics otherwise.
@@ -139,6 +140,12 @@ func (t *Tool) Validate(args []byte) error {
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 {
 		return &ArgumentError{Tool: t.name, Detail: "the arguments are missing or were not valid JSON"}
+	}
+	// Valid arguments of a plain schema are checked on a pooled parse,
+	// without building a generic tree; anything else goes to the full
+	// validator, which also explains every failure.
+	if t.fast != nil && t.fast.valid(trimmed) {
+		return nil
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
@@ -213,6 +220,15 @@ func (r *Registry) Add(t *Tool) error {
 	return nil
 }
 
+// internName returns name as a string, the registered tool's own when
+// there is one (no allocation for the usual case).
+func (r *Registry) internName(name []byte) string {
+	if t, ok := r.byName[string(name)]; ok {
+		return t.name
+	}
+	return string(name)
+}
+
 // Lookup returns the tool called name.
 func (r *Registry) Lookup(name string) (*Tool, bool) {
 	t, ok := r.byName[name]
@@ -272,6 +288,22 @@ func (r *Registry) Call(ctx context.Context, name string, args []byte) (res Call
 	}
 	return CallResult{Text: out.Text, IsError: out.IsError}
 }
+
+// DefaultToolTimeout bounds one tool call by default. OpenClaw has no
+// per-call limit for its file tools; its longest tool budget is exec's
+// 1800 s, so a call gets that plus the grace exec needs to kill its
+// process group, and exec's own timeout fires first.
+const DefaultToolTimeout = DefaultExecTimeout + 5*time.Second
+
+// ToolAbandonGrace is how long a tool call may take to return after its
+// context ended (timeout or abort) before the run leaves it behind.
+const ToolAbandonGrace = 3 * time.Second
+
+var toolAbandonGrace = ToolAbandonGrace // tests shorten it
+
+// ErrToolTimeout is the error of a tool call that did not finish within
+// Params.ToolTimeout.
+var ErrToolTimeout = errors.New("engine: tool call timed out")
 
 func runHandler(ctx context.Context, t *Tool, args []byte) (out ToolOutput, err error) {
 	defer func() {

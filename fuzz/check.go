@@ -48,9 +48,18 @@ type runner struct {
 // turn runs c's body through a decoder and the whole chain with profile
 // and returns a copy of the final message.
 func (r *runner) turn(ctx context.Context, c *Case, profile repair.Profile) *llm.Message {
+	return r.turnWith(ctx, c, profile, profile == repair.ProfileOpenClaw)
+}
+
+// turnWith is turn with @openclaw/ai's transport checks (the provider's
+// own refusals, provider.Options.OpenClaw) on or off: off, the openclaw
+// profile is OpenClaw's wrappers over a provider that refuses nothing,
+// which the superset rule compares extended with.
+func (r *runner) turnWith(ctx context.Context, c *Case, profile repair.Profile, transport bool) *llm.Message {
 	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		d := provider.GetDecoder(c.Wire, bytes.NewReader(c.Body),
-			provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
+			provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
+				Reasoning: req.Model.Reasoning, OpenClaw: transport})
 		d.SetContext(ctx)
 		return &pooled{Decoder: d}, nil
 	}
@@ -68,7 +77,7 @@ func (r *runner) turn(ctx context.Context, c *Case, profile repair.Profile) *llm
 // Request is the request a case is replayed with (also by `ocbench replay`
 // with the flags the failure file names).
 func Request(c *Case) *llm.Request {
-	return &llm.Request{Model: llm.Model{ID: "fuzz-1", API: c.Wire.API(), Provider: "openai-compatible", HTMLEntityArgs: c.HTMLEntities}}
+	return &llm.Request{Model: llm.Model{ID: "fuzz-1", API: c.Wire.API(), Provider: "openai-compatible", HTMLEntityArgs: c.HTMLEntities, Reasoning: c.Reasoning}}
 }
 
 type pooled struct {
@@ -244,12 +253,15 @@ func leaves(v *fastjson.Value, path string, f func(string)) {
 
 // superset checks the rule of spec replay.md: where openclaw's arguments
 // are the whole text parsed as valid JSON or come from OpenClaw's own
-// repair, on a stream that ended normally, extended yields the same call.
+// repair, on a stream that ended normally, extended yields the same call,
+// even where the openclaw profile's provider check refuses the turn: the
+// openclaw side is OpenClaw's wrappers over a provider that refuses
+// nothing.
 func (r *runner) superset(ctx context.Context, c *Case, ext *llm.Message) []Violation {
 	if c.Cut || c.Length {
 		return nil
 	}
-	oc := r.turn(ctx, c, repair.ProfileOpenClaw)
+	oc := r.turnWith(ctx, c, repair.ProfileOpenClaw, false)
 	if oc.StopReason != llm.StopToolUse {
 		return nil
 	}

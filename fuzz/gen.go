@@ -37,13 +37,18 @@ type Case struct {
 	Tools []string
 	// HTMLEntities marks a model whose arguments arrive entity-encoded.
 	HTMLEntities bool
-	Calls        []Call
+	// Reasoning marks a reasoning model (model.reasoning): OpenAI-chat
+	// reasoning deltas are kept.
+	Reasoning bool
+	Calls     []Call
 	// Cut is set when the body ends inside a call's arguments (the stream
 	// dies), Length when the turn ends with stop reason length right after
 	// an unfinished call (the output limit).
 	Cut    bool
 	Length bool
 	Body   []byte
+	// Variant lists what GenerateVariant changed (empty for Generate).
+	Variant []string
 }
 
 // Call is one generated tool call.
@@ -72,7 +77,9 @@ var words = []string{"a.txt", "src/main.go", "Paris", "hello world", `say "hi"`,
 
 // Generate returns case i of the run with seed: deterministic, so a run
 // is reproduced from its seed alone.
-func Generate(seed, i uint64) *Case {
+func Generate(seed, i uint64) *Case { return generate(seed, i, false) }
+
+func generate(seed, i uint64, variant bool) *Case {
 	r := rand.New(rand.NewPCG(seed, i))
 	c := &Case{Seed: seed, Index: i, Wire: provider.Wire(r.IntN(3))}
 	c.Tools = append(c.Tools, toolNames[:2+r.IntN(len(toolNames)-2)]...)
@@ -144,7 +151,15 @@ func Generate(seed, i uint64) *Case {
 	}
 	step.Calls = calls
 	turn.Steps[len(turn.Steps)-1] = step
+	var v *rand.Rand
+	if variant {
+		v = rand.New(rand.NewPCG(seed^variantSalt, i))
+		c.variantTurn(v, &turn)
+	}
 	c.Body = scripted.Render(nil, c.Wire, wireenc.Meta{ID: "fuzz-" + strconv.FormatUint(i, 10), Model: "fuzz-1", Created: 1}, &turn)
+	if variant {
+		c.variantBody(v)
+	}
 	return c
 }
 

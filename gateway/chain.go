@@ -22,7 +22,7 @@ func (s *Server) wrap(base llm.StreamFunc, w wire, pr proxyRequest) llm.StreamFu
 		LiveTools:   tools,
 		IdleTimeout: s.cfg.IdleTimeout,
 		OnIdleTimeout: func(error) {
-			s.m.idleTimeouts.Inc()
+			s.m.idleTimeouts.WithLabelValues(routeName(w)).Inc()
 		},
 	})
 }
@@ -30,22 +30,39 @@ func (s *Server) wrap(base llm.StreamFunc, w wire, pr proxyRequest) llm.StreamFu
 // countRepairs adds the chain's work on one finished message to the
 // metrics: tool calls whose arguments differ from what the upstream sent,
 // and turns refused because a tool call was unusable.
-func (s *Server) countRepairs(m *llm.Message) {
+func (s *Server) countRepairs(route string, m *llm.Message) {
 	for i := range m.Content {
 		b := &m.Content[i]
 		if b.Type != llm.BlockToolCall || len(b.Arguments) == 0 {
 			continue
 		}
 		if !bytes.Equal(bytes.TrimSpace(b.RawArgs), b.Arguments) && len(bytes.TrimSpace(b.RawArgs)) > 0 {
-			s.m.repairs.WithLabelValues("arguments").Inc()
+			s.m.repairs.WithLabelValues(route, "arguments").Inc()
 		}
 	}
 	if m.StopReason == llm.StopError || m.StopReason == llm.StopLength {
 		for i := range m.Content {
 			if m.Content[i].Type == llm.BlockToolCall && len(m.Content[i].Arguments) == 0 {
-				s.m.repairs.WithLabelValues("refused").Inc()
+				s.m.repairs.WithLabelValues(route, "refused").Inc()
 				break
 			}
+		}
+	}
+}
+
+// addTokens adds one answer's usage to the token counters. Zero kinds
+// are not touched, so that usage the upstream did not send stays absent.
+func (s *Server) addTokens(route, model string, u *llm.Usage) {
+	if *u == (llm.Usage{}) {
+		return
+	}
+	model = s.m.modelLabel(model)
+	for _, k := range [...]struct {
+		kind string
+		n    int64
+	}{{"input", u.Input}, {"output", u.Output}, {"cache_read", u.CacheRead}, {"cache_write", u.CacheWrite}} {
+		if k.n > 0 {
+			s.m.tokens.WithLabelValues(route, model, k.kind).Add(float64(k.n))
 		}
 	}
 }

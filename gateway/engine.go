@@ -3,11 +3,14 @@ package gateway
 import (
 	"context"
 	"errors"
-	"os"
+	"io"
+	"net/http"
 	"path/filepath"
+	"strings"
 
 	"github.com/ocbench/ocbench/engine"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // EngineRuns serves /v1/runs with the engine: one session file per session
@@ -19,13 +22,23 @@ type EngineRuns struct {
 	// lets a request name a workspace: a plain directory name under it.
 	Workspace      string
 	WorkspacesRoot string
-	// Model and StreamFunc are the provider every run calls.
-	Model      llm.Model
-	StreamFunc llm.StreamFunc
+	// Model and StreamFunc are the provider every run calls. A request's
+	// "model" replaces Model.ID when ModelFromRequest is set.
+	Model            llm.Model
+	ModelFromRequest bool
+	StreamFunc       llm.StreamFunc
 	// Stream configures the decorator chain of each run.
 	Stream engine.StreamOptions
 	// MaxTurns bounds each run (engine default when zero).
 	MaxTurns int
+	// Secrets are redacted from everything a run produces (engine
+	// Params.Secrets; the engine adds the environment's keys).
+	Secrets []string
+
+	// Store, when set, keeps the sessions instead of SessionsDir (OpenClaw's
+	// SQLite store, PostgreSQL shared by several gateways, a JSONL
+	// directory): each run opens its session under the store's writer lock.
+	Store transcript.Store
 }
 
 var _ RunService = (*EngineRuns)(nil)
@@ -35,41 +48,75 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 	ws := e.Workspace
 	if req.Workspace != "" {
 		if e.WorkspacesRoot == "" || !validSessionID(req.Workspace) {
-			return RunResult{}, errors.New("gateway: workspace not allowed: name a directory under the configured workspaces root")
+			return RunResult{}, &RequestError{Status: http.StatusForbidden, Type: "permission_error",
+				Message: "workspace not allowed: name a directory under the configured workspaces root"}
 		}
 		ws = filepath.Join(e.WorkspacesRoot, req.Workspace)
 	}
 	model := e.Model
-	if req.Model != "" {
+	if req.Model != "" && e.ModelFromRequest {
 		model.ID = req.Model
 	}
 	var emitErr error
 	p := engine.Params{
 		Prompt: req.Message, Model: model, StreamFunc: e.StreamFunc, Workspace: ws,
 		SessionFile: filepath.Join(e.SessionsDir, req.SessionID+".jsonl"), SessionID: req.SessionID,
-		Stream: e.Stream, MaxTurns: e.MaxTurns,
+		Stream: e.Stream, MaxTurns: e.MaxTurns, Secrets: e.Secrets,
 		OnEvent: func(ev *engine.Event) {
 			if ev.Kind == engine.EventStream && emitErr == nil {
 				emitErr = emit(ev.Stream, ev.Message)
 			}
 		},
 	}
+	if e.Store != nil {
+		p.SessionFile, p.SessionStore = "", e.Store
+	}
 	res, err := engine.Run(ctx, p)
+	if errors.Is(err, transcript.ErrSessionTooLarge) || errors.Is(res.Err, transcript.ErrSessionTooLarge) {
+		// A session at its size limit takes no more: 413 when the run had
+		// not started streaming, else the run's error.
+		return RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: "error", Error: "the session reached its size limit"},
+			&RequestError{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large", Message: "the session reached its size limit; start a new session"}
+	}
 	out := RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: res.StopReason.String()}
 	if res.Err != nil {
-		out.Error = res.Err.Error()
+		out.Error = e.hidePaths(res.Err.Error())
+	}
+	if err != nil {
+		err = errors.New(e.hidePaths(err.Error()))
 	}
 	return out, err
 }
 
-// Session returns the session's JSONL file.
-func (e *EngineRuns) Session(id string, dst []byte) ([]byte, bool, error) {
-	b, err := os.ReadFile(filepath.Join(e.SessionsDir, id+".jsonl"))
-	if errors.Is(err, os.ErrNotExist) {
-		return dst, false, nil
+// OpenSession opens the session's JSONL file without following a link
+// and without blocking on a FIFO, and serves it only when it is a regular
+// file directly in SessionsDir.
+func (e *EngineRuns) OpenSession(id string) (io.ReadCloser, int64, error) {
+	if !validSessionID(id) {
+		return nil, 0, ErrNoSession
 	}
+	if e.Store != nil {
+		return openStoreSession(e.Store, id)
+	}
+	f, err := openRegular(filepath.Join(e.SessionsDir, id+".jsonl"))
 	if err != nil {
-		return dst, false, err
+		return nil, 0, err
 	}
-	return append(dst, b...), true, nil
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
+// hidePaths replaces the server's directories in a message meant for a
+// client, so that errors do not reveal the sessions or workspaces paths.
+func (e *EngineRuns) hidePaths(msg string) string {
+	for _, d := range [...]struct{ dir, name string }{{e.SessionsDir, "<sessions>"}, {e.WorkspacesRoot, "<workspaces>"}, {e.Workspace, "<workspace>"}} {
+		if d.dir != "" {
+			msg = strings.ReplaceAll(msg, d.dir, d.name)
+		}
+	}
+	return msg
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -46,11 +47,16 @@ func startRig(t *testing.T, s *scripted.Script, cfg Config) *rig {
 
 func startGateway(t *testing.T, cfg Config) *rig {
 	t.Helper()
-	srv, err := New(cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startGatewayOn(t, cfg, ln)
+}
+
+func startGatewayOn(t *testing.T, cfg Config, ln net.Listener) *rig {
+	t.Helper()
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,4 +306,99 @@ func TestShutdownDrainsStreams(t *testing.T) {
 	if _, err := http.Post(r.url+"/v1/chat/completions", "application/json", strings.NewReader(chatBody(true))); err == nil {
 		t.Error("a request after shutdown was served")
 	}
+}
+
+func TestUpstreamBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8000":         "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/":        "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/v1":      "http://127.0.0.1:8000/v1",
+		"http://127.0.0.1:8000/v1/":     "http://127.0.0.1:8000/v1",
+		"https://openrouter.ai/api/v1":  "https://openrouter.ai/api/v1",
+		"https://api.anthropic.com/v1/": "https://api.anthropic.com/v1",
+	} {
+		if got := UpstreamBase(in); got != want {
+			t.Errorf("UpstreamBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := upstreamURL("http://h:1/v1", provider.WireAnthropic); got != "http://h:1/v1/messages" {
+		t.Errorf("messages endpoint %q", got)
+	}
+	if got := upstreamURL("http://h:1", provider.WireOpenAIChat); got != "http://h:1/v1/chat/completions" {
+		t.Errorf("chat endpoint %q", got)
+	}
+}
+
+// The same --upstream serves the proxy whether it is given with /v1 or not.
+func TestUpstreamWithV1(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("ok")}}}}
+	_, up, err := scripted.Start(scripted.Options{Script: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	for _, u := range []string{up.URL, up.URL + "/v1", up.URL + "/v1/"} {
+		r := startGateway(t, Config{Upstream: u})
+		resp := post(t, r.url+"/v1/chat/completions", chatBody(false))
+		if resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("upstream %s: %d %s", u, resp.StatusCode, b)
+		}
+	}
+}
+
+// /v1/responses proxies the Responses wire with the chain's repairs,
+// streamed and not.
+func TestResponsesRoute(t *testing.T) {
+	body := func(stream bool) string {
+		return `{"model":"m1","stream":` + map[bool]string{true: "true", false: "false"}[stream] +
+			`,"input":"read a.txt","tools":[{"type":"function","name":"read","parameters":{"type":"object"}}]}`
+	}
+	r := startRig(t, malformedScript(), Config{})
+	resp := post(t, r.url+"/v1/responses", body(true))
+	m := decodeSSE(t, provider.WireOpenAIResponses, resp.Body)
+	if m.StopReason != llm.StopToolUse || toolArgs(t, m)["path"] != "a.txt" {
+		t.Errorf("streamed: stop %v %s", m.StopReason, m.AppendJSON(nil))
+	}
+	r = startRig(t, malformedScript(), Config{})
+	resp = post(t, r.url+"/v1/responses", body(false))
+	var out struct {
+		Object, Status string
+		Output         []struct{ Type, Name, Arguments string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	var call *struct{ Type, Name, Arguments string }
+	for i := range out.Output {
+		if out.Output[i].Type == "function_call" {
+			call = &out.Output[i]
+		}
+	}
+	if out.Object != "response" || out.Status != "completed" || call == nil || call.Name != "read" || !json.Valid([]byte(call.Arguments)) {
+		t.Errorf("non-streamed: %+v", out)
+	}
+}
+
+// Coalescing never holds an event back: what the upstream sent before a
+// stall reaches the client before the stall ends.
+func TestCoalescedEventsAreNotHeldBack(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello"), scripted.Stall(time.Second), scripted.Text(" late")}}}}
+	r := startRig(t, s, Config{})
+	start := time.Now()
+	resp := post(t, r.url+"/v1/chat/completions", chatBody(true))
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before hello: %v", err)
+		}
+		if strings.Contains(line, `"content":"hello"`) {
+			break
+		}
+	}
+	if d := time.Since(start); d > 700*time.Millisecond {
+		t.Errorf("hello arrived after %v: held back until the stall ended", d)
+	}
+	io.Copy(io.Discard, resp.Body)
 }

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"sync"
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
@@ -14,12 +17,18 @@ type metrics struct {
 	requests         *prometheus.CounterVec   // route, code
 	inFlight         prometheus.Gauge         // streams being served
 	events           *prometheus.CounterVec   // route
-	repairs          *prometheus.CounterVec   // kind
-	idleTimeouts     prometheus.Counter       //
-	upstreamErrors   *prometheus.CounterVec   // reason
-	rejected         *prometheus.CounterVec   // reason: overload, draining
+	repairs          *prometheus.CounterVec   // route, kind
+	idleTimeouts     *prometheus.CounterVec   // route
+	upstreamErrors   *prometheus.CounterVec   // route, reason
+	rejected         *prometheus.CounterVec   // route, reason: overload, draining, body_timeout, auth, ...
+	panics           *prometheus.CounterVec   // route
+	streamErrors     *prometheus.CounterVec   // route, type
+	tokens           *prometheus.CounterVec   // route, model, kind
 	latency          *prometheus.HistogramVec // route
 	timeToFirstEvent *prometheus.HistogramVec // route
+
+	models  sync.Map // model label values in use
+	nModels atomic.Int32
 }
 
 func newMetrics() *metrics {
@@ -35,17 +44,27 @@ func newMetrics() *metrics {
 	}, []string{"route"})
 	m.repairs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_repairs_total", Help: "Tool calls changed by the decorator chain, by kind.",
-	}, []string{"kind"})
-	m.idleTimeouts = prometheus.NewCounter(prometheus.CounterOpts{
+	}, []string{"route", "kind"})
+	m.idleTimeouts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_idle_timeouts_total", Help: "Upstream streams ended by the idle timeout.",
-	})
+	}, []string{"route"})
 	m.upstreamErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ocbench_gateway_upstream_errors_total", Help: "Upstream failures by reason.",
-	}, []string{"reason"})
+		Name: "ocbench_gateway_upstream_errors_total", Help: "Upstream failures before streaming, by route and reason.",
+	}, []string{"route", "reason"})
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ocbench_gateway_rejected_total", Help: "Requests refused before any work, by reason.",
-	}, []string{"reason"})
-	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+		Name: "ocbench_gateway_rejected_total", Help: "Requests refused before any work, by route and reason.",
+	}, []string{"route", "reason"})
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_panics_total", Help: "Requests whose handler panicked, by route.",
+	}, []string{"route"})
+	m.streamErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_stream_errors_total", Help: "Answers that failed after the request was accepted (in-band errors, cuts, timeouts, limits), by route and error type.",
+	}, []string{"route", "type"})
+	// Up to 10 minutes: a long agent turn is a normal request.
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ocbench_gateway_tokens_total", Help: "Tokens the upstream reported in answers, by route, model and kind (input, output, cache_read, cache_write).",
+	}, []string{"route", "model", "kind"})
+	buckets := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "ocbench_gateway_request_duration_seconds", Help: "Time from request to the end of the response.", Buckets: buckets,
 	}, []string{"route"})
@@ -53,7 +72,7 @@ func newMetrics() *metrics {
 		Name: "ocbench_gateway_time_to_first_event_seconds", Help: "Time from request to the first event sent.", Buckets: buckets,
 	}, []string{"route"})
 	m.reg.MustRegister(m.requests, m.inFlight, m.events, m.repairs, m.idleTimeouts, m.upstreamErrors,
-		m.rejected, m.latency, m.timeToFirstEvent,
+		m.rejected, m.panics, m.streamErrors, m.tokens, m.latency, m.timeToFirstEvent,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return m
 }
@@ -65,4 +84,24 @@ func (m *metrics) inFlightValue() float64 {
 		return 0
 	}
 	return d.GetGauge().GetValue()
+}
+
+// maxModelLabels bounds the model label values of the token counters: a
+// client naming random models must not grow the series without limit.
+const maxModelLabels = 64
+
+// modelLabel is model while fewer than maxModelLabels models were seen,
+// then "other" for new ones.
+func (m *metrics) modelLabel(model string) string {
+	if _, ok := m.models.Load(model); ok {
+		return model
+	}
+	if m.nModels.Add(1) > maxModelLabels {
+		m.nModels.Add(-1)
+		return "other"
+	}
+	if _, loaded := m.models.LoadOrStore(model, struct{}{}); loaded {
+		m.nModels.Add(-1)
+	}
+	return model
 }

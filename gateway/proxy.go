@@ -20,6 +20,7 @@ import (
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/wireenc"
+	"github.com/ocbench/ocbench/streamwrap"
 )
 
 // wire is a client-facing wire the proxy speaks: the upstream speaks the
@@ -29,6 +30,7 @@ type wire = provider.Wire
 const (
 	wireChat      = provider.WireOpenAIChat
 	wireAnthropic = provider.WireAnthropic
+	wireResponses = provider.WireOpenAIResponses
 )
 
 // UpstreamError is an upstream's non-2xx answer, relayed to the client with
@@ -50,6 +52,9 @@ type proxyRequest struct {
 	model  string
 	stream bool
 	tools  []string
+	// Chat fields the endpoint's Compat may rename or drop.
+	includeUsage                                                  bool // stream_options.include_usage
+	hasStreamOptions, hasMaxTokens, hasMaxCompletion, hasCacheKey bool
 }
 
 var parserPool fastjson.ParserPool
@@ -71,8 +76,15 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 	}
 	pr.model = string(mv.GetStringBytes())
 	pr.stream = v.GetBool("stream")
+	if w == provider.WireOpenAIChat {
+		pr.includeUsage = v.GetBool("stream_options", "include_usage")
+		pr.hasStreamOptions = v.Get("stream_options") != nil
+		pr.hasMaxTokens = v.Get("max_tokens") != nil
+		pr.hasMaxCompletion = v.Get("max_completion_tokens") != nil
+		pr.hasCacheKey = v.Get("prompt_cache_key") != nil
+	}
 	for _, t := range v.GetArray("tools") {
-		name := t.GetStringBytes("name") // Anthropic
+		name := t.GetStringBytes("name") // Anthropic, Responses
 		if w == provider.WireOpenAIChat {
 			name = t.GetStringBytes("function", "name")
 		}
@@ -80,7 +92,10 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 			pr.tools = append(pr.tools, string(name))
 		}
 	}
-	if w == provider.WireOpenAIChat && v.Get("messages") == nil {
+	switch {
+	case w == provider.WireOpenAIResponses && v.Get("input") == nil:
+		return pr, errors.New(`"input" is required`)
+	case w != provider.WireOpenAIResponses && v.Get("messages") == nil:
 		return pr, errors.New(`"messages" is required`)
 	}
 	return pr, nil
@@ -88,10 +103,18 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 
 // upstreamBody returns the body to send upstream. The proxy always streams
 // from the upstream, so that the decorator chain sees the events; a
-// non-streaming client request is switched to streaming (with usage) and
-// answered with one assembled object.
-func upstreamBody(w wire, body []byte, pr proxyRequest) ([]byte, error) {
-	if pr.stream {
+// non-streaming client request is switched to streaming (asking for usage
+// on chat where the endpoint accepts stream_options) and answered with one
+// assembled object. On chat, what the endpoint's Compat does not accept is
+// adapted: max_tokens and max_completion_tokens are renamed to the one it
+// knows, prompt_cache_key and stream_options are dropped where refused.
+// The body is forwarded byte for byte when nothing needs changing.
+func upstreamBody(w wire, body []byte, pr proxyRequest, c provider.Compat) ([]byte, error) {
+	chat := w == provider.WireOpenAIChat
+	rename := chat && (c.MaxTokensField == "max_tokens" && pr.hasMaxCompletion && !pr.hasMaxTokens ||
+		c.MaxTokensField == "max_completion_tokens" && pr.hasMaxTokens && !pr.hasMaxCompletion)
+	drop := chat && (!c.PromptCacheKey && pr.hasCacheKey || !c.StreamOptions && pr.hasStreamOptions)
+	if pr.stream && !rename && !drop {
 		return body, nil
 	}
 	var a fastjson.Arena
@@ -100,11 +123,27 @@ func upstreamBody(w wire, body []byte, pr proxyRequest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.Set("stream", a.NewTrue())
-	if w == provider.WireOpenAIChat {
-		so := a.NewObject()
-		so.Set("include_usage", a.NewTrue())
-		v.Set("stream_options", so)
+	if !pr.stream {
+		v.Set("stream", a.NewTrue())
+		if chat && c.StreamOptions {
+			so := a.NewObject()
+			so.Set("include_usage", a.NewTrue())
+			v.Set("stream_options", so)
+		}
+	}
+	if rename {
+		from := "max_tokens"
+		if c.MaxTokensField == "max_tokens" {
+			from = "max_completion_tokens"
+		}
+		v.Set(c.MaxTokensField, v.Get(from))
+		v.Del(from)
+	}
+	if chat && !c.PromptCacheKey {
+		v.Del("prompt_cache_key")
+	}
+	if chat && !c.StreamOptions {
+		v.Del("stream_options")
 	}
 	return v.MarshalTo(nil), nil
 }
@@ -112,13 +151,9 @@ func upstreamBody(w wire, body []byte, pr proxyRequest) ([]byte, error) {
 // proxy forwards a client's request to the upstream, runs the upstream's
 // stream through the decorator chain, and answers in the client's wire:
 // streamed, with tool calls sent whole once repaired, or as one object.
-func (s *Server) proxy(w wire) http.HandlerFunc {
-	return func(rw http.ResponseWriter, r *http.Request) {
+func (s *Server) proxy(w wire) streamHandler {
+	return func(rw http.ResponseWriter, r *http.Request, body []byte) {
 		start := time.Now()
-		body, ok := s.readBody(rw, r)
-		if !ok {
-			return
-		}
 		pr, err := parseProxyRequest(w, body)
 		if err != nil {
 			writeError(rw, http.StatusBadRequest, "invalid_request_error", err.Error())
@@ -128,48 +163,124 @@ func (s *Server) proxy(w wire) http.HandlerFunc {
 			writeError(rw, http.StatusNotFound, "not_found_error", "unknown model "+pr.model)
 			return
 		}
-		up, err := upstreamBody(w, body, pr)
+		up, err := upstreamBody(w, body, pr, s.compat)
 		if err != nil {
 			writeError(rw, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
 		}
-		base := s.upstreamStreamFunc(w, up, r.Header)
+		sc := s.requestSecrets(r)
+		call := &upstreamCall{}
+		base := s.upstreamStreamFunc(w, up, r.Header, call)
 		fn := s.wrap(base, w, pr)
 		req := &llm.Request{Model: llm.Model{ID: pr.model, API: w.API(), Provider: "openai-compatible"}}
-		if w == provider.WireAnthropic {
+		switch w {
+		case provider.WireAnthropic:
 			req.Model.Provider = "anthropic"
+		case provider.WireOpenAIResponses:
+			req.Model.Provider = "openai"
 		}
+		route := routeName(w)
 		st, err := fn(r.Context(), req)
+		setRequestID(rw, w, call.requestID)
 		if err != nil {
-			s.upstreamFailed(rw, err)
+			s.upstreamFailed(rw, w, err, sc)
 			return
 		}
 		defer st.Close()
 
 		enc := encoderPool.Get().(*wireenc.Encoder)
 		defer encoderPool.Put(enc)
-		enc.Reset(w, wireenc.Meta{ID: responseID(w), Model: pr.model, Created: time.Now().Unix()},
-			wireenc.Options{ToolArgs: wireenc.BufferArgs, Ping: w == provider.WireAnthropic})
-		route := strings.TrimPrefix(w.Path(), "/v1/")
+		meta := wireenc.Meta{ID: responseID(w), Model: pr.model, Created: time.Now().Unix()}
+		// Usage only where the client asked for it (chat streams without
+		// stream_options.include_usage carry none, as OpenAI's do).
+		enc.Reset(w, meta, wireenc.Options{ToolArgs: wireenc.BufferArgs, Ping: w == provider.WireAnthropic,
+			NoUsage: w == provider.WireOpenAIChat && !pr.includeUsage})
+		lim := answerLimit{max: s.cfg.MaxAnswerBytes, call: call}
 		if !pr.stream {
-			m, _ := llm.Drain(st)
-			s.countRepairs(m)
+			// The whole answer is held: a failure anywhere in it (an in-band
+			// error, a cut, an idle timeout, the size limit) answers with the
+			// provider's own error status and body, never a partial 200.
+			for st.Next() {
+				if lim.exceeded(st.Message()) {
+					break
+				}
+			}
+			m := st.Message()
+			s.countRepairs(route, m)
+			s.addTokens(route, pr.model, &m.Usage)
+			ferr := lim.err
+			if ferr == nil {
+				ferr = st.Err()
+			}
+			if ferr != nil || failed(m) {
+				s.answerFailed(rw, w, route, ferr, m, sc)
+				return
+			}
+			out := enc.AppendMessage(nil, m, rawStop(st))
+			if w == provider.WireOpenAIChat && m.Usage == (llm.Usage{}) {
+				out = dropChatUsage(out) // the upstream sent none: absent stays absent
+			}
 			rw.Header().Set("Content-Type", "application/json")
-			rw.Write(enc.AppendMessage(nil, m, rawStop(st)))
+			rw.Write(out)
 			return
 		}
 		sse := newSSEWriter(rw)
+		sse.coalesce = true
+		pp := bufPool.Get().(*[]byte)
+		sse.pending = (*pp)[:0]
+		defer func() {
+			if cap(sse.pending) <= 2*maxPending {
+				*pp = sse.pending[:0]
+			}
+			bufPool.Put(pp)
+		}()
+		// Before each upstream read, what the previous one produced goes
+		// out in one write.
+		call.beforeRead = func() { sse.flushPending() }
+		events := s.m.events.WithLabelValues(route)
 		bp := bufPool.Get().(*[]byte)
 		defer bufPool.Put(bp)
 		buf := *bp
 		first := true
+		// Text already sent is not kept: on these wires nothing later in
+		// the stream repeats it, so a long answer costs no memory.
+		dropSent := w == provider.WireOpenAIChat || w == provider.WireAnthropic
+		// Anthropic's message_start carries the input and cache usage, which
+		// the upstream's own message_start has given only once the next
+		// event is decoded: it is written then.
+		holdStart := w == provider.WireAnthropic
+		pendingStart := false
 		for st.Next() {
 			ev := st.Event()
 			m := st.Message()
-			if ev.Type == llm.EventDone && rawStop(st) != "" {
-				buf = enc.AppendDoneRaw(buf[:0], m, mapRawStop(w, rawStop(st), m))
-			} else {
-				buf = enc.AppendEvent(buf[:0], ev, m)
+			if holdStart && ev.Type == llm.EventStart {
+				holdStart, pendingStart = false, true
+				continue
+			}
+			buf = buf[:0]
+			if pendingStart {
+				pendingStart = false
+				final := m.Usage
+				if call.dec != nil {
+					m.Usage = call.dec.UsageSoFar()
+				}
+				buf = enc.AppendEvent(buf, &llm.Event{Type: llm.EventStart}, m)
+				m.Usage = final
+			}
+			switch {
+			case lim.exceeded(m):
+				buf = s.appendStreamError(enc, buf, route, lim.err, m, sc)
+			case ev.Type == llm.EventError:
+				buf = s.appendStreamError(enc, buf, route, st.Err(), m, sc)
+			case ev.Type == llm.EventDone:
+				buf = s.appendDone(enc, buf, pr, m, rawStop(st))
+			default:
+				buf = enc.AppendEvent(buf, ev, m)
+			}
+			if dropSent && (ev.Type == llm.EventTextDelta || ev.Type == llm.EventThinkingDelta) {
+				if b := m.Block(ev.ContentIndex); b != nil {
+					b.Text = b.Text[:0]
+				}
 			}
 			if len(buf) == 0 {
 				continue
@@ -178,19 +289,225 @@ func (s *Server) proxy(w wire) http.HandlerFunc {
 				first = false
 				s.m.timeToFirstEvent.WithLabelValues(route).Observe(time.Since(start).Seconds())
 			}
-			s.m.events.WithLabelValues(route).Inc()
+			events.Inc()
 			if err := sse.write(buf); err != nil {
-				// The client went away; cancelling the request context
-				// (done by net/http) has already stopped the upstream.
+				// The client went away or stopped reading; returning
+				// closes the upstream body.
+				break
+			}
+			if lim.err != nil {
 				break
 			}
 		}
-		*bp = buf[:0]
-		s.countRepairs(st.Message())
+		call.beforeRead = nil
+		sse.flushPending()
+		if cap(buf) <= 1<<20 {
+			*bp = buf[:0]
+		}
+		s.countRepairs(route, st.Message())
+		s.addTokens(route, pr.model, &st.Message().Usage)
 		if err := st.Err(); err != nil && !errors.Is(err, context.Canceled) {
-			s.cfg.Logf("gateway: %s stream ended: %v", route, err)
+			s.cfg.Logf("gateway: %s stream ended: %v", route, sc.string(errText(err)))
 		}
 	}
+}
+
+// appendDone appends the events that end a successful stream: the
+// upstream's own stop reason where the chain kept the outcome, and on chat
+// the usage chunk only when the client asked for it and the upstream sent
+// usage (no fabricated zeros).
+func (s *Server) appendDone(enc *wireenc.Encoder, dst []byte, pr proxyRequest, m *llm.Message, raw string) []byte {
+	if raw != "" {
+		raw = mapRawStop(enc.Wire(), raw, m)
+	}
+	if enc.Wire() == provider.WireOpenAIChat && pr.includeUsage && m.Usage == (llm.Usage{}) {
+		alt := encoderPool.Get().(*wireenc.Encoder)
+		defer encoderPool.Put(alt)
+		alt.Reset(enc.Wire(), enc.Meta(), wireenc.Options{NoUsage: true})
+		return alt.AppendDoneRaw(dst, m, raw)
+	}
+	return enc.AppendDoneRaw(dst, m, raw)
+}
+
+// dropChatUsage cuts the usage member that ends a chat.completion object.
+func dropChatUsage(b []byte) []byte {
+	i := bytes.LastIndex(b, []byte(`,"usage":`))
+	if i < 0 {
+		return b
+	}
+	return append(b[:i], '}')
+}
+
+// setRequestID returns the upstream's request id to the client, in the
+// header its SDK reads (request-id for Anthropic, x-request-id for
+// OpenAI); without one the gateway's own id, set by instrument, stays.
+func setRequestID(rw http.ResponseWriter, w wire, id string) {
+	if id == "" {
+		return
+	}
+	rw.Header().Set(requestIDHeader(w), id)
+}
+
+func requestIDHeader(w wire) string {
+	if w == provider.WireAnthropic {
+		return "Request-Id"
+	}
+	return "X-Request-Id"
+}
+
+// routeName is the route label of a wire's endpoint.
+func routeName(w wire) string {
+	switch w {
+	case provider.WireAnthropic:
+		return "messages"
+	case provider.WireOpenAIResponses:
+		return "responses"
+	}
+	return "chat"
+}
+
+// failed reports whether a finished message is a failure: an error or an
+// abort, whatever content came before it.
+func failed(m *llm.Message) bool {
+	return m.StopReason == llm.StopError || m.StopReason == llm.StopAborted
+}
+
+// AnswerTooLargeError ends an answer whose content held by the gateway
+// passed Config.MaxAnswerBytes.
+type AnswerTooLargeError struct{ Limit int }
+
+func (e *AnswerTooLargeError) Error() string {
+	return "gateway: the upstream's answer exceeds the limit of " + strconv.Itoa(e.Limit) + " bytes held per stream"
+}
+
+// answerLimit polices the content one answer holds. The exact size is
+// summed over the message's blocks only after each MiB (or eighth of the
+// limit) read from the upstream, so the check costs nothing per event and
+// cannot go quadratic.
+type answerLimit struct {
+	max     int
+	call    *upstreamCall
+	checked int64 // upstream bytes read at the last exact check
+	err     error
+}
+
+const limitCheckEvery = 1 << 20
+
+func (l *answerLimit) exceeded(m *llm.Message) bool {
+	if l.err != nil {
+		return true
+	}
+	if l.call.read-l.checked < min(limitCheckEvery, int64(l.max)/8) {
+		return false
+	}
+	l.checked = l.call.read
+	n := 0
+	for i := range m.Content {
+		b := &m.Content[i]
+		n += len(b.Text) + len(b.RawArgs) + len(b.Arguments) + len(b.Signature)
+	}
+	if n > l.max {
+		l.err = &AnswerTooLargeError{Limit: l.max}
+		return true
+	}
+	return false
+}
+
+// failure is how one failed answer is reported to a client: the HTTP
+// status and error type the provider itself uses for it.
+type failure struct {
+	status int
+	typ    string
+	msg    string
+}
+
+// classify maps a failed stream's error to the provider's status and
+// error type on wire w. An in-band provider error keeps its own type
+// (overloaded_error stays overloaded_error).
+func classify(w wire, err error, m *llm.Message) failure {
+	msg := ""
+	if m != nil {
+		msg = m.ErrorMessage
+	}
+	if msg == "" && err != nil {
+		msg = err.Error()
+	}
+	if msg == "" {
+		msg = "the upstream stream failed"
+	}
+	anth := w == provider.WireAnthropic
+	pick := func(status int, anthropicType, openaiType string) failure {
+		if anth {
+			return failure{status, anthropicType, msg}
+		}
+		return failure{status, openaiType, msg}
+	}
+	var pe *provider.ProviderError
+	var tl *AnswerTooLargeError
+	var le *provider.LimitError
+	switch {
+	case errors.As(err, &pe) && pe.Type != "":
+		return failure{providerErrorStatus(pe.Type), pe.Type, msg}
+	case errors.As(err, &pe):
+		return pick(500, "api_error", "server_error")
+	case errors.Is(err, streamwrap.ErrIdleTimeout), errors.Is(err, context.DeadlineExceeded):
+		return pick(504, "timeout_error", "timeout")
+	case errors.As(err, &tl), errors.As(err, &le):
+		return pick(502, "api_error", "upstream_answer_too_large")
+	case m != nil && m.StopReason == llm.StopAborted, errors.Is(err, context.Canceled):
+		return pick(499, "api_error", "aborted")
+	}
+	return pick(502, "api_error", "server_error")
+}
+
+// providerErrorStatus is the HTTP status a provider sends with an error
+// of type typ (Anthropic's types and OpenAI's codes); 500 for the rest.
+func providerErrorStatus(typ string) int {
+	switch typ {
+	case "invalid_request_error":
+		return 400
+	case "authentication_error", "invalid_api_key":
+		return 401
+	case "permission_error":
+		return 403
+	case "not_found_error", "model_not_found":
+		return 404
+	case "request_too_large":
+		return 413
+	case "rate_limit_error", "rate_limit_exceeded", "insufficient_quota":
+		return 429
+	case "overloaded_error":
+		return 529
+	case "timeout_error":
+		return 504
+	}
+	return 500
+}
+
+// answerFailed answers a non-streaming request whose upstream stream
+// failed, in the provider's error shape, and counts it.
+func (s *Server) answerFailed(rw http.ResponseWriter, w wire, route string, err error, m *llm.Message, sc *secrets) {
+	f := classify(w, err, m)
+	f.msg = sc.string(f.msg)
+	if errors.Is(err, context.Canceled) && m.StopReason != llm.StopError {
+		s.m.streamErrors.WithLabelValues(route, "aborted").Inc()
+		return // the client is gone
+	}
+	s.m.streamErrors.WithLabelValues(route, f.typ).Inc()
+	writeWireError(rw, w, f.status, f.typ, f.msg)
+}
+
+// appendStreamError appends the in-band error event that ends a stream
+// after its 200, with the provider's error type kept, and counts it.
+func (s *Server) appendStreamError(enc *wireenc.Encoder, dst []byte, route string, err error, m *llm.Message, sc *secrets) []byte {
+	f := classify(enc.Wire(), err, m)
+	f.msg = sc.string(f.msg)
+	s.m.streamErrors.WithLabelValues(route, f.typ).Inc()
+	if enc.Wire() == wireenc.OpenAIResponses {
+		m.StopReason, m.ErrorMessage = llm.StopError, f.msg
+		return enc.AppendEvent(dst, &llm.Event{Type: llm.EventError}, m)
+	}
+	return enc.AppendError(dst, f.typ, f.msg)
 }
 
 var (
@@ -202,8 +519,11 @@ var (
 // prefix and a counter, so ids never repeat across answers or replicas.
 func responseID(w wire) string {
 	n := strconv.FormatUint(idSeq.Add(1), 36)
-	if w == provider.WireAnthropic {
+	switch w {
+	case provider.WireAnthropic:
 		return "msg_" + idPrefix + n
+	case provider.WireOpenAIResponses:
+		return "resp_" + idPrefix + n
 	}
 	return "chatcmpl-" + idPrefix + n
 }
@@ -243,57 +563,119 @@ func mapRawStop(w wire, raw string, m *llm.Message) string {
 // upstreamFailed answers a request whose upstream call failed before
 // streaming: the upstream's own status and body when it answered, 502 when
 // it could not be reached.
-func (s *Server) upstreamFailed(rw http.ResponseWriter, err error) {
+func (s *Server) upstreamFailed(rw http.ResponseWriter, w wire, err error, sc *secrets) {
 	var ue *UpstreamError
 	if errors.As(err, &ue) {
-		s.m.upstreamErrors.WithLabelValues("status_" + itoa(int64(ue.Status))).Inc()
+		s.m.upstreamErrors.WithLabelValues(routeName(w), "status_"+itoa(int64(ue.Status))).Inc()
 		if ue.RetryAfter != "" {
 			rw.Header().Set("Retry-After", ue.RetryAfter)
 		}
 		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(ue.Status)
-		rw.Write(ue.Body)
+		rw.Write(sc.bytes(ue.Body)) // an upstream may echo the key it was sent
 		return
 	}
 	if errors.Is(err, context.Canceled) {
 		return
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		s.m.upstreamErrors.WithLabelValues("timeout").Inc()
-		writeError(rw, http.StatusGatewayTimeout, "upstream_timeout", "upstream: "+errText(err))
+		s.m.upstreamErrors.WithLabelValues(routeName(w), "timeout").Inc()
+		writeWireError(rw, w, http.StatusGatewayTimeout, "timeout_error", "the upstream did not answer in time")
 		return
 	}
-	s.m.upstreamErrors.WithLabelValues("connect").Inc()
-	writeError(rw, http.StatusBadGateway, "upstream_unreachable", "upstream: "+errText(err))
+	s.m.upstreamErrors.WithLabelValues(routeName(w), "connect").Inc()
+	s.cfg.Logf("gateway: upstream unreachable: %v", sc.string(errText(err)))
+	// The upstream's address stays in the log: clients learn only that it
+	// could not be reached.
+	writeWireError(rw, w, http.StatusBadGateway, "upstream_unreachable", "the upstream could not be reached")
+}
+
+// UpstreamBase normalises an upstream URL to the one convention the
+// gateway and the engine share: the OpenAI-style base that ends in /v1
+// (what users paste: https://api.openai.com/v1, http://127.0.0.1:8000/v1,
+// https://openrouter.ai/api/v1). A URL with no path gets /v1; any other
+// path is kept as given. Requests go to base + "/chat/completions",
+// "/responses", "/messages" or "/models".
+func UpstreamBase(u string) string {
+	u = strings.TrimRight(u, "/")
+	if i := strings.Index(u, "://"); i >= 0 && !strings.Contains(u[i+3:], "/") {
+		u += "/v1"
+	}
+	return u
+}
+
+// upstreamURL is the endpoint of wire w on the upstream base.
+func upstreamURL(base string, w wire) string {
+	return provider.Endpoint(w, &llm.Model{BaseURL: UpstreamBase(base)})
 }
 
 // upstreamStreamFunc is the base of the proxy's chain: it posts body to the
 // upstream and decodes the answer with a pooled decoder.
-func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header) llm.StreamFunc {
+func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *upstreamCall) llm.StreamFunc {
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		if s.cfg.Upstream == "" {
 			return nil, errors.New("no upstream configured")
 		}
-		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.cfg.Upstream, "/")+w.Path(), bytes.NewReader(body))
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL(s.cfg.Upstream, w), bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("Accept", "text/event-stream")
-		copyAuth(hr.Header, hdr)
+		s.upstreamAuth(hr.Header, hdr, w)
 		resp, err := s.cfg.HTTPClient.Do(hr)
 		if err != nil {
 			return nil, err
 		}
 		if resp.StatusCode/100 != 2 {
+			call.requestID = upstreamRequestID(resp.Header)
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			return nil, &UpstreamError{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: b}
 		}
-		d := provider.GetDecoder(w, resp.Body, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
+		call.body = resp.Body
+		call.requestID = upstreamRequestID(resp.Header)
+		d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
 		d.SetContext(ctx)
+		call.dec = d
 		return &upstreamStream{Decoder: d}, nil
 	}
+}
+
+// upstreamCall is one request's upstream body, counting the bytes read
+// for the answer limit.
+type upstreamCall struct {
+	body      io.ReadCloser
+	read      int64
+	requestID string // the upstream's x-request-id / request-id
+	dec       *provider.Decoder
+	// beforeRead runs before each read of the body (on the goroutine
+	// that drives the stream): the proxy flushes its gathered events.
+	beforeRead func()
+}
+
+// upstreamRequestID is the id an upstream gave its answer, if a
+// printable token of sane length.
+func upstreamRequestID(h http.Header) string {
+	id := h.Get("X-Request-Id")
+	if id == "" {
+		id = h.Get("Request-Id")
+	}
+	if len(id) > 128 || strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return ""
+	}
+	return id
+}
+
+func (c *upstreamCall) Close() error { return c.body.Close() }
+
+func (c *upstreamCall) Read(p []byte) (int, error) {
+	if c.beforeRead != nil {
+		c.beforeRead()
+	}
+	n, err := c.body.Read(p)
+	c.read += int64(n)
+	return n, err
 }
 
 // upstreamStream is a pooled decoder over an upstream body; Close closes

@@ -1,12 +1,18 @@
 package gateway
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
@@ -20,22 +26,12 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, "not_found", "no models configured and no upstream")
 			return
 		}
-		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, strings.TrimRight(s.cfg.Upstream, "/")+"/v1/models", nil)
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, UpstreamBase(s.cfg.Upstream)+"/models", nil)
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "server_error", err.Error())
+			writeError(w, http.StatusInternalServerError, "server_error", "bad upstream URL")
 			return
 		}
-		copyAuth(req.Header, r.Header)
-		resp, err := s.cfg.HTTPClient.Do(req)
-		if err != nil {
-			s.m.upstreamErrors.WithLabelValues("connect").Inc()
-			writeError(w, http.StatusBadGateway, "upstream_unreachable", "upstream: "+errText(err))
-			return
-		}
-		defer resp.Body.Close()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+		s.relayGet(w, r, req)
 		return
 	}
 	b := []byte(`{"object":"list","data":[`)
@@ -52,14 +48,77 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
+// model answers GET /v1/models/{id}: with configured Models the model's
+// object (404 for others), in Anthropic's shape when the client sends
+// anthropic-version, else OpenAI's; without, the upstream's answer.
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	anth := r.Header.Get("Anthropic-Version") != ""
+	if len(s.cfg.Models) == 0 {
+		if s.cfg.Upstream == "" {
+			writeError(w, http.StatusNotFound, "not_found_error", "no models configured and no upstream")
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, UpstreamBase(s.cfg.Upstream)+"/models/"+url.PathEscape(id), nil)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "bad model id")
+			return
+		}
+		s.relayGet(w, r, req)
+		return
+	}
+	if !slices.Contains(s.cfg.Models, id) {
+		wr := wireChat
+		if anth {
+			wr = wireAnthropic
+		}
+		writeWireError(w, wr, http.StatusNotFound, "not_found_error", "unknown model "+id)
+		return
+	}
+	var b []byte
+	if anth {
+		b = append(b, `{"type":"model","id":`...)
+		b = llm.AppendJSONString(b, id)
+		b = append(b, `,"display_name":`...)
+		b = llm.AppendJSONString(b, id)
+		b = append(b, `,"created_at":"1970-01-01T00:00:00Z"}`...)
+	} else {
+		b = append(b, `{"id":`...)
+		b = llm.AppendJSONString(b, id)
+		b = append(b, `,"object":"model","created":0,"owned_by":"ocbench"}`...)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(b, '\n'))
+}
+
+// relayGet sends req to the upstream with the client's credentials and
+// relays the answer, bounded and with secrets redacted.
+func (s *Server) relayGet(w http.ResponseWriter, r *http.Request, req *http.Request) {
+	s.upstreamAuth(req.Header, r.Header, wireChat)
+	resp, err := s.cfg.HTTPClient.Do(req)
+	if err != nil {
+		s.m.upstreamErrors.WithLabelValues("models", "connect").Inc()
+		writeError(w, http.StatusBadGateway, "upstream_unreachable", "the upstream could not be reached")
+		return
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "upstream_unreachable", "the upstream's answer could not be read")
+		return
+	}
+	if id := upstreamRequestID(resp.Header); id != "" {
+		w.Header().Set("X-Request-Id", id)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	w.Write(s.requestSecrets(r).bytes(b))
+}
+
 // runs answers POST /v1/runs: it runs a turn loop and streams its events
 // as SSE, one "data:" line per event in the replay event format, then a
 // final "event: result" with the run's summary.
-func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req RunRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not a run request: "+err.Error())
@@ -73,11 +132,15 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "session ids are 1-128 characters of [A-Za-z0-9._-]")
 		return
 	}
+	// A client that leaves or stops reading ends the run: its context is
+	// cancelled at the first failed write.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	sse := newSSEWriter(w)
 	start := time.Now()
 	first := true
 	var buf []byte
-	res, err := s.cfg.Runs.Run(r.Context(), req, func(ev *llm.Event, m *llm.Message) error {
+	res, err := s.cfg.Runs.Run(ctx, req, func(ev *llm.Event, m *llm.Message) error {
 		if first {
 			first = false
 			s.m.timeToFirstEvent.WithLabelValues("runs").Observe(time.Since(start).Seconds())
@@ -86,10 +149,23 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 		buf = append(buf[:0], "data: "...)
 		buf = llm.AppendEventJSON(buf, ev, m)
 		buf = append(buf, "\n\n"...)
-		return sse.write(buf)
+		if err := sse.write(buf); err != nil {
+			cancel()
+			return err
+		}
+		return nil
 	})
+	var re *RequestError
+	if first && errors.As(err, &re) {
+		writeError(w, re.Status, re.Type, re.Message)
+		return
+	}
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
+	}
+	res.Error = s.requestSecrets(r).string(res.Error)
+	if res.Error != "" && !errors.Is(err, context.Canceled) {
+		s.m.streamErrors.WithLabelValues("runs", "run_error").Inc()
 	}
 	res.SessionID = req.SessionID
 	out, _ := json.Marshal(res)
@@ -97,24 +173,44 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) {
 	sse.write(buf)
 }
 
-// session answers GET /v1/sessions/{id} with the session's JSONL.
+// session answers GET /v1/sessions/{id} with the session's JSONL,
+// streamed from the file in constant memory whatever its size.
 func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !validSessionID(id) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "session ids are 1-128 characters of [A-Za-z0-9._-]")
 		return
 	}
-	out, ok, err := s.cfg.Runs.Session(id, nil)
+	f, size, err := s.cfg.Runs.OpenSession(id)
 	switch {
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, "server_error", err.Error())
-	case !ok:
+	case errors.Is(err, ErrNoSession):
 		writeError(w, http.StatusNotFound, "not_found", "no session "+id)
-	default:
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		w.Write(out)
+		return
+	case err != nil:
+		// The error names the file; the client is not told where it lives.
+		s.cfg.Logf("gateway: reading session %s: %v", id, errText(err))
+		writeError(w, http.StatusInternalServerError, "server_error", "the session could not be read")
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	bp := copyPool.Get().(*[]byte)
+	defer copyPool.Put(bp)
+	// Only the bytes the file had when opened: a run appending meanwhile
+	// cannot make the body disagree with its length.
+	if _, err := io.CopyBuffer(writerOnly{w}, io.LimitReader(f, size), *bp); err != nil && !errors.Is(err, context.Canceled) {
+		s.cfg.Logf("gateway: sending session %s: %v", id, errText(err))
 	}
 }
+
+var copyPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// writerOnly hides everything but Write, so that io.CopyBuffer writes
+// through the deadline-setting writer in bounded chunks.
+type writerOnly struct{ w io.Writer }
+
+func (w writerOnly) Write(b []byte) (int, error) { return w.w.Write(b) }
 
 // validSessionID keeps session ids to names that are safe as file names:
 // no separators, no "..", nothing hidden.
@@ -131,36 +227,68 @@ func validSessionID(id string) bool {
 	return true
 }
 
-// readBody reads the request body under the size limit, answering 413 past
-// it and 400 on a broken body.
+// readBody reads the request body under the size limit and BodyTimeout,
+// answering 413 past the limit (at once when Content-Length says so), 408
+// when the body does not arrive in time and 400 on a broken body. The read
+// deadline is cleared afterwards, so that it cannot end a long stream.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
-				"request body exceeds "+itoa(mbe.Limit)+" bytes")
-			return nil, false
-		}
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+errText(err))
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+			"request body exceeds "+itoa(s.cfg.MaxBodyBytes)+" bytes")
 		return nil, false
 	}
-	return body, true
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			writeError(w, http.StatusRequestEntityTooLarge, "request_too_large",
+				"request body exceeds "+itoa(mbe.Limit)+" bytes")
+		case errors.As(err, &ne) && ne.Timeout():
+			s.m.rejected.WithLabelValues(routeOf(r.URL.Path), "body_timeout").Inc()
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, "request_timeout",
+				"the request body did not arrive within "+s.cfg.BodyTimeout.String())
+		default:
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+errText(err))
+		}
+		return nil, false
+	}
+	return buf.Bytes(), true
 }
 
-// sseWriter writes Server-Sent Events and flushes each one, so that a
-// client sees every event as it happens.
+// sseWriter writes Server-Sent Events. By default it flushes each event,
+// so that a client sees it as it happens. Coalescing (the proxy) gathers
+// the events one upstream read produced and writes them in one write and
+// one flush, when the upstream has nothing more buffered (flushPending,
+// called before the next upstream read) — never later than the next
+// event could arrive, and with one system call instead of one per event.
 type sseWriter struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	started bool
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	started  bool
+	coalesce bool
+	pending  []byte
+	err      error // the first write or flush failure
 }
+
+// maxPending bounds what a coalescing writer gathers before writing.
+const maxPending = 64 << 10
 
 func newSSEWriter(w http.ResponseWriter) *sseWriter {
 	return &sseWriter{w: w, rc: http.NewResponseController(w)}
 }
 
-func (s *sseWriter) write(b []byte) error {
+func (s *sseWriter) start() {
 	if !s.started {
 		s.started = true
 		h := s.w.Header()
@@ -169,16 +297,62 @@ func (s *sseWriter) write(b []byte) error {
 		h.Set("X-Accel-Buffering", "no")
 		s.w.WriteHeader(http.StatusOK)
 	}
-	if _, err := s.w.Write(b); err != nil {
-		return err
-	}
-	return s.rc.Flush()
 }
 
-// copyAuth passes the client's credentials to the upstream. They are never
+func (s *sseWriter) write(b []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	s.start()
+	if s.coalesce {
+		s.pending = append(s.pending, b...)
+		if len(s.pending) >= maxPending {
+			return s.flushPending()
+		}
+		return nil
+	}
+	if _, err := s.w.Write(b); err != nil {
+		s.err = err
+		return err
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.err = err
+	}
+	return s.err
+}
+
+// flushPending writes and flushes what a coalescing writer gathered.
+func (s *sseWriter) flushPending() error {
+	if s.err != nil || len(s.pending) == 0 {
+		return s.err
+	}
+	_, err := s.w.Write(s.pending)
+	s.pending = s.pending[:0]
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	s.err = err
+	return err
+}
+
+// upstreamAuth sets the upstream request's credentials: the configured
+// UpstreamKey, or else (without a gateway key of its own) the client's.
+// Version and organisation headers always pass. Credentials are never
 // logged.
-func copyAuth(dst, src http.Header) {
-	for _, k := range []string{"Authorization", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project"} {
+func (s *Server) upstreamAuth(dst, src http.Header, w wire) {
+	switch {
+	case s.cfg.UpstreamKey != "" && w == wireAnthropic:
+		dst.Set("X-Api-Key", s.cfg.UpstreamKey)
+	case s.cfg.UpstreamKey != "":
+		dst.Set("Authorization", "Bearer "+s.cfg.UpstreamKey)
+	case s.cfg.AuthKey == "":
+		copyHeaders(dst, src, "Authorization", "X-Api-Key")
+	}
+	copyHeaders(dst, src, "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project")
+}
+
+func copyHeaders(dst, src http.Header, keys ...string) {
+	for _, k := range keys {
 		if v := src.Values(k); len(v) > 0 {
 			dst[k] = append([]string(nil), v...)
 		}

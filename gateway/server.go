@@ -2,27 +2,38 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
 )
 
 // Config is what a Server needs. Zero values take the defaults in
 // setDefaults.
 type Config struct {
 	// Upstream is the base URL of the provider the proxy forwards to (an
-	// OpenAI-compatible or Anthropic endpoint). Required for the proxy
-	// routes; the serve command points it at the built-in scripted
-	// upstream when the user gives none.
+	// OpenAI-compatible or Anthropic endpoint), OpenAI-style with /v1 (see
+	// UpstreamBase). Required for the proxy routes; the serve command
+	// points it at the built-in scripted upstream when the user gives none.
 	Upstream string
+	// UpstreamCompat, when set, replaces the detected chat compatibility
+	// settings of Upstream (provider.CompatFor).
+	UpstreamCompat *provider.Compat
 	// Models, when non-empty, is the list /v1/models reports and the only
 	// model ids the proxy accepts (others get 404). Empty: any id is
 	// passed through and /v1/models asks the upstream.
@@ -38,12 +49,57 @@ type Config struct {
 	// RetryAfter is what overloaded answers tell clients to wait (default 1 s).
 	RetryAfter time.Duration
 
+	// Slow and absent clients. HeaderTimeout bounds reading a request's
+	// headers (default 10 s) and BodyTimeout its body (default 30 s); a
+	// request holds no stream slot until its body is read. WriteTimeout
+	// bounds each write to a client (default 30 s), so that a client that
+	// stops reading loses its slot by then. KeepAliveTimeout closes
+	// keep-alive connections idle that long (default 60 s).
+	HeaderTimeout    time.Duration
+	BodyTimeout      time.Duration
+	WriteTimeout     time.Duration
+	KeepAliveTimeout time.Duration
+	// DrainDelay is how long, after shutdown begins, the gateway keeps its
+	// listener open answering 503 (and /healthz 503) so that a load
+	// balancer sees it leave before connections are refused. It is spent
+	// inside the grace given to Serve. Default 0.
+	DrainDelay time.Duration
+
+	// MaxAnswerBytes bounds the answer content the gateway holds for one
+	// stream (default 8 MiB): the whole answer of a non-streaming request,
+	// and on the streaming path what the decorator chain keeps back (text
+	// already sent to the client is not kept). Past it the answer ends
+	// with an AnswerTooLargeError (502, or an in-band error when
+	// streaming).
+	MaxAnswerBytes int
+
 	// HTTPClient reaches the upstream; nil uses one with keep-alives tuned
 	// for many concurrent streams.
 	HTTPClient *http.Client
 
 	// Runs serves /v1/runs and /v1/sessions; nil disables those routes.
 	Runs RunService
+
+	// Browser and network boundary (see guard): CORSOrigins are the
+	// browser origins allowed ("*" for any; none by default). CheckHost
+	// refuses Host names other than localhost, IP literals and
+	// AllowedHosts (set it when listening on loopback: DNS rebinding).
+	CORSOrigins  []string
+	CheckHost    bool
+	AllowedHosts []string
+	// AuthKey, when set, is the gateway's own API key: /v1/ requests must
+	// send it (Authorization: Bearer or x-api-key), and then the client's
+	// credentials are not forwarded; the upstream gets UpstreamKey.
+	AuthKey string
+	// UpstreamKey, when set, is sent to the upstream instead of the
+	// client's credentials (Authorization: Bearer on OpenAI wires,
+	// x-api-key on Anthropic).
+	UpstreamKey string
+	// Secrets are further literal values (API keys of runs) redacted from
+	// everything the gateway sends or logs (internal/redact, which also
+	// catches key-shaped tokens); AuthKey and UpstreamKey are always
+	// redacted, and so are the credentials a request carries.
+	Secrets []string
 
 	// Logf receives one line per failure worth an operator's look. Request
 	// bodies and API keys are never passed to it.
@@ -58,10 +114,27 @@ type RunService interface {
 	// as it happens (the message is the stream's live message). It returns
 	// when the run ends.
 	Run(ctx context.Context, req RunRequest, emit func(ev *llm.Event, m *llm.Message) error) (RunResult, error)
-	// Session appends the session's transcript (JSONL) to dst; ok is false
-	// when there is no such session.
-	Session(id string, dst []byte) (out []byte, ok bool, err error)
+	// OpenSession opens a session's transcript (JSONL) for reading and
+	// returns it with its size; ErrNoSession when there is no such
+	// session. The gateway streams it to the client and closes it.
+	OpenSession(id string) (io.ReadCloser, int64, error)
 }
+
+// ErrNoSession is returned by RunService.OpenSession for an id with no
+// session (or a name in the sessions directory that is not a regular
+// file: a link, a FIFO, a device).
+var ErrNoSession = errors.New("gateway: no such session")
+
+// RequestError is a run refused before it started (a workspace not
+// allowed, a session over its size limit): the client gets Status and
+// Message as an HTTP error instead of a 200 stream.
+type RequestError struct {
+	Status  int
+	Type    string
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Message }
 
 // RunRequest is the body of POST /v1/runs.
 type RunRequest struct {
@@ -96,6 +169,21 @@ func (c *Config) setDefaults() {
 	if c.RetryAfter <= 0 {
 		c.RetryAfter = time.Second
 	}
+	if c.HeaderTimeout <= 0 {
+		c.HeaderTimeout = 10 * time.Second
+	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = 30 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 30 * time.Second
+	}
+	if c.KeepAliveTimeout <= 0 {
+		c.KeepAliveTimeout = 60 * time.Second
+	}
+	if c.MaxAnswerBytes <= 0 {
+		c.MaxAnswerBytes = 8 << 20
+	}
 	if c.HTTPClient == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns = 1024
@@ -110,43 +198,73 @@ func (c *Config) setDefaults() {
 // Server is the HTTP gateway. Create it with New; it is safe for
 // concurrent use and holds no lock on the per-request path.
 type Server struct {
-	cfg     Config
-	m       *metrics
-	slots   chan struct{} // one token per stream being served
-	drain   atomic.Bool   // set by Shutdown: new work is refused with 503
-	active  sync.WaitGroup
-	handler http.Handler
+	cfg        Config
+	m          *metrics
+	slots      chan struct{} // one token per stream being served
+	drain      atomic.Bool   // set by Serve on shutdown: new work is refused with 503
+	active     sync.WaitGroup
+	handler    http.Handler
+	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
+	drainDelay atomic.Int64     // Config.DrainDelay, until SetDrainDelay
+	compat     provider.Compat  // what the upstream's chat endpoint accepts
+	redactor   *redact.Redactor // configured secrets, never sent or logged
+	secretList []string
 }
 
 // New validates cfg and returns a Server.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, m: newMetrics(), slots: make(chan struct{}, cfg.MaxStreams)}
+	if cfg.AuthKey != "" {
+		sum := sha256.Sum256([]byte(cfg.AuthKey))
+		s.authKey = sum[:]
+	}
+	s.drainDelay.Store(int64(cfg.DrainDelay))
+	s.compat = provider.CompatFor(&llm.Model{BaseURL: UpstreamBase(cfg.Upstream), Provider: "openai-compatible"})
+	if cfg.UpstreamCompat != nil {
+		s.compat = *cfg.UpstreamCompat
+	}
+	s.secretList = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
+	s.redactor = redact.New(s.secretList...)
+	logf := cfg.Logf
+	s.cfg.Logf = func(f string, a ...any) { logf("%s", s.redactor.String(fmt.Sprintf(f, a...))) }
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /v1/models", s.instrument("models", s.models))
-	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.admit(s.proxy(wireChat))))
-	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.admit(s.proxy(wireAnthropic))))
+	mux.HandleFunc("GET /v1/models/{id}", s.instrument("models", s.model))
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.instrument("count_tokens", s.stream("count_tokens", s.countTokens)))
+	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream("chat", s.proxy(wireChat))))
+	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream("messages", s.proxy(wireAnthropic))))
+	mux.HandleFunc("POST /v1/responses", s.instrument("responses", s.stream("responses", s.proxy(wireResponses))))
 	if cfg.Runs != nil {
-		mux.HandleFunc("POST /v1/runs", s.instrument("runs", s.admit(s.runs)))
+		mux.HandleFunc("POST /v1/runs", s.instrument("runs", s.stream("runs", s.runs)))
 		mux.HandleFunc("GET /v1/sessions/{id}", s.instrument("sessions", s.session))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
 	})
-	s.handler = mux
+	s.handler = s.guard(mux)
 	return s, nil
 }
 
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve serves on ln until ctx is cancelled, then shuts down gracefully:
-// new requests get 503, streams in flight run to their end (at most
-// grace), and Serve returns.
+// Serve serves on ln until ctx is cancelled, then shuts down within grace:
+// /healthz and new requests get 503 for Config.DrainDelay (load balancers
+// see the gateway leave), then the listener closes and streams in flight
+// run to their end until grace is spent; connections still open then are
+// closed, which cancels their upstream calls and runs. Serve returns at
+// most about a second after grace.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
+		IdleTimeout:       s.cfg.KeepAliveTimeout,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          log.New(logWriter{s.cfg.Logf}, "", 0),
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -154,45 +272,108 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		return err
 	case <-ctx.Done():
 	}
+	deadline := time.Now().Add(grace)
 	s.drain.Store(true)
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	err := hs.Shutdown(sctx) // stops accepting; waits for handlers in flight
-	s.active.Wait()
-	if errors.Is(err, context.DeadlineExceeded) {
-		hs.Close()
+	if d := min(time.Duration(s.drainDelay.Load()), grace); d > 0 {
+		time.Sleep(d)
 	}
-	if e := <-errc; err == nil && !errors.Is(e, http.ErrServerClosed) {
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	err := hs.Shutdown(sctx) // stops accepting; waits for handlers until the deadline
+	if err != nil {
+		// Grace is spent: close what is left. Writes to those clients fail
+		// and their request contexts are cancelled, so handlers return.
+		hs.Close()
+		err = nil
+	}
+	if !waitTimeout(&s.active, time.Second) {
+		s.cfg.Logf("gateway: handlers still running a second after the grace period; stopping anyway")
+	}
+	if e := <-errc; !errors.Is(e, http.ErrServerClosed) {
 		err = e
 	}
 	return err
 }
 
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	if s.drain.Load() {
-		writeError(w, http.StatusServiceUnavailable, "draining", "the gateway is shutting down")
-		return
+// SetDrainDelay replaces Config.DrainDelay for a shutdown not yet begun
+// (the serve command skips it on an interactive Ctrl-C).
+func (s *Server) SetDrainDelay(d time.Duration) { s.drainDelay.Store(int64(d)) }
+
+// waitTimeout waits for wg at most d and reports whether it finished.
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"status":"ok","streams":` + strconv.Itoa(len(s.slots)) + `}`))
 }
 
-// admit refuses work the gateway cannot take now instead of queueing it:
-// 503 while draining, 429 with Retry-After when every stream slot is busy.
-func (s *Server) admit(next http.HandlerFunc) http.HandlerFunc {
+// logWriter sends net/http's own log lines (TLS handshake errors, panics
+// it recovered) to Logf.
+type logWriter struct{ logf func(string, ...any) }
+
+func (l logWriter) Write(b []byte) (int, error) {
+	l.logf("gateway: %s", strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// healthz answers 200 while the gateway takes new streams; 503 with
+// "draining" once shutdown has begun and 503 with "saturated" while every
+// stream slot is busy (a new stream would get 429), so that a load
+// balancer sends the next request elsewhere.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	busy := len(s.slots)
+	status, code := "ok", http.StatusOK
+	switch {
+	case s.drain.Load():
+		status, code = "draining", http.StatusServiceUnavailable
+	case busy >= cap(s.slots):
+		status, code = "saturated", http.StatusServiceUnavailable
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	w.Write([]byte(`{"status":"` + status + `","streams":` + strconv.Itoa(busy) + `,"max_streams":` + strconv.Itoa(cap(s.slots)) + "}\n"))
+}
+
+// streamHandler is a route that serves one stream: it gets the request
+// body already read.
+type streamHandler func(w http.ResponseWriter, r *http.Request, body []byte)
+
+// stream admits a streaming route's request without queueing it: 503
+// while draining, then the body is read under BodyTimeout (holding no
+// slot, so clients trickling bodies cannot lock others out), then a
+// stream slot is taken or the request gets 429 with Retry-After. The
+// handler runs under RequestTimeout.
+func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.drain.Load() {
-			s.m.rejected.WithLabelValues("draining").Inc()
-			w.Header().Set("Retry-After", s.retryAfter())
-			writeError(w, http.StatusServiceUnavailable, "draining", "the gateway is shutting down")
+		if s.refuseDraining(w, route) {
+			return
+		}
+		body, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		if s.refuseDraining(w, route) {
 			return
 		}
 		select {
 		case s.slots <- struct{}{}:
 		default:
-			s.m.rejected.WithLabelValues("overload").Inc()
+			s.m.rejected.WithLabelValues(route, "overload").Inc()
 			w.Header().Set("Retry-After", s.retryAfter())
-			writeError(w, http.StatusTooManyRequests, "overloaded", "too many concurrent streams; retry later")
+			// Each wire's own rate-limit type, so that SDKs raise their
+			// rate-limit error class and honour Retry-After.
+			typ := "rate_limit_exceeded"
+			if route == "messages" || route == "count_tokens" {
+				typ = "rate_limit_error"
+			}
+			writeWireError(w, routeWire(route), http.StatusTooManyRequests, typ, "too many concurrent streams; retry later")
 			return
 		}
 		s.active.Add(1)
@@ -204,19 +385,89 @@ func (s *Server) admit(next http.HandlerFunc) http.HandlerFunc {
 		}()
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
-		next(w, r.WithContext(ctx))
+		next(w, r.WithContext(ctx), body)
 	}
+}
+
+func (s *Server) refuseDraining(w http.ResponseWriter, route string) bool {
+	if !s.drain.Load() {
+		return false
+	}
+	s.m.rejected.WithLabelValues(route, "draining").Inc()
+	w.Header().Set("Retry-After", s.retryAfter())
+	w.Header().Set("Connection", "close")
+	typ := "server_error"
+	if routeWire(route) == wireAnthropic {
+		typ = "overloaded_error"
+	}
+	writeWireError(w, routeWire(route), http.StatusServiceUnavailable, typ, "the gateway is shutting down")
+	return true
+}
+
+// routeOf is the route label of a request path: one value per route on
+// every metric, the same the route's handler is instrumented with.
+func routeOf(path string) string {
+	switch {
+	case path == "/v1/chat/completions":
+		return "chat"
+	case path == "/v1/messages":
+		return "messages"
+	case path == "/v1/messages/count_tokens":
+		return "count_tokens"
+	case path == "/v1/responses":
+		return "responses"
+	case path == "/v1/runs":
+		return "runs"
+	case strings.HasPrefix(path, "/v1/sessions/"):
+		return "sessions"
+	case path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
+		return "models"
+	case path == "/healthz":
+		return "healthz"
+	case path == "/metrics":
+		return "metrics"
+	}
+	return "other"
+}
+
+// routeWire is the wire whose error shape a route answers in.
+func routeWire(route string) wire {
+	switch route {
+	case "messages", "count_tokens":
+		return wireAnthropic
+	case "responses":
+		return wireResponses
+	}
+	return wireChat
 }
 
 func (s *Server) retryAfter() string {
 	return strconv.Itoa(int((s.cfg.RetryAfter + time.Second - 1) / time.Second))
 }
 
-// statusWriter remembers the status code for the request counter and
-// keeps Flush reachable through Unwrap (http.ResponseController).
+// statusWriter remembers the status code for the request counter, sets a
+// write deadline before every write (a client that stops reading fails
+// the write by WriteTimeout instead of holding its slot forever) and keeps
+// Flush reachable through Unwrap (http.ResponseController).
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	rc       *http.ResponseController
+	timeout  time.Duration
+	deadline time.Time // the write deadline last set
+	code     int
+	failed   bool // a write failed: the client is gone or too slow
+}
+
+// refresh moves the write deadline to now+timeout, unless the one set is
+// still at least 7/8 of timeout away: the deadline is always between 7/8
+// and all of timeout from the write, for one timer update per eighth of
+// the timeout instead of one per write.
+func (w *statusWriter) refresh() {
+	d := time.Now().Add(w.timeout)
+	if d.Sub(w.deadline) > w.timeout/8 {
+		w.deadline = d
+		w.rc.SetWriteDeadline(d)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -230,28 +481,86 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	w.refresh()
+	n, err := w.ResponseWriter.Write(b)
+	if err != nil {
+		w.failed = true
+	}
+	return n, err
 }
 
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
+func (w *statusWriter) Flush() { w.FlushError() }
+
+// FlushError is what http.ResponseController.Flush calls.
+func (w *statusWriter) FlushError() error {
+	w.refresh()
+	err := w.rc.Flush()
+	if err != nil {
+		w.failed = true
 	}
+	return err
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// instrument counts a route's requests by status and their latency, and
+// turns a panic into a counted 500 (or a cut connection once the answer
+// has begun) instead of a silent connection reset.
 func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+		// Every answer has a request id; the proxy replaces it with the
+		// upstream's when there is one.
+		w.Header().Set(requestIDHeader(routeWire(route)), "req_"+idPrefix+strconv.FormatUint(idSeq.Add(1), 36))
+		defer func() {
+			p := recover()
+			if p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.m.panics.WithLabelValues(route).Inc()
+				s.cfg.Logf("gateway: %s handler panicked: %v\n%s", route, p, debug.Stack())
+			}
+			if sw.code == 0 {
+				if p != nil {
+					writeError(sw, http.StatusInternalServerError, "server_error", "internal error")
+				} else {
+					sw.code = http.StatusOK
+				}
+			} else if !sw.failed {
+				// The last bytes go out under the write deadline too, not
+				// in net/http's final flush, which has none.
+				sw.FlushError()
+			}
+			s.m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
+			s.m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+			if p != nil && sw.code != http.StatusInternalServerError {
+				panic(http.ErrAbortHandler) // the answer had begun: cut it
+			}
+		}()
 		next(sw, r)
-		if sw.code == 0 {
-			sw.code = http.StatusOK
-		}
-		s.m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
-		s.m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 	}
+}
+
+// writeWireError writes an error body in the shape of wire w's provider:
+// OpenAI's {"error":{"message","type","param","code"}} or Anthropic's
+// {"type":"error","error":{"type","message"}}, so that each SDK raises
+// its own error class with the type intact.
+func writeWireError(rw http.ResponseWriter, w wire, code int, typ, msg string) {
+	if w == wireAnthropic {
+		writeError(rw, code, typ, msg)
+		return
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(code)
+	b := append([]byte(`{"error":{"message":`), llm.AppendJSONString(nil, msg)...)
+	b = append(b, `,"type":`...)
+	b = llm.AppendJSONString(b, typ)
+	b = append(b, `,"param":null,"code":`...)
+	b = llm.AppendJSONString(b, typ)
+	b = append(b, "}}\n"...)
+	rw.Write(b)
 }
 
 // writeError writes an error body that both OpenAI and Anthropic clients

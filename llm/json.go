@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -170,7 +171,7 @@ func (b *Block) AppendJSON(dst []byte) []byte {
 		if len(b.Arguments) == 0 {
 			dst = append(dst, "{}"...)
 		} else {
-			dst = append(dst, b.Arguments...)
+			dst = appendCompactJSON(dst, b.Arguments)
 		}
 		if len(b.Signature) > 0 {
 			dst = append(dst, `,"thoughtSignature":`...)
@@ -303,4 +304,29 @@ func parseBlock(v *fastjson.Value) (Block, bool) {
 		return Block{Type: BlockImage, Text: cloneBytes(v.GetStringBytes("data")), MimeType: cloneBytes(v.GetStringBytes("mimeType"))}, true
 	}
 	return Block{}, false
+}
+
+// appendCompactJSON appends the JSON text js without its line breaks and
+// tabs outside strings, so that a message is always one line (arguments
+// keep the model's own text otherwise). Within strings, JSON has no raw
+// line breaks to keep.
+func appendCompactJSON(dst, js []byte) []byte {
+	if bytes.IndexAny(js, "\n\r\t") < 0 {
+		return append(dst, js...)
+	}
+	in, esc := false, false
+	for _, c := range js {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == '\n' || c == '\r' || c == '\t'):
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fastjson"
@@ -81,5 +82,17 @@ func TestNamesRoundTrip(t *testing.T) {
 	}
 	if _, err := ParseMessage(fastjson.MustParse(`{"role":"robot"}`)); err == nil {
 		t.Error("unknown role accepted")
+	}
+}
+
+// A message is one line of JSON whatever line breaks the model put between
+// the tokens of its arguments; line breaks inside strings are escapes.
+func TestAppendJSONOneLine(t *testing.T) {
+	var m Message
+	_, b := m.AddBlock(BlockToolCall)
+	b.Arguments = []byte("{\"a\":\"x\\ny\",\n\t\"b\": [1,\r\n2]}")
+	got := string(m.AppendJSON(nil))
+	if strings.ContainsAny(got, "\n\r\t") || !strings.Contains(got, `"arguments":{"a":"x\ny","b": [1,2]}`) {
+		t.Fatalf("%s", got)
 	}
 }

@@ -11,6 +11,11 @@ type Model struct {
 	// HTMLEntityArgs marks models whose tool-call arguments arrive encoded as
 	// HTML entities (OpenClaw's compat.toolCallArgumentsEncoding = "html-entities").
 	HTMLEntityArgs bool
+	// Reasoning marks a reasoning model (OpenClaw's model.reasoning). Off,
+	// as OpenClaw has it for a model it has no catalogue entry for, the
+	// OpenAI Chat Completions decoder drops reasoning deltas
+	// (shouldEmitOpenAICompletionsReasoning).
+	Reasoning bool
 	// ContextWindow and MaxTokens are in tokens; zero means unknown.
 	ContextWindow int
 	MaxTokens     int

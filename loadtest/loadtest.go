@@ -62,33 +62,41 @@ type Config struct {
 	// resident memory in bytes (the in-process gateway reads its own;
 	// otherwise ScrapeRSS reads the gateway's /metrics).
 	MemoryProbe func() (uint64, error)
+	// FailureProbe, when set, reads the gateway's count of answers that
+	// failed after a 200 (ScrapeCounter of
+	// ocbench_gateway_stream_errors_total) before and after the run: the
+	// failures vegeta cannot see, since it reads only status codes.
+	FailureProbe func() (float64, error)
 }
 
 // Report is the outcome of a run. Durations are in milliseconds, with the
 // names a dashboard can read as they are.
 type Report struct {
-	Target         string         `json:"target"`
-	Path           string         `json:"path"`
-	Rate           float64        `json:"rate"`
-	RampTo         float64        `json:"rampTo,omitempty"`
-	DurationS      float64        `json:"durationS"`
-	Requests       uint64         `json:"requests"`
-	Throughput     float64        `json:"throughputPerS"`
-	SuccessRate    float64        `json:"successRate"`
-	LatencyP50Ms   float64        `json:"latencyP50Ms"`
-	LatencyP90Ms   float64        `json:"latencyP90Ms"`
-	LatencyP99Ms   float64        `json:"latencyP99Ms"`
-	LatencyMaxMs   float64        `json:"latencyMaxMs"`
-	LatencyMeanMs  float64        `json:"latencyMeanMs"`
-	TTFEP50Ms      float64        `json:"ttfeP50Ms"`
-	TTFEP99Ms      float64        `json:"ttfeP99Ms"`
-	GapP50Ms       float64        `json:"gapP50Ms"`
-	GapP99Ms       float64        `json:"gapP99Ms"`
-	GapMaxMs       float64        `json:"gapMaxMs"`
-	Streams        int            `json:"sampledStreams"`
-	StreamErrors   int            `json:"sampledStreamErrors"`
-	EventsPerSteam float64        `json:"eventsPerStream"`
-	PeakRSSBytes   uint64         `json:"gatewayPeakRssBytes,omitempty"`
+	Target         string  `json:"target"`
+	Path           string  `json:"path"`
+	Rate           float64 `json:"rate"`
+	RampTo         float64 `json:"rampTo,omitempty"`
+	DurationS      float64 `json:"durationS"`
+	Requests       uint64  `json:"requests"`
+	Throughput     float64 `json:"throughputPerS"`
+	SuccessRate    float64 `json:"successRate"`
+	LatencyP50Ms   float64 `json:"latencyP50Ms"`
+	LatencyP90Ms   float64 `json:"latencyP90Ms"`
+	LatencyP99Ms   float64 `json:"latencyP99Ms"`
+	LatencyMaxMs   float64 `json:"latencyMaxMs"`
+	LatencyMeanMs  float64 `json:"latencyMeanMs"`
+	TTFEP50Ms      float64 `json:"ttfeP50Ms"`
+	TTFEP99Ms      float64 `json:"ttfeP99Ms"`
+	GapP50Ms       float64 `json:"gapP50Ms"`
+	GapP99Ms       float64 `json:"gapP99Ms"`
+	GapMaxMs       float64 `json:"gapMaxMs"`
+	Streams        int     `json:"sampledStreams"`
+	StreamErrors   int     `json:"sampledStreamErrors"`
+	EventsPerSteam float64 `json:"eventsPerStream"`
+	PeakRSSBytes   uint64  `json:"gatewayPeakRssBytes,omitempty"`
+	// InBandFailures is what FailureProbe counted during the run: answers
+	// (streams, runs) that failed after their 200; -1 when not probed.
+	InBandFailures int            `json:"inBandFailures"`
 	StatusCodes    map[string]int `json:"statusCodes"`
 	Errors         []string       `json:"errors,omitempty"`
 	// Timeline is latency per second of the run, for the HTML plot.
@@ -223,6 +231,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 
+	failuresBefore := -1.0
+	if cfg.FailureProbe != nil {
+		if v, err := cfg.FailureProbe(); err == nil {
+			failuresBefore = v
+		}
+	}
 	var m vegeta.Metrics
 	started := time.Now()
 	var timeline []perSecond
@@ -256,7 +270,12 @@ loop:
 		Requests: m.Requests, Throughput: m.Throughput, SuccessRate: m.Success,
 		LatencyP50Ms: ms(m.Latencies.P50), LatencyP90Ms: ms(m.Latencies.P90), LatencyP99Ms: ms(m.Latencies.P99),
 		LatencyMaxMs: ms(m.Latencies.Max), LatencyMeanMs: ms(m.Latencies.Mean),
-		StatusCodes: m.StatusCodes, Errors: m.Errors, PeakRSSBytes: peak,
+		StatusCodes: m.StatusCodes, Errors: m.Errors, PeakRSSBytes: peak, InBandFailures: -1,
+	}
+	if failuresBefore >= 0 {
+		if v, err := cfg.FailureProbe(); err == nil {
+			rep.InBandFailures = int(v - failuresBefore)
+		}
 	}
 	samples.fill(rep)
 	for i, s := range timeline {
@@ -368,11 +387,15 @@ func timeStream(ctx context.Context, client *http.Client, url string, body []byt
 	}
 	var ttfe time.Duration
 	var gaps []time.Duration
+	failed := false
 	last := start
 	n := 0
 	br := bufio.NewReaderSize(resp.Body, 16<<10)
 	for {
 		line, err := br.ReadSlice('\n')
+		if inBandFailure(line) {
+			failed = true
+		}
 		if len(line) > 0 && (line[0] == '\n' || (line[0] == '\r' && len(line) > 1 && line[1] == '\n')) {
 			// A blank line ends an event.
 			now := time.Now()
@@ -397,7 +420,51 @@ func timeStream(ctx context.Context, client *http.Client, url string, body []byt
 	if n == 0 {
 		return 0, nil, 0, errors.New("no event in the answer")
 	}
+	if failed {
+		return ttfe, gaps, n, errors.New("the answer failed after its 200 (an in-band error)")
+	}
 	return ttfe, gaps, n, nil
+}
+
+// inBandFailure reports an SSE line that says the answer failed: an
+// Anthropic or Responses error event, a chat {"error":...} chunk, a
+// Responses response.failed, or a /v1/runs result carrying an error.
+func inBandFailure(line []byte) bool {
+	switch {
+	case bytes.HasPrefix(line, []byte("event: error")),
+		bytes.HasPrefix(line, []byte(`data: {"error":`)),
+		bytes.HasPrefix(line, []byte("event: response.failed")),
+		bytes.HasPrefix(line, []byte("data: {")) && bytes.Contains(line, []byte(`"type":"response.failed"`)):
+		return true
+	case bytes.HasPrefix(line, []byte(`data: {"session":`)):
+		// The runs result: {"session":..,"stopReason":..,"error":".."}.
+		return bytes.Contains(line, []byte(`"error":"`)) || bytes.Contains(line, []byte(`"stopReason":"error"`))
+	}
+	return false
+}
+
+// ScrapeCounter sums every sample of the counter name on a Prometheus
+// /metrics page.
+func ScrapeCounter(client *http.Client, metricsURL, name string) (float64, error) {
+	resp, err := client.Get(metricsURL)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || rest[0] != '{' && rest[0] != ' ' {
+			continue
+		}
+		i := strings.LastIndexByte(rest, ' ')
+		if v, err := strconv.ParseFloat(rest[i+1:], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum, sc.Err()
 }
 
 // ScrapeRSS reads process_resident_memory_bytes from a Prometheus /metrics

@@ -100,3 +100,18 @@ func TestLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestInBandFailure(t *testing.T) {
+	for line, want := range map[string]bool{
+		"event: error\n": true,
+		`data: {"error":{"message":"x","type":"server_error"}}` + "\n":                true,
+		`data: {"type":"response.failed","response":{}}` + "\n":                       true,
+		`data: {"session":"s1","turns":1,"toolCalls":0,"stopReason":"stop"}` + "\n":   false,
+		`data: {"session":"s1","turns":1,"stopReason":"error","error":"boom"}` + "\n": true,
+		`data: {"id":"c","choices":[{"delta":{"content":"error"}}]}` + "\n":           false,
+	} {
+		if got := inBandFailure([]byte(line)); got != want {
+			t.Errorf("%q: %v, want %v", line, got, want)
+		}
+	}
+}

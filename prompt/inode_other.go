@@ -4,4 +4,4 @@ package prompt
 
 import "io/fs"
 
-func inode(fs.FileInfo) uint64 { return 0 }
+func fileID(fs.FileInfo) [2]uint64 { return [2]uint64{} }

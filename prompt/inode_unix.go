@@ -7,9 +7,11 @@ import (
 	"syscall"
 )
 
-func inode(st fs.FileInfo) uint64 {
+// fileID is the (device, inode) pair of st: with size and mtime, the key
+// OpenClaw's workspace cache uses to tell a file unchanged.
+func fileID(st fs.FileInfo) [2]uint64 {
 	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return uint64(s.Ino)
+		return [2]uint64{uint64(s.Dev), uint64(s.Ino)}
 	}
-	return 0
+	return [2]uint64{}
 }

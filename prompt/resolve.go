@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -122,7 +123,8 @@ type Config struct {
 	// (skills.entries.<name>.enabled=false).
 	DisabledSkills []string
 	SkillLimits    SkillLimits
-	// HomeDir shortens skill paths under it to "~/…".
+	// HomeDir shortens skill paths under it to "~/…" (default: the user's
+	// home directory, os.UserHomeDir, as OpenClaw uses os.homedir()).
 	HomeDir string
 	// ToolsAllow, if non-empty, forces minimal mode and drops skills.
 	ToolsAllow []string
@@ -142,9 +144,11 @@ type Resolved struct {
 	Warnings []string
 }
 
-// Resolver reads workspaces. It caches file contents keyed by path, size,
-// modification time and inode, so unchanged files are read (and hashed)
-// once. It is safe for concurrent use; the zero value is ready.
+// Resolver reads workspaces. It caches bootstrap file contents and parsed
+// skills keyed by path, size, modification time, device and inode (as
+// OpenClaw's workspace cache does), so an unchanged file costs one stat per
+// resolve and is read and parsed once. It is safe for concurrent use; the
+// zero value is ready. Share one across runs.
 type Resolver struct {
 	mu     sync.Mutex
 	files  map[string]cachedFile
@@ -154,6 +158,7 @@ type Resolver struct {
 type cachedSkill struct {
 	size  int64
 	mtime time.Time
+	id    [2]uint64 // device, inode
 	skill Skill
 	err   error
 }
@@ -161,7 +166,7 @@ type cachedSkill struct {
 type cachedFile struct {
 	size    int64
 	mtime   time.Time
-	ino     uint64
+	id      [2]uint64 // device, inode
 	content string
 	hash    uint64
 	invalid bool
@@ -315,7 +320,11 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	// Skills.
 	if len(cfg.ToolsAllow) == 0 {
 		skills := r.discoverSkills(root, abs, cfg, &res.Warnings)
-		res.Skills = BuildSkillsPrompt(skills, cfg.SkillLimits, cfg.HomeDir, "")
+		home := cfg.HomeDir
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		res.Skills = BuildSkillsPrompt(skills, cfg.SkillLimits, home, "")
 		p.SkillsPrompt = res.Skills.Prompt
 		p.SkillsHash = xxhash.Sum64String(p.SkillsPrompt)
 		if res.Skills.Warning != "" {
@@ -404,18 +413,23 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 		return "", false, fmt.Errorf("%w: %d bytes (limit %d)", ErrFileTooLarge, st.Size(), maxBytes)
 	}
 	key := root.Name() + "\x00" + rel
-	ino := inode(st)
+	id := fileID(st)
 	r.mu.Lock()
-	if c, ok := r.files[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.ino == ino {
+	if c, ok := r.files[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.id == id {
 		r.mu.Unlock()
 		return c.content, c.invalid, nil
 	}
 	r.mu.Unlock()
-	fh, err := root.Open(rel)
+	// Non-blocking, and checked again on the open file: a FIFO swapped in
+	// after the Stat must not hang the run's setup.
+	fh, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", false, classifyRootErr(err)
 	}
 	defer fh.Close()
+	if fst, err := fh.Stat(); err != nil || !fst.Mode().IsRegular() {
+		return "", false, ErrNotRegular
+	}
 	b, err := io.ReadAll(io.LimitReader(fh, maxBytes+1))
 	if err != nil {
 		return "", false, err
@@ -431,7 +445,7 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 	if len(r.files) > 4096 {
 		clear(r.files) // bounded: reset on overflow
 	}
-	r.files[key] = cachedFile{size: st.Size(), mtime: st.ModTime(), ino: ino, content: content, invalid: invalid}
+	r.files[key] = cachedFile{size: st.Size(), mtime: st.ModTime(), id: id, content: content, invalid: invalid}
 	r.mu.Unlock()
 	return content, invalid, nil
 }
@@ -581,8 +595,9 @@ func (r *Resolver) loadSkill(fsys fs.FS, base, rel string) (Skill, error) {
 		return Skill{}, fs.ErrNotExist
 	}
 	key := base + "\x00" + rel
+	id := fileID(st)
 	r.mu.Lock()
-	if c, ok := r.skills[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) {
+	if c, ok := r.skills[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.id == id {
 		r.mu.Unlock()
 		return c.skill, c.err
 	}
@@ -604,7 +619,7 @@ func (r *Resolver) loadSkill(fsys fs.FS, base, rel string) (Skill, error) {
 	if len(r.skills) > 4096 {
 		clear(r.skills)
 	}
-	r.skills[key] = cachedSkill{size: st.Size(), mtime: st.ModTime(), skill: s, err: perr}
+	r.skills[key] = cachedSkill{size: st.Size(), mtime: st.ModTime(), id: id, skill: s, err: perr}
 	r.mu.Unlock()
 	return s, perr
 }

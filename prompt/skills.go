@@ -3,6 +3,7 @@ package prompt
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
@@ -100,7 +101,23 @@ func xmlEscape(b *strings.Builder, s string) {
 	}
 }
 
-var skillCollator = collate.New(language.English)
+// skillCollators hands each sort its own English collator: a
+// collate.Collator keeps its comparison iterators inside the value, so one
+// shared between concurrent runs panics or mis-sorts (and a mis-sorted
+// skills list changes the system prompt and its cache prefix). A pool
+// instead of a lock keeps concurrent runs from queueing on one collator.
+var skillCollators = sync.Pool{New: func() any { return collate.New(language.English) }}
+
+// sortSkillsByName sorts stably by name in English collation, OpenClaw's
+// localeCompare order.
+func sortSkillsByName(skills []Skill) {
+	if len(skills) < 2 {
+		return
+	}
+	c := skillCollators.Get().(*collate.Collator)
+	slices.SortStableFunc(skills, func(a, b Skill) int { return c.CompareString(a.Name, b.Name) })
+	skillCollators.Put(c)
+}
 
 // BuildSkillsPrompt is resolveWorkspaceSkillPromptState's prompt: eligible
 // skills (hidden ones removed), home-dir paths shortened to "~/…", sorted
@@ -125,7 +142,7 @@ func BuildSkillsPrompt(skills []Skill, limits SkillLimits, homeDir, remoteNote s
 		}
 		eligible = append(eligible, s)
 	}
-	slices.SortStableFunc(eligible, func(a, b Skill) int { return skillCollator.CompareString(a.Name, b.Name) })
+	sortSkillsByName(eligible)
 
 	res := SkillsResult{Eligible: len(eligible)}
 	limited := eligible

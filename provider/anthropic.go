@@ -17,11 +17,18 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 	}
 	switch string(typ) {
 	case "content_block_delta":
+		if d.opts.OpenClaw && !hasIndex(v) {
+			return nil // @openclaw/ai ignores a delta without an index
+		}
 		return d.anthropicDelta(v)
 	case "ping":
 	case "content_block_start":
 		return d.anthropicStart(v)
 	case "content_block_stop":
+		if d.opts.OpenClaw && !hasIndex(v) {
+			// @openclaw/ai ignores it: the block stays open.
+			return nil
+		}
 		si := d.findSlot(0, v.GetInt64("index"), anyKind)
 		if si < 0 {
 			return nil
@@ -50,10 +57,20 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 		if dv := v.Get("delta"); dv != nil {
 			if sr := dv.GetStringBytes("stop_reason"); len(sr) > 0 {
 				d.anthropicStop(sr, dv.Get("stop_details"))
+				if d.opts.OpenClaw && d.stopErr != nil && d.stopUnknown {
+					// mapAnthropicStopReason throws at once: the usage of
+					// this event is never read.
+					d.oc.dropCalls = true
+					d.fail(d.stopErr)
+					return nil
+				}
 			}
 		}
 		if u := v.Get("usage"); u != nil {
 			d.anthropicUsage(u)
+		}
+		if d.stop == llm.StopToolUse || d.hasToolCalls() {
+			d.oc.tagUpTo = len(d.msg.Content)
 		}
 	case "message_stop":
 		d.stopped = true
@@ -69,6 +86,9 @@ const anyKind llm.BlockType = 255
 
 func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 	idx := v.GetInt64("index")
+	if d.opts.OpenClaw && !hasIndex(v) {
+		idx = -1 // @openclaw/ai's key of a block without an index
+	}
 	cb := v.Get("content_block")
 	if cb == nil {
 		return nil
@@ -101,6 +121,8 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 		b.Text = append(b.Text[:0], "[Reasoning redacted]"...)
 		return d.setField(&b.Signature, cb.GetStringBytes("data"))
 	case "tool_use":
+		// @openclaw/ai tags the text before a tool call as commentary.
+		d.oc.tagUpTo = len(d.msg.Content)
 		si := d.open(0, idx, llm.BlockToolCall)
 		b := &d.msg.Content[d.slots[si].ci]
 		if err := d.setField(&b.ID, cb.GetStringBytes("id")); err != nil {
@@ -124,6 +146,11 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 	// Other block types (server tools, search results) are not part of the
 	// message; their deltas are ignored.
 	return nil
+}
+
+func hasIndex(v *fastjson.Value) bool {
+	x := v.Get("index")
+	return x != nil && x.Type() == fastjson.TypeNumber
 }
 
 func emptyInput(v *fastjson.Value) bool {
@@ -199,9 +226,10 @@ func (d *Decoder) anthropicUsage(u *fastjson.Value) {
 
 func (d *Decoder) anthropicStop(sr []byte, details *fastjson.Value) {
 	d.setRawStop(sr)
+	d.stopUnknown = false
 	d.stopped = true
 	switch string(sr) {
-	case "end_turn", "stop_sequence", "pause_turn":
+	case "end_turn", "stop_sequence", "pause_turn", "compaction":
 		d.stop = llm.StopStop
 	case "max_tokens", "model_context_window_exceeded":
 		d.stop = llm.StopLength
@@ -209,6 +237,10 @@ func (d *Decoder) anthropicStop(sr []byte, details *fastjson.Value) {
 		d.stop = llm.StopToolUse
 	case "refusal":
 		d.stop = llm.StopError
+		if d.opts.OpenClaw {
+			d.stopErr = &StopReasonError{Raw: "refusal", Message: ocRefusalMessage(details)}
+			return
+		}
 		msg := "The model refused to answer (stop_reason: refusal)."
 		if details != nil {
 			if ex := details.GetStringBytes("explanation"); len(ex) > 0 {
@@ -216,7 +248,16 @@ func (d *Decoder) anthropicStop(sr []byte, details *fastjson.Value) {
 			}
 		}
 		d.stopErr = &StopReasonError{Raw: "refusal", Message: msg}
+	case "sensitive":
+		if d.opts.OpenClaw {
+			// An error stop reason without a message.
+			d.stop = llm.StopError
+			d.stopErr = &StopReasonError{Raw: "sensitive", Message: "An unknown error occurred"}
+			return
+		}
+		fallthrough
 	default:
+		d.stopUnknown = true
 		d.stop = llm.StopError
 		d.stopErr = &StopReasonError{Raw: string(sr), Message: "Unhandled stop reason: " + string(sr)}
 	}

@@ -19,6 +19,7 @@ var reasoningFields = [...]string{"reasoning_content", "reasoning", "reasoning_t
 // chatEvent decodes one Chat Completions chunk.
 func (d *Decoder) chatEvent(data []byte) error {
 	if isDone(data) {
+		d.oc.sawDone = true
 		d.finish()
 		return nil
 	}
@@ -46,7 +47,13 @@ func (d *Decoder) chatEvent(data []byte) error {
 	} else if e := v.Get("error"); e != nil && e.Type() != fastjson.TypeNull {
 		return providerError(e)
 	}
-	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
+	u := v.Get("usage")
+	if u == nil || u.Type() != fastjson.TypeObject {
+		// Moonshot: usage inside the first choice, read when the chunk has
+		// no top-level usage.
+		u = v.Get("choices", "0", "usage")
+	}
+	if u != nil && u.Type() == fastjson.TypeObject {
 		prompt := u.GetInt64("prompt_tokens")
 		cached := u.GetInt64("prompt_tokens_details", "cached_tokens")
 		if cached == 0 {
@@ -148,6 +155,11 @@ func (d *Decoder) chatText(choice int32, s []byte) error {
 }
 
 func (d *Decoder) chatThinking(choice int32, field string, s []byte) error {
+	d.oc.sawReasoning = true
+	if !d.opts.Reasoning {
+		// Not a reasoning model: @openclaw/ai drops the deltas.
+		return nil
+	}
 	si := d.findSlot(choice, keyThinking, llm.BlockThinking)
 	if si < 0 {
 		d.closeProse(choice, keyThinking)
@@ -179,6 +191,9 @@ func (d *Decoder) chatTool(choice int32, pos int, t *fastjson.Value) error {
 // chatToolCall applies one tool_calls element: keyed by (choice, index),
 // by id when the index is missing, else by position in the chunk.
 func (d *Decoder) chatToolCall(choice int32, pos int, hasIndex bool, index int64, id, name, args []byte) error {
+	if d.opts.OpenClaw {
+		return d.ocChatToolCall(choice, hasIndex, index, id, name, args)
+	}
 	var key int64
 	si := -1
 	if hasIndex {
@@ -188,6 +203,15 @@ func (d *Decoder) chatToolCall(choice int32, pos int, hasIndex bool, index int64
 		// No index (Gemini's compatible endpoint, some proxies): key by id,
 		// else by position in the chunk.
 		key = -1 - int64(pos)
+		if len(id) == 0 && len(name) > 0 {
+			// Neither index nor id, but a name: a new call when the open
+			// one at this position already holds a complete object
+			// (@openclaw/ai opens a block for every such fragment; a
+			// continuation carries no name).
+			if si := d.findSlot(choice, key, llm.BlockToolCall); si >= 0 && jsonObject(d.msg.Content[d.slots[si].ci].RawArgs) {
+				d.closeSlot(si)
+			}
+		}
 		if len(id) > 0 {
 			for i := range d.slots {
 				s := &d.slots[i]
@@ -220,7 +244,9 @@ func (d *Decoder) chatToolCall(choice int32, pos int, hasIndex bool, index int64
 			return err
 		}
 	}
-	if len(name) > 0 && len(b.Name) == 0 {
+	if len(name) > 0 && !bytes.Equal(b.Name, name) {
+		// A later name replaces the earlier one, as pi-ai and @openclaw/ai
+		// have it.
 		if err := d.setField(&b.Name, name); err != nil {
 			return err
 		}
@@ -243,18 +269,19 @@ func (d *Decoder) chatFinish(choice int32, fr []byte) {
 		return
 	}
 	d.setRawStop(fr)
+	d.oc.sawFinish = true
+	// mapOpenAIStopReason, with the singular tool_call the completions
+	// transport allows.
 	switch string(fr) {
-	case "stop":
+	case "stop", "end":
 		d.stop = llm.StopStop
 	case "length":
 		d.stop = llm.StopLength
-	case "tool_calls", "function_call":
+	case "tool_calls", "function_call", "tool_call":
 		d.stop = llm.StopToolUse
-	case "content_filter":
-		d.stop = llm.StopError
-		d.stopErr = &StopReasonError{Raw: "content_filter", Message: "The provider's content filter stopped the response (finish_reason: content_filter)."}
 	default:
 		d.stop = llm.StopError
-		d.stopErr = &StopReasonError{Raw: string(fr), Message: "Unhandled stop reason: " + string(fr)}
+		d.stopErr = &StopReasonError{Raw: string(fr), Message: "Provider finish_reason: " + string(fr)}
 	}
+	d.oc.finishStop = d.stop == llm.StopStop
 }

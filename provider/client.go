@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/valyala/fastjson"
 )
@@ -217,23 +218,27 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		herr := readHTTPError(resp)
+		herr := readHTTPError(resp, key)
 		c.bufPool.Put(bp)
 		return nil, herr
 	}
 	d := GetDecoder(w, resp.Body, Options{
 		API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
 		MaxEventBytes: c.opts.MaxEventBytes, MaxArgBytes: c.opts.MaxArgBytes,
+		Reasoning: req.Model.Reasoning,
 	})
 	d.SetContext(ctx)
 	return &httpStream{d: d, body: resp.Body, c: c, buf: bp}, nil
 }
 
 // readHTTPError turns a refused request into an *HTTPError, reading a
-// bounded part of the body.
-func readHTTPError(resp *http.Response) *HTTPError {
+// bounded part of the body. The request's key is redacted from the body
+// first: an excerpt cut through an echoed key would leave part of it
+// that no later redaction recognises.
+func readHTTPError(resp *http.Response, key string) *HTTPError {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	body = redact.New(key).Bytes(body)
 	e := &HTTPError{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header, time.Now())}
 	if v, err := fastjson.ParseBytes(body); err == nil {
 		ev := v.Get("error")

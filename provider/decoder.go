@@ -31,6 +31,22 @@ type Options struct {
 	MaxEventBytes int
 	// MaxArgBytes bounds the argument text of one tool call (default 8 MiB).
 	MaxArgBytes int
+	// Reasoning marks a reasoning model (llm.Model.Reasoning): OpenAI Chat
+	// Completions reasoning deltas (reasoning_content, reasoning,
+	// reasoning_text) become thinking blocks. Off, they are dropped, as
+	// @openclaw/ai 2026.9.6 does for a model that is not a reasoning model
+	// (shouldEmitOpenAICompletionsReasoning).
+	Reasoning bool
+	// OpenClaw applies @openclaw/ai 2026.9.6's transport rules, which
+	// OpenClaw 2026.9.6 streams through (spec streamwrap.md §1.5): chat
+	// tool-call fragments keyed by index then id and never split, and each
+	// wire's own end-of-stream checks of the finished tool calls (a turn
+	// refused ends with a *TransportError; chat and Anthropic remove the
+	// tool calls of a failed turn, Responses keep them), plus the
+	// commentary text phase those transports give text before tool calls.
+	// The openclaw repair profile decodes with it; it never repairs
+	// anything the transports do not.
+	OpenClaw bool
 }
 
 func (o *Options) setDefault(w Wire) {
@@ -83,6 +99,8 @@ type Decoder struct {
 	stopped bool // the wire's stop reason (or terminal event) was seen
 	rawStop []byte
 	stopErr error // why a wire stop reason maps to an error
+	// stopUnknown: the wire's stop reason is one the decoder does not know
+	stopUnknown bool
 
 	data  []byte // current event's data
 	name  []byte // current event's name
@@ -106,6 +124,9 @@ type Decoder struct {
 	modelIntern string
 	idIntern    string
 
+	oc      ocState // Options.OpenClaw's per-stream state (openclaw.go)
+	chUsage span    // chat: the usage member of the chunk's first choice
+
 	// ArgMismatches counts Responses tool calls whose .done arguments were
 	// not an extension of the streamed deltas (the .done text won).
 	argMismatches int
@@ -125,6 +146,7 @@ type slot struct {
 	ci     int32
 	kind   llm.BlockType
 	delta  bool  // a non-empty delta arrived (Anthropic start input)
+	done   bool  // Responses: function_call_arguments.done arrived
 	inOff  int32 // Anthropic: start input in d.side
 	inLen  int32
 }
@@ -167,6 +189,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.stop = llm.StopNone
 	d.stopped = false
 	d.stopErr = nil
+	d.stopUnknown = false
 	d.rawStop = d.rawStop[:0]
 	d.data = d.data[:0]
 	d.name = d.name[:0]
@@ -179,6 +202,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite, d.uReason = 0, 0, 0, 0, 0
 	d.gotModel, d.gotID = false, false
 	d.argMismatches = 0
+	d.oc = ocState{items: d.oc.items[:0]}
 }
 
 // SetContext makes cancellation of ctx end the stream with an error event
@@ -300,8 +324,10 @@ func (d *Decoder) apply(e *llm.Event) {
 			finishArgs(b)
 		}
 	case llm.EventDone:
+		d.ocTerminal()
 		d.msg.StopReason = e.Reason
 	case llm.EventError:
+		d.ocTerminal()
 		d.msg.Fail(e.Reason, d.errMsg)
 	}
 }
@@ -372,6 +398,11 @@ func (d *Decoder) step() {
 				var se *SyntaxError
 				if errors.As(derr, &se) {
 					derr = ErrTruncated
+					if d.opts.OpenClaw && d.wire == WireAnthropic {
+						// parseAnthropicSseEventData on the cut tail
+						d.ocFail(MsgAnthropicFragment, true, true)
+						continue
+					}
 				}
 			}
 			d.fail(derr)
@@ -394,6 +425,23 @@ func (d *Decoder) readFailed(err error) {
 		if d.stopped {
 			d.finish()
 			return
+		}
+		if d.opts.OpenClaw {
+			switch d.wire {
+			case WireOpenAIChat:
+				d.ocFail(MsgChatNoFinishReason, true, true)
+				return
+			case WireAnthropic:
+				d.ocAnthropicEOF()
+				return
+			default:
+				if d.hasOpenToolCall() {
+					d.ocFail(MsgResponsesEndedUnresolved, true, false)
+				} else {
+					d.ocFail(MsgResponsesNoTerminal, true, false)
+				}
+				return
+			}
 		}
 		d.fail(ErrTruncated)
 		return
@@ -440,6 +488,11 @@ func (d *Decoder) terminalError(reason llm.StopReason, err error, msg string) {
 	if d.state >= stateFinished {
 		return
 	}
+	if d.opts.OpenClaw && d.wire != WireOpenAIResponses {
+		// The chat and Anthropic transports' error cleanup removes every
+		// tool call of a failed turn; Responses keeps them.
+		d.oc.dropCalls = true
+	}
 	d.state = stateFinished
 	d.err = err
 	d.errMsg = msg
@@ -453,10 +506,18 @@ func (d *Decoder) finish() {
 	if d.state >= stateFinished {
 		return
 	}
+	if d.opts.OpenClaw && d.wire == WireAnthropic {
+		d.ocAnthropicFinish()
+		return
+	}
 	for i := range d.slots {
 		d.endSlot(&d.slots[i])
 	}
 	d.slots = d.slots[:0]
+	if d.opts.OpenClaw && d.wire == WireOpenAIChat {
+		d.ocChatFinish()
+		return
+	}
 	reason := d.stop
 	if reason == llm.StopNone {
 		reason = llm.StopStop
@@ -595,7 +656,8 @@ func (d *Decoder) setField(dst *[]byte, v []byte) error {
 }
 
 func (d *Decoder) setModel(m []byte) {
-	if len(m) == 0 || d.gotModel {
+	if len(m) == 0 || d.gotModel || d.opts.OpenClaw && d.opts.Model != "" {
+		// @openclaw/ai's messages carry the configured model id.
 		return
 	}
 	d.gotModel = true
@@ -631,9 +693,14 @@ func (d *Decoder) readEvent() ([]byte, error) {
 	for {
 		line, err := d.readLine()
 		if err != nil {
-			if err == io.EOF && hasData {
+			if err == io.EOF && hasData && d.opts.OpenClaw && d.wire == WireAnthropic && len(bytes.TrimSpace(d.data)) == 0 {
+				return nil, err // a tail without data is nothing
+			}
+			if err == io.EOF && hasData && (!d.opts.OpenClaw || d.wire == WireAnthropic) {
 				// The body ended after a complete line but without the
-				// blank line: dispatch what we have.
+				// blank line: dispatch what we have. (The OpenAI SDK under
+				// @openclaw/ai dispatches an event only at its blank line;
+				// its Anthropic parser dispatches the tail.)
 				return d.data, nil
 			}
 			return nil, err

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -101,7 +102,7 @@ func TestChatReasoningAndRefusal(t *testing.T) {
 		`{"id":"c1","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":12}}}`,
 		"[DONE]",
 	)
-	r := mustDecode(t, WireOpenAIChat, body, Options{})
+	r := mustDecode(t, WireOpenAIChat, body, Options{Reasoning: true})
 	m := r.msg
 	if len(m.Content) != 2 || m.Content[0].Type != llm.BlockThinking || string(m.Content[0].Text) != "Let me think more." ||
 		string(m.Content[0].Signature) != "reasoning_content" || string(m.Content[1].Text) != "Answer but no." {
@@ -111,18 +112,51 @@ func TestChatReasoningAndRefusal(t *testing.T) {
 	if u.Input != 36 || u.CacheRead != 64 || u.Output != 20 || u.Reasoning != 12 || u.TotalTokens != 120 {
 		t.Fatalf("usage %+v", u)
 	}
+	// Not a reasoning model (the default): the reasoning deltas are
+	// dropped, as @openclaw/ai does; refusal text is still text.
+	r = mustDecode(t, WireOpenAIChat, body, Options{})
+	if m := r.msg; len(m.Content) != 1 || string(m.Content[0].Text) != "Answer but no." {
+		t.Fatalf("without reasoning: %s", m.AppendJSON(nil))
+	}
+}
+
+// Moonshot reports usage inside choices[0] when the chunk has none at
+// top level; both JSON paths read it.
+func TestChatChoiceUsage(t *testing.T) {
+	body := sse(chunk(`{"content":"hi"}`, ""),
+		`{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop","usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13}}]}`,
+		"[DONE]")
+	for _, ref := range []bool{false, true} {
+		d := NewDecoder(WireOpenAIChat, bytes.NewReader(body), Options{})
+		d.ref = ref
+		m, err := llm.Drain(d)
+		if err != nil || m.Usage.Input != 10 || m.Usage.Output != 3 || m.Usage.TotalTokens != 13 {
+			t.Fatalf("ref=%v: %v usage %+v", ref, err, m.Usage)
+		}
+	}
 }
 
 func TestChatContentFilterAndUnknownFinish(t *testing.T) {
 	r := mustDecode(t, WireOpenAIChat, sse(chunk(`{"content":"Partial"}`, ""), chunk(`{}`, "content_filter"), "[DONE]"), Options{})
 	var sre *StopReasonError
 	if r.msg.StopReason != llm.StopError || !errors.As(r.err, &sre) || sre.Raw != "content_filter" ||
-		!strings.Contains(r.msg.ErrorMessage, "content filter") || r.raw != "content_filter" || r.msg.TextContent() != "Partial" {
+		r.msg.ErrorMessage != "Provider finish_reason: content_filter" || r.raw != "content_filter" || r.msg.TextContent() != "Partial" {
 		t.Fatalf("stop %v err %v msg %q raw %q", r.msg.StopReason, r.err, r.msg.ErrorMessage, r.raw)
 	}
-	r = mustDecode(t, WireOpenAIChat, sse(chunk(`{"content":"x"}`, "sensitive"), "[DONE]"), Options{})
-	if r.msg.StopReason != llm.StopError || r.msg.ErrorMessage != "Unhandled stop reason: sensitive" || r.raw != "sensitive" {
-		t.Fatalf("stop %v msg %q", r.msg.StopReason, r.msg.ErrorMessage)
+	// mapOpenAIStopReason: every other value is an error that names it.
+	for _, fr := range []string{"sensitive", "network_error", "weird"} {
+		r = mustDecode(t, WireOpenAIChat, sse(chunk(`{"content":"x"}`, fr), "[DONE]"), Options{})
+		if r.msg.StopReason != llm.StopError || r.msg.ErrorMessage != "Provider finish_reason: "+fr || r.raw != fr || r.msg.TextContent() != "x" {
+			t.Fatalf("%s: stop %v msg %q", fr, r.msg.StopReason, r.msg.ErrorMessage)
+		}
+	}
+	r = mustDecode(t, WireOpenAIChat, sse(chunk(`{"content":"x"}`, "end"), "[DONE]"), Options{})
+	if r.msg.StopReason != llm.StopStop || r.err != nil {
+		t.Fatalf("end: %v %v", r.msg.StopReason, r.err)
+	}
+	r = mustDecode(t, WireOpenAIChat, sse(chunk(`{"tool_calls":[{"index":0,"id":"c","function":{"name":"read","arguments":"{}"}}]}`, "tool_call"), "[DONE]"), Options{})
+	if r.msg.StopReason != llm.StopToolUse || r.err != nil {
+		t.Fatalf("tool_call: %v %v", r.msg.StopReason, r.err)
 	}
 	r = mustDecode(t, WireOpenAIChat, sse(chunk(`{"content":"x"}`, "length")), Options{})
 	if r.msg.StopReason != llm.StopLength || r.err != nil {

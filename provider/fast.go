@@ -70,6 +70,7 @@ func first(dst *span, v span) {
 
 func (d *Decoder) chatFast(data []byte) error {
 	if isDone(data) {
+		d.oc.sawDone = true
 		d.finish()
 		return nil
 	}
@@ -89,6 +90,7 @@ func (d *Decoder) chatFast(data []byte) error {
 		envEnd = -1
 	}
 	model, id, usage, errv := absent, absent, absent, absent
+	d.chUsage = absent
 	sawChoices, choicesArray := false, false
 	for {
 		k, ok := top.more()
@@ -183,6 +185,10 @@ func (d *Decoder) chatFast(data []byte) error {
 	}
 	if usage.isObject(data) {
 		d.chatUsageFast(usage)
+	} else if d.chUsage.isObject(data) {
+		// Moonshot reports usage inside the choice: read when the chunk has
+		// no top-level usage, as @openclaw/ai does.
+		d.chatUsageFast(d.chUsage)
 	}
 	d.keepEnvelope(data, envCand)
 	return nil
@@ -438,6 +444,9 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 		case "finish_reason":
 			v, ok = c.skip()
 			first(&fr, v)
+		case "usage":
+			v, ok = c.skip()
+			first(&d.chUsage, v)
 		default:
 			_, ok = c.skip()
 		}
@@ -691,6 +700,9 @@ func (d *Decoder) anthropicFast(data []byte) error {
 	default:
 		return d.anthropicEvent(data) // Slow path: the few structural events.
 	}
+	if d.opts.OpenClaw && !index.isNumber(data) {
+		return nil // @openclaw/ai ignores a delta without an index
+	}
 	si := d.findSlot(0, intOf(data, index), anyKind)
 	if si < 0 || !sawDelta {
 		return nil
@@ -786,7 +798,7 @@ func (d *Decoder) responsesFast(data []byte) error {
 	}
 	switch string(t) {
 	case "response.output_text.delta", "response.refusal.delta":
-		key := textKey(intOf(data, oi), intOf(data, ci))
+		key := d.textKey(intOf(data, oi), intOf(data, ci))
 		s, ok := d.str(delta)
 		if !ok {
 			return d.badJSON()

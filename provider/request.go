@@ -14,7 +14,9 @@ var thinkingBudget = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192
 const defaultMaxTokens = 4096
 
 // AppendRequestJSON appends the streaming request body of req in wire w's
-// JSON to dst: Chat Completions (with stream_options.include_usage),
+// JSON to dst: Chat Completions (max_tokens or max_completion_tokens,
+// stream_options.include_usage and prompt_cache_key as the endpoint's
+// Compat allows: CompatFor),
 // Responses (store:false) or Anthropic Messages (with cache_control
 // breakpoints on the stable part of the system prompt, at
 // req.CacheBoundary, and on the last user message).
@@ -169,16 +171,15 @@ func appendChatRequest(dst []byte, req *llm.Request) []byte {
 		}
 	}
 	dst = append(dst, ']')
+	compat := CompatFor(&req.Model)
 	dst = appendKey(dst, &first, "stream")
 	dst = append(dst, "true"...)
-	dst = appendKey(dst, &first, "stream_options")
-	dst = append(dst, `{"include_usage":true}`...)
+	if compat.StreamOptions {
+		dst = appendKey(dst, &first, "stream_options")
+		dst = append(dst, `{"include_usage":true}`...)
+	}
 	if mt := maxTokens(req); mt > 0 {
-		if req.Model.Provider == "openai" || req.Model.Provider == "" {
-			dst = appendKey(dst, &first, "max_completion_tokens")
-		} else {
-			dst = appendKey(dst, &first, "max_tokens")
-		}
+		dst = appendKey(dst, &first, compat.MaxTokensField)
 		dst = strconv.AppendInt(dst, int64(mt), 10)
 	}
 	if req.Temperature != nil {
@@ -189,7 +190,7 @@ func appendChatRequest(dst []byte, req *llm.Request) []byte {
 		dst = appendKey(dst, &first, "reasoning_effort")
 		dst = llm.AppendJSONString(dst, req.Reasoning)
 	}
-	if req.SessionID != "" && (req.Model.Provider == "openai" || req.Model.Provider == "") {
+	if req.SessionID != "" && compat.PromptCacheKey {
 		dst = appendKey(dst, &first, "prompt_cache_key")
 		dst = llm.AppendJSONString(dst, req.SessionID)
 	}
@@ -351,7 +352,15 @@ func appendResponsesRequest(dst []byte, req *llm.Request) []byte {
 						continue
 					}
 					sep()
-					dst = append(dst, `{"type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","annotations":[],"text":`...)
+					// An id on every earlier assistant message item, as
+					// pi-ai sends ("msg_<index>" when the text has none).
+					dst = append(dst, `{"type":"message","role":"assistant","id":"msg_`...)
+					dst = strconv.AppendInt(dst, int64(i), 10)
+					if j > 0 {
+						dst = append(dst, '_')
+						dst = strconv.AppendInt(dst, int64(j), 10)
+					}
+					dst = append(dst, `","status":"completed","content":[{"type":"output_text","annotations":[],"text":`...)
 					dst = llm.AppendJSONString(dst, b.Text)
 					dst = append(dst, "}]}"...)
 				case llm.BlockToolCall:

@@ -11,6 +11,15 @@ import (
 // output_index for tool calls and reasoning.
 func textKey(outIdx, partIdx int64) int64 { return outIdx<<20 | partIdx&(1<<20-1) }
 
+// textKey is the slot key of a text part; with Options.OpenClaw every part
+// of a message item goes to one block, as @openclaw/ai has it.
+func (d *Decoder) textKey(outIdx, partIdx int64) int64 {
+	if d.opts.OpenClaw {
+		partIdx = 0
+	}
+	return textKey(outIdx, partIdx)
+}
+
 // responsesEvent decodes one Responses API event.
 func (d *Decoder) responsesEvent(data []byte) error {
 	if isDone(data) {
@@ -31,7 +40,7 @@ func (d *Decoder) responsesEvent(data []byte) error {
 	switch string(typ) {
 	case "response.output_text.delta", "response.refusal.delta":
 		oi := v.GetInt64("output_index")
-		key := textKey(oi, v.GetInt64("content_index"))
+		key := d.textKey(oi, v.GetInt64("content_index"))
 		si := d.findSlot(0, key, llm.BlockText)
 		if si < 0 {
 			si = d.open(0, key, llm.BlockText)
@@ -59,13 +68,14 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		if si < 0 {
 			return nil
 		}
+		d.slots[si].done = true
 		if a := v.Get("arguments"); a != nil && a.Type() == fastjson.TypeString {
 			b, _ := a.StringBytes()
 			return d.reconcileArgs(si, b)
 		}
 	case "response.output_text.done", "response.refusal.done":
 		oi := v.GetInt64("output_index")
-		key := textKey(oi, v.GetInt64("content_index"))
+		key := d.textKey(oi, v.GetInt64("content_index"))
 		field := "text"
 		if string(typ) == "response.refusal.done" {
 			field = "refusal"
@@ -81,7 +91,9 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		if err := d.reconcileText(si, full); err != nil {
 			return err
 		}
-		d.closeSlot(si)
+		if !d.opts.OpenClaw { // there the message item's done ends it
+			d.closeSlot(si)
+		}
 	case "response.reasoning_summary_part.added":
 		oi := v.GetInt64("output_index")
 		if si := d.findSlot(0, oi, llm.BlockThinking); si >= 0 && v.GetInt64("summary_index") > 0 {
@@ -134,6 +146,9 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		return nil
 	}
 	oi := v.GetInt64("output_index")
+	if d.opts.OpenClaw {
+		defer d.ocTrackItem(v, item, oi)
+	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
 		if si := d.findSlot(0, oi, llm.BlockToolCall); si >= 0 {
@@ -143,6 +158,9 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		if err := d.setToolIdentity(si, item); err != nil {
 			return err
 		}
+		if d.opts.OpenClaw && d.ocItemConflict(v, item, oi) {
+			return nil
+		}
 		if a := item.GetStringBytes("arguments"); len(a) > 0 {
 			return d.appendArgs(si, a)
 		}
@@ -150,6 +168,14 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		if d.findSlot(0, oi, llm.BlockThinking) < 0 {
 			d.open(0, oi, llm.BlockThinking)
 		}
+	case "message":
+		// @openclaw/ai opens the text block with the item, text or not.
+		if d.opts.OpenClaw && d.findSlot(0, textKey(oi, 0), llm.BlockText) < 0 {
+			d.open(0, textKey(oi, 0), llm.BlockText)
+		}
+	}
+	if d.opts.OpenClaw {
+		d.ocItemConflict(v, item, oi)
 	}
 	return nil
 }
@@ -180,6 +206,12 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		return nil
 	}
 	oi := v.GetInt64("output_index")
+	if d.opts.OpenClaw {
+		if d.ocItemConflict(v, item, oi) {
+			return nil
+		}
+		defer d.ocTrackItem(v, item, oi)
+	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
 		si := d.findSlot(0, oi, llm.BlockToolCall)
@@ -189,8 +221,19 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 			}
 			si = d.open(0, oi, llm.BlockToolCall)
 		}
+		useStreamed := false
+		if d.opts.OpenClaw {
+			var failed bool
+			if failed, useStreamed = d.ocResponsesItemDone(si, item); failed {
+				return nil
+			}
+		}
 		if err := d.setToolIdentity(si, item); err != nil {
 			return err
+		}
+		if useStreamed {
+			d.closeSlot(si)
+			return nil
 		}
 		field := "arguments"
 		if item.Get("arguments") == nil {
@@ -206,6 +249,17 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 	case "message":
 		for i := 0; i < len(d.slots); i++ {
 			if d.slots[i].kind == llm.BlockText && d.slots[i].key>>20 == oi {
+				if d.opts.OpenClaw {
+					// encodeTextSignatureV1(item.id, item.phase)
+					b := &d.msg.Content[d.slots[i].ci]
+					s := append(b.Signature[:0], `{"v":1,"id":`...)
+					s = llm.AppendJSONString(s, item.GetStringBytes("id"))
+					if ph := item.GetStringBytes("phase"); len(ph) > 0 {
+						s = append(s, `,"phase":`...)
+						s = llm.AppendJSONString(s, ph)
+					}
+					b.Signature = append(s, '}')
+				}
 				d.closeSlot(i)
 				i--
 			}
@@ -291,6 +345,10 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 	case "completed":
 		d.stop = llm.StopStop
 	case "incomplete":
+		if d.opts.OpenClaw && d.hasOpenToolCall() {
+			d.ocFail(MsgResponsesUnresolved, false, false)
+			return nil
+		}
 		reason := r.GetStringBytes("incomplete_details", "reason")
 		if string(reason) == "content_filter" {
 			d.stop = llm.StopError
@@ -299,6 +357,9 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 			d.stop = llm.StopLength
 		}
 	case "failed", "cancelled":
+		if d.opts.OpenClaw && string(status) == "failed" {
+			return &ProviderError{Type: string(r.GetStringBytes("error", "code")), Message: ocResponsesFailed(r)}
+		}
 		msg := r.GetStringBytes("error", "message")
 		code := r.GetStringBytes("error", "code")
 		if len(msg) == 0 {

@@ -252,16 +252,23 @@ func TestSensitiveStopReasonRaw(t *testing.T) {
 	base, _ := scriptBase("read", []string{`{}`}, llm.StopToolUse)
 	raw := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		s, _ := base(ctx, req)
-		return rawStop{s, []byte("sensitive")}, nil
+		return rawStop{s, []byte("weird_reason")}, nil
 	}
-	m, types := drain(t, HandleSensitiveStopReason(raw), chatReq())
+	req := chatReq()
+	req.Model.API = "anthropic-messages"
+	m, types := drain(t, HandleSensitiveStopReason(raw), req)
 	if m.StopReason != llm.StopError || types[len(types)-1] != llm.EventError ||
-		m.ErrorMessage != "The model stopped because the provider returned an unhandled stop reason: sensitive. Please rephrase and try again." {
+		m.ErrorMessage != "The model stopped because the provider returned an unhandled stop reason: weird_reason. Please rephrase and try again." {
 		t.Fatalf("got %s %v", m.AppendJSON(nil), types)
+	}
+	// On openai-completions the transport maps every finish reason itself
+	// (mapOpenAIStopReason): the raw reason is not second-guessed.
+	if m, _ := drain(t, HandleSensitiveStopReason(raw), chatReq()); m.StopReason != llm.StopToolUse {
+		t.Fatalf("openai-completions: got %s", m.AppendJSON(nil))
 	}
 	// The raw stop reason survives the chain.
 	s, _ := Chain(raw, Options{})(context.Background(), chatReq())
-	if r, ok := s.(RawStopReasoner); !ok || string(r.RawStopReason()) != "sensitive" {
+	if r, ok := s.(RawStopReasoner); !ok || string(r.RawStopReason()) != "weird_reason" {
 		t.Fatal("RawStopReason lost in the chain")
 	}
 	s.Close()

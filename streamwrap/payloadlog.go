@@ -1,7 +1,6 @@
 package streamwrap
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
 )
 
@@ -34,6 +35,9 @@ type PayloadLogConfig struct {
 	// RunID, SessionID, SessionKey and WorkspaceDir are copied into each
 	// record.
 	RunID, SessionID, SessionKey, WorkspaceDir string
+	// Secrets are further values redacted wherever they appear (the
+	// request's own key always is).
+	Secrets []string
 }
 
 // PayloadLog writes one redacted JSONL record per model call, as OpenClaw's
@@ -41,9 +45,10 @@ type PayloadLogConfig struct {
 // sessionKey, provider, modelId, modelApi, workspaceDir, ts,
 // stage:"request", payload, payloadDigest}. The payload is the request
 // (system prompt, messages, tools, sampling options); API keys never
-// appear: the request's key is not written, and key-shaped tokens
-// (sk-…, xai-…, AIza…, ghp_…, and the token after Bearer or Basic) in
-// any text are replaced by [REDACTED]. payloadDigest is the SHA-256 of the
+// appear: the request's key is not written, and package internal/redact
+// replaces by [REDACTED] the request's key and Secrets wherever they
+// appear (also JSON-escaped) and key-shaped tokens (sk-…, xai-…, AIza…,
+// ghp_…, and the token after Bearer or Basic) in any text. payloadDigest is the SHA-256 of the
 // redacted payload. It is safe for concurrent use.
 type PayloadLog struct {
 	mu   sync.Mutex
@@ -54,6 +59,9 @@ type PayloadLog struct {
 	red  []byte
 	enc  *zstd.Encoder
 	err  error
+	// rd redacts for requests with key rdKey (rebuilt when it changes).
+	rd    *redact.Redactor
+	rdKey string
 }
 
 // OpenPayloadLog opens (appending to) or creates the log file.
@@ -139,7 +147,10 @@ func (l *PayloadLog) Record(req *llm.Request) {
 		return
 	}
 	payload := appendPayload(l.buf[:0], req)
-	l.red = redactSecrets(l.red[:0], payload, req.APIKey)
+	if l.rd == nil || l.rdKey != req.APIKey {
+		l.rd, l.rdKey = redact.New(append([]string{req.APIKey}, l.cfg.Secrets...)...), req.APIKey
+	}
+	l.red = l.rd.Append(l.red[:0], payload)
 	l.buf = payload
 	sum := sha256.Sum256(l.red)
 	line := make([]byte, 0, len(l.red)+512)
@@ -274,64 +285,4 @@ func appendPayload(dst []byte, req *llm.Request) []byte {
 		dst = llm.AppendJSONString(dst, req.Reasoning)
 	}
 	return append(dst, '}')
-}
-
-const redacted = "[REDACTED]"
-
-// secretPrefixes start API-key-shaped tokens.
-var secretPrefixes = [...]string{"sk-", "sk_", "xai-", "gsk_", "AIza", "ghp_", "github_pat_", "hf_", "pk-"}
-
-func isTokenByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
-}
-
-// redactSecrets appends s to dst with API keys replaced by [REDACTED]: the
-// literal key, key-shaped tokens of at least 16 characters after a known
-// prefix, and the token after "Bearer " or "Basic ".
-func redactSecrets(dst, s []byte, key string) []byte {
-	for i := 0; i < len(s); {
-		if key != "" && bytes.HasPrefix(s[i:], []byte(key)) {
-			dst = append(dst, redacted...)
-			i += len(key)
-			continue
-		}
-		if (i == 0 || !isTokenByte(s[i-1])) && isTokenByte(s[i]) {
-			if n := secretTokenLen(s[i:]); n > 0 {
-				dst = append(dst, redacted...)
-				i += n
-				continue
-			}
-		}
-		dst = append(dst, s[i])
-		i++
-	}
-	return dst
-}
-
-// secretTokenLen returns the length of the secret starting s, or 0.
-func secretTokenLen(s []byte) int {
-	for _, p := range [...]string{"Bearer ", "bearer ", "Basic "} {
-		if bytes.HasPrefix(s, []byte(p)) {
-			n := len(p)
-			for n < len(s) && (isTokenByte(s[n]) || s[n] == '+' || s[n] == '/' || s[n] == '=') {
-				n++
-			}
-			if n-len(p) >= 8 {
-				return n
-			}
-			return 0
-		}
-	}
-	for _, p := range secretPrefixes {
-		if bytes.HasPrefix(s, []byte(p)) {
-			n := len(p)
-			for n < len(s) && isTokenByte(s[n]) {
-				n++
-			}
-			if n-len(p) >= 16 {
-				return n
-			}
-		}
-	}
-	return 0
 }

@@ -176,6 +176,11 @@ func (s *stageStream) decide(i int, b *llm.Block) {
 	case repair.ProfileOpenClaw:
 		if len(b.Arguments) == 0 {
 			out, _ := repair.PiParse(s.scratch[:0], b.RawArgs)
+			if !isObject(out) {
+				// @openclaw/ai's parseStreamingJson keeps objects only
+				// (asNonArrayRecord): anything else is {}.
+				out = append(out[:0], "{}"...)
+			}
 			s.scratch = out
 			b.Arguments = setBytes(b.Arguments, out)
 		}

@@ -49,6 +49,7 @@ var knownRawStopReasons = [...]string{
 	"stop", "length", "tool_calls", "function_call", "content_filter",
 	// Anthropic messages
 	"end_turn", "stop_sequence", "pause_turn", "max_tokens", "model_context_window_exceeded", "tool_use", "refusal",
+	"compaction", "sensitive", // @openclaw/ai maps them (stop, error)
 	// OpenAI responses
 	"completed", "incomplete", "failed", "cancelled", "in_progress", "queued", "max_output_tokens",
 	// common extras of compatible servers
@@ -75,7 +76,9 @@ func knownRawStopReason(r []byte) bool {
 // Go decoders map stop reasons themselves; when the inner stream exposes
 // the wire's raw stop reason (RawStopReasoner) and it is one pi-ai does not
 // know (for example "sensitive"), the turn is handled as pi-ai's
-// "Unhandled stop reason: <raw>" failure.
+// "Unhandled stop reason: <raw>" failure, except on api openai-completions,
+// whose @openclaw/ai transport maps every finish reason itself
+// ("Provider finish_reason: <raw>").
 func HandleSensitiveStopReason(next llm.StreamFunc) llm.StreamFunc {
 	return handleSensitiveStopReason(next, false)
 }
@@ -221,6 +224,12 @@ func (s *stopStream) patch(m *llm.Message, e *llm.Event) {
 		if e != nil && e.Type == llm.EventError {
 			e.Reason = llm.StopError
 		}
+		return
+	}
+	if s.model.API == "openai-completions" {
+		// @openclaw/ai's completions transport maps every finish reason
+		// itself (mapOpenAIStopReason): an unknown one is already the
+		// error "Provider finish_reason: X", never the marker.
 		return
 	}
 	raw := s.RawStopReason()

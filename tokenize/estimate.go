@@ -45,6 +45,26 @@ func WithSafety(tokens int) int {
 	return int((int64(tokens)*6 + 4) / 5)
 }
 
+// UTF16LenBytes is UTF16Len of b, without converting it to a string.
+func UTF16LenBytes(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+		i += size
+	}
+	return n
+}
+
 // UTF16Len returns the length of s in UTF-16 code units, the unit of every
 // character count in OpenClaw. Invalid bytes count one unit each, as
 // replacement characters do.

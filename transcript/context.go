@@ -30,61 +30,89 @@ type SessionContext struct {
 	Stats  Stats
 }
 
-// BuildContext returns the LLM messages of the active branch of entries:
-// the path from the last entry to the root, walking ParentID. See
-// BuildSessionContext.
+// BuildContext returns the LLM messages of the active branch of entries.
+// See BuildSessionContext.
 func BuildContext(entries []Entry) []llm.Message {
 	return BuildSessionContext(entries).Messages
 }
 
-// BuildSessionContext follows pi's buildSessionContext: it walks ParentID
-// from the last entry (the leaf) to the root; the thinking level and model
-// come from the last thinking_level_change and model_change/assistant on
-// that path. If a compaction is on the path (the latest wins) the messages
-// are its summary, then the path entries from its firstKeptEntryId up to
-// it, then everything after it. Message entries, custom_message entries and
-// non-empty branch summaries become messages, converted as convertToLlm does
-// (summaries and custom messages become user messages; bashExecution a
-// user text unless excluded from context).
+// entriesVersion guesses the session version of entries without a header:
+// 4 when an entry only version 4 has (reset, leaf) is there, else 3.
+func entriesVersion(entries []Entry) int {
+	for i := range entries {
+		if t := entries[i].Type; t == TypeReset || t == TypeLeaf {
+			return 4
+		}
+	}
+	return 3
+}
+
+// BuildSessionContext is BuildSessionContextVersion with the version
+// guessed from the entries (4 when a reset or leaf entry is among them).
+func BuildSessionContext(entries []Entry) SessionContext {
+	return BuildSessionContextVersion(entries, entriesVersion(entries))
+}
+
+// BuildSessionContextVersion follows buildSessionContext (pi's, and
+// OpenClaw 2026.9.6's for version 4): it resolves the tree with a
+// Navigator (see there for the rules of each version), walks from the
+// active leaf to the root, and takes the thinking level and model from the
+// last thinking_level_change and model_change/assistant on that path. The
+// latest boundary on the path, a compaction or a reset, cuts the context:
+// after a compaction the messages are its summary, then the path entries
+// from its firstKeptEntryId up to it, then everything after it; after a
+// reset there is no summary, and of the entries from its firstKeptEntryId
+// only user and assistant messages and the tool results of kept calls
+// stay. Message entries (unless excludeFromContext), custom_message
+// entries and non-empty branch summaries become messages, converted as
+// convertToLlm does.
 //
 // A parent that is missing ends the walk; a cycle cannot hang it.
-func BuildSessionContext(entries []Entry) SessionContext {
+func BuildSessionContextVersion(entries []Entry, version int) SessionContext {
 	sc := SessionContext{ThinkingLevel: "off"}
 	if len(entries) == 0 {
 		return sc
 	}
+	nav := NewNavigator(version)
+	byID := make(map[uint64]int, len(entries))
+	for i := range entries {
+		if st := nav.Step(&entries[i]); st.InTree {
+			byID[st.ID] = i
+		}
+	}
+	ids := nav.Path()
+	path := make([]*Entry, 0, len(ids))
+	for _, h := range ids {
+		path = append(path, &entries[byID[h]])
+	}
+	return buildFromPath(path)
+}
+
+// buildSessionContextAt is pi's buildSessionContext(entries, leafId): the
+// branch from the entry leafID back to the root (version 3 rules).
+func buildSessionContextAt(entries []Entry, leafID string) SessionContext {
 	byID := make(map[string]int, len(entries))
 	for i := range entries {
 		byID[string(entries[i].ID)] = i
 	}
-	var path []int
-	cur := len(entries) - 1
-	for steps := 0; steps <= len(entries); steps++ {
-		path = append(path, cur)
-		p := entries[cur].ParentID
-		if len(p) == 0 {
+	var path []*Entry
+	cur, ok := byID[leafID]
+	for steps := 0; ok && steps <= len(entries); steps++ {
+		path = append(path, &entries[cur])
+		if len(entries[cur].ParentID) == 0 {
 			break
 		}
-		next, ok := byID[string(p)]
-		if !ok {
-			break
-		}
-		cur = next
+		cur, ok = byID[string(entries[cur].ParentID)]
 	}
-	// path is leaf -> root; reverse it.
 	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
 		path[i], path[j] = path[j], path[i]
 	}
-	pathEntries := make([]*Entry, len(path))
-	for i, ix := range path {
-		pathEntries[i] = &entries[ix]
-	}
-	return buildFromPath(pathEntries)
+	return buildFromPath(path)
 }
 
 func buildFromPath(path []*Entry) SessionContext {
 	sc := SessionContext{ThinkingLevel: "off"}
-	compaction := -1
+	boundary := -1
 	for i, e := range path {
 		switch e.Type {
 		case TypeThinkingLevelChange:
@@ -95,37 +123,80 @@ func buildFromPath(path []*Entry) SessionContext {
 			if e.Message != nil && e.Message.Role == llm.RoleAssistant {
 				sc.Provider, sc.ModelID = e.Message.Provider, e.Message.Model
 			}
-		case TypeCompaction:
-			compaction = i
+		case TypeCompaction, TypeReset:
+			boundary = i
 		}
 	}
 	var p fastjson.Parser
-	add := func(e *Entry) {
+	add := func(e *Entry, force bool) {
+		if e.ExcludeFromContext && !force {
+			return
+		}
 		if m, ok := entryMessage(&p, e); ok {
 			sc.Messages = append(sc.Messages, m)
 		}
 	}
-	if compaction < 0 {
+	if boundary < 0 {
 		for _, e := range path {
-			add(e)
+			add(e, false)
 		}
 		return sc
 	}
-	c := path[compaction]
-	sc.Messages = append(sc.Messages, summaryMessage(CompactionSummaryPrefix, c.Summary, CompactionSummarySuffix, c.Timestamp))
-	found := false
-	for _, e := range path[:compaction] {
-		if len(c.FirstKeptEntryID) > 0 && string(e.ID) == string(c.FirstKeptEntryID) {
-			found = true
-		}
-		if found {
-			add(e)
+	c := path[boundary]
+	firstKept := boundary
+	if len(c.FirstKeptEntryID) > 0 {
+		for i, e := range path[:boundary] {
+			if string(e.ID) == string(c.FirstKeptEntryID) {
+				firstKept = i
+				break
+			}
 		}
 	}
-	for _, e := range path[compaction+1:] {
-		add(e)
+	if c.Type == TypeCompaction {
+		sc.Messages = append(sc.Messages, summaryMessage(CompactionSummaryPrefix, c.Summary, CompactionSummarySuffix, c.Timestamp))
+		for _, e := range path[firstKept:boundary] {
+			add(e, false)
+		}
+	} else {
+		for _, e := range ResetKept(path[firstKept:boundary]) {
+			add(e, true)
+		}
+	}
+	for _, e := range path[boundary+1:] {
+		add(e, false)
 	}
 	return sc
+}
+
+// ResetKept returns what a reset keeps of the entries from its
+// firstKeptEntryId up to it (OpenClaw's selectResetKeptEntries): user and
+// assistant messages, and tool results whose call is in a kept assistant
+// message before them.
+func ResetKept(entries []*Entry) []*Entry {
+	var kept []*Entry
+	calls := make(map[string]struct{})
+	for _, e := range entries {
+		if e.Type != TypeMessage || e.Message == nil {
+			continue
+		}
+		switch e.Message.Role {
+		case llm.RoleUser:
+			kept = append(kept, e)
+		case llm.RoleAssistant:
+			kept = append(kept, e)
+			for i := range e.Message.Content {
+				if b := &e.Message.Content[i]; b.Type == llm.BlockToolCall {
+					calls[string(b.ID)] = struct{}{}
+				}
+			}
+		case llm.RoleToolResult:
+			if _, ok := calls[e.Message.ToolCallID]; ok {
+				delete(calls, e.Message.ToolCallID)
+				kept = append(kept, e)
+			}
+		}
+	}
+	return kept
 }
 
 func summaryMessage(prefix string, summary []byte, suffix string, ts int64) llm.Message {
@@ -246,17 +317,28 @@ func BashExecutionText(command, output string, exitCode *int, cancelled, truncat
 // last entry to the root. Malformed lines are skipped and a torn last line
 // is ignored, both counted in the returned Stats.
 func LoadContext(path string) (SessionContext, error) {
-	opts := Options{KeepUnknown: true, SkipContent: true}
-	r, err := OpenFile(path, opts)
+	return loadContext(func(o Options) (*Reader, error) { return OpenFile(path, o) }, path)
+}
+
+// loadContext is LoadContext over any source that can be read twice.
+func loadContext(open func(Options) (*Reader, error), name string) (SessionContext, error) {
+	r, err := open(Options{KeepUnknown: true, SkipContent: true})
 	if err != nil {
 		return SessionContext{}, err
 	}
-	byID := make(map[string]int32)
-	var parentIDs []string // by ordinal; resolved once all ids are known, as pi's byId map is
+	// The header comes with the first entry; the navigator needs its
+	// version, so entries are buffered as hashes until it is known.
+	var nav *Navigator
+	ordOf := make(map[uint64]int32)
+	var ord int32
 	for r.Next() {
-		e := r.Entry()
-		byID[string(e.ID)] = int32(len(parentIDs))
-		parentIDs = append(parentIDs, string(e.ParentID))
+		if nav == nil {
+			nav = NewNavigator(r.Header().Version)
+		}
+		if st := nav.Step(r.Entry()); st.InTree {
+			ordOf[st.ID] = ord
+		}
+		ord++
 	}
 	err = r.Err()
 	hdr, st := r.Header(), r.Stats()
@@ -264,43 +346,24 @@ func LoadContext(path string) (SessionContext, error) {
 	if err != nil {
 		return SessionContext{}, err
 	}
-	parents := make([]int32, len(parentIDs))
-	for i, p := range parentIDs {
-		parents[i] = -1
-		if p != "" {
-			if q, ok := byID[p]; ok {
-				parents[i] = q
-			}
-		}
-	}
-	parentIDs = nil
+	total := ord
 	onPath := make(map[int32]int, 64) // ordinal -> position on the path
 	var order []int32
-	if n := len(parents); n > 0 {
-		cur := int32(n - 1)
-		for steps := 0; steps <= n && cur >= 0; steps++ {
-			if _, seen := onPath[cur]; seen {
-				break
-			}
-			onPath[cur] = 0
-			order = append(order, cur)
-			cur = parents[cur]
+	if nav != nil {
+		for _, h := range nav.Path() {
+			order = append(order, ordOf[h])
 		}
 	}
-	for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-		order[i], order[j] = order[j], order[i]
-	}
-	for pos, ord := range order {
-		onPath[ord] = pos
+	for pos, o := range order {
+		onPath[o] = pos
 	}
 	branch := make([]*Entry, len(order))
-	r, err = OpenFile(path, Options{KeepUnknown: true})
+	r, err = open(Options{KeepUnknown: true})
 	if err != nil {
 		return SessionContext{}, err
 	}
 	defer r.Close()
-	ord := int32(0)
-	total := int32(len(parents))
+	ord = 0
 	for ord < total && r.Next() {
 		if pos, ok := onPath[ord]; ok {
 			c := r.Entry().Clone()
@@ -313,7 +376,7 @@ func LoadContext(path string) (SessionContext, error) {
 	}
 	for _, e := range branch {
 		if e == nil {
-			return SessionContext{}, fmt.Errorf("transcript: %s changed while being read", path)
+			return SessionContext{}, fmt.Errorf("transcript: %s changed while being read", name)
 		}
 	}
 	sc := buildFromPath(branch)

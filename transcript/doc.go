@@ -1,7 +1,23 @@
-// Package transcript owns session files: OpenClaw's (pi-coding-agent's)
-// JSONL transcripts, read in versions 1, 2 and 3 and written in version 3,
-// crash-safe appends with a per-file lock, zstd archives after compaction,
-// and the history preparation OpenClaw runs before each model call.
+// Package transcript owns sessions: OpenClaw's (pi-coding-agent's) JSONL
+// transcripts, read in versions 1 to 4 and written in version 3, crash-safe
+// appends with a per-file lock, zstd archives after compaction, the session
+// stores (Store: JSONL files, OpenClaw 2026.9.6's SQLite database,
+// PostgreSQL), and the history preparation OpenClaw runs before each model
+// call.
+//
+// # Version 4 and the stores
+//
+// OpenClaw 2026.9.6 writes version 4: reset entries (a fresh history
+// window, like a compaction cut without a summary) and leaf entries (the
+// active branch moves); a Navigator resolves the tree by its rules, and
+// every reader here uses it. A Store keeps sessions behind one contract
+// (Open takes the session's single-writer lock; Append under a durability
+// policy; Reader; List; Archive): DirStore (JSONL files), SQLiteStore
+// (OpenClaw's exact agent schema 23, its zstd rows and cold archives; it
+// continues sessions OpenClaw wrote and writes sessions OpenClaw reads) and
+// PGStore (append-only rows, per-session sequence, an expiring and fenced
+// writer lease for several gateway nodes). ReadStoreContext gives a stored
+// session's context.
 //
 // It does not decide when to compact or produce summaries (package engine
 // does), count tokens exactly (package tokenize), or talk to providers.

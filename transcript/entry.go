@@ -21,6 +21,12 @@ const (
 	TypeCustomMessage
 	TypeLabel
 	TypeSessionInfo
+	// TypeReset is OpenClaw's reset boundary (session version 4): a fresh
+	// history window, keeping what firstKeptEntryId names.
+	TypeReset
+	// TypeLeaf is OpenClaw's navigation control (version 4): it moves the
+	// active branch to TargetID; entries chained to it continue there.
+	TypeLeaf
 	numEntryTypes
 )
 
@@ -38,6 +44,8 @@ var entryTypeNames = [numEntryTypes]string{
 	TypeCustomMessage:       "custom_message",
 	TypeLabel:               "label",
 	TypeSessionInfo:         "session_info",
+	TypeReset:               "reset",
+	TypeLeaf:                "leaf",
 }
 
 // String returns the type's name as written in the file.
@@ -69,6 +77,10 @@ func parseEntryType(b []byte) EntryType {
 		return TypeLabel
 	case "session_info":
 		return TypeSessionInfo
+	case "reset":
+		return TypeReset
+	case "leaf":
+		return TypeLeaf
 	}
 	return TypeUnknown
 }
@@ -88,7 +100,15 @@ func parseEntryType(b []byte) EntryType {
 //   - custom_message: CustomType, Content (raw JSON: a string or blocks),
 //     Display, Details;
 //   - label: TargetID, Label;
-//   - session_info: Name.
+//   - session_info: Name;
+//   - reset: Reason (new, reset, idle, daily, cron-stale), FirstKeptEntryID;
+//   - leaf: TargetID (empty for null), AppendParentID (when
+//     AppendParentSet), AppendSide.
+//
+// Any entry may carry appendMode "side" (AppendSide: written beside the
+// active branch without moving it). ParentAbsent is set when the entry has
+// no parentId key at all (OpenClaw then chains it to the active leaf),
+// as opposed to a null parentId (a root).
 //
 // Byte-slice fields are borrowed: they point into the Reader's buffers and
 // are valid only until the next call to Reader.Next. Raw JSON fields (Data,
@@ -124,6 +144,14 @@ type Entry struct {
 	TargetID []byte
 	Label    []byte
 	Name     []byte
+
+	Reason          []byte
+	AppendParentID  []byte
+	AppendParentSet bool
+	AppendSide      bool
+	ParentAbsent    bool
+	// ExcludeFromContext is a message's excludeFromContext flag.
+	ExcludeFromContext bool
 
 	// Line is the 1-based line number and Offset the byte offset of the
 	// line's start in the (decompressed) file.
@@ -168,13 +196,17 @@ func (e *Entry) Clone() Entry {
 	c.TargetID = cloneB(e.TargetID)
 	c.Label = cloneB(e.Label)
 	c.Name = cloneB(e.Name)
+	c.Reason = cloneB(e.Reason)
+	c.AppendParentID = cloneB(e.AppendParentID)
 	return c
 }
 
 // Header is a session file's first line.
 type Header struct {
-	// Version is the version as written: 1 when absent (pi v1), else 2 or 3.
-	// Entries are always returned migrated to version 3.
+	// Version is the version as written: 1 when absent (pi v1), else 2, 3
+	// or 4 (OpenClaw 2026.9.6). Entries of versions 1 and 2 are returned
+	// migrated to version 3; version 4 adds the reset and leaf entries and
+	// OpenClaw's navigation rules (see Navigator).
 	Version       int
 	ID            string
 	Cwd           string
@@ -186,15 +218,24 @@ type Header struct {
 
 // Stats counts what a Reader has seen so far.
 type Stats struct {
-	Lines      int64 // lines read, the header and blank lines included
-	Bytes      int64 // bytes consumed
-	Blank      int64 // empty or whitespace-only lines (skipped)
-	Entries    int64 // entries returned by Next
-	ByType     [NumEntryTypes]int64
-	Unknown    int64 // entries of an unknown type (skipped unless Options.KeepUnknown)
-	BadLines   int64 // malformed lines skipped (not the torn last line)
-	FirstBad   int64 // line number of the first malformed line, 0 if none
-	Torn       bool  // the last line was incomplete (no newline, not valid JSON)
-	TornOffset int64 // byte offset where the torn last line starts
-	TornBytes  int64 // its length
+	Lines   int64 // lines read, the header and blank lines included
+	Bytes   int64 // bytes consumed
+	Blank   int64 // empty or whitespace-only lines (skipped)
+	Entries int64 // entries returned by Next
+	ByType  [NumEntryTypes]int64
+	Unknown int64 // entries of an unknown type (skipped unless Options.KeepUnknown)
+	// UnknownTypes counts the unknown type names seen (at most 32 names;
+	// further ones are counted under "...").
+	UnknownTypes map[string]int64
+	// ExtraHeaders counts further session header lines after the first
+	// (OpenClaw keeps one per history window in some exports): skipped.
+	ExtraHeaders int64
+	// LongLines counts lines over the limit skipped under
+	// Options.SkipLongLines; FirstLong is the first one's line number.
+	LongLines, FirstLong int64
+	BadLines             int64 // malformed lines skipped (not the torn last line)
+	FirstBad             int64 // line number of the first malformed line, 0 if none
+	Torn                 bool  // the last line was incomplete (no newline, not valid JSON)
+	TornOffset           int64 // byte offset where the torn last line starts
+	TornBytes            int64 // its length
 }

@@ -7,3 +7,6 @@ import "os"
 // lockFile is a no-op where flock is not available: writers are then not
 // protected from each other, which the package documentation states.
 func lockFile(f *os.File) error { return nil }
+
+// unlockFile is a no-op where lockFile is one.
+func unlockFile(f *os.File) {}

@@ -26,3 +26,13 @@ func lockFile(f *os.File) error {
 		return err
 	}
 }
+
+// unlockFile releases f's flock explicitly before f is closed. Closing
+// alone is not enough: a child process between fork and exec (any
+// os/exec start in this process) holds a copy of every descriptor, and
+// the lock lasts until the last copy of its open file description is
+// closed, so the next writer of the session would get ErrLocked.
+// LOCK_UN releases the description's lock whoever else still refers to it.
+func unlockFile(f *os.File) {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}

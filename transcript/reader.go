@@ -42,6 +42,11 @@ type Options struct {
 	// Strict makes a malformed line an error (ErrBadLine) instead of being
 	// skipped and counted, as pi skips it.
 	Strict bool
+	// SkipLongLines makes a line longer than MaxLineSize skipped (its
+	// bytes read and dropped in bounded memory) and counted in
+	// Stats.LongLines, instead of stopping with a *LineTooLongError: for
+	// readers that report on a whole session (cache-profile).
+	SkipLongLines bool
 }
 
 // Reader streams the entries of one session file. It reads line by line
@@ -66,6 +71,10 @@ type Reader struct {
 
 	offset int64
 	line   []byte // long lines that do not fit the bufio buffer
+	// longRead is how much of a too-long line was read, longNL whether its
+	// newline (or the end of input) was reached.
+	longRead int64
+	longNL   bool
 
 	idBuf, prevBuf, fkBuf                   []byte
 	dataBuf, detailsBuf, contentBuf, msgBuf []byte
@@ -185,6 +194,7 @@ func (r *Reader) readLine() (line []byte, complete bool, err error) {
 	if err == nil {
 		// Fast path: the whole line is in the bufio buffer.
 		if len(b)-1 > max {
+			r.longRead, r.longNL = int64(len(b)), true
 			return nil, false, r.tooLong()
 		}
 		return b[:len(b)-1], true, nil
@@ -197,6 +207,7 @@ func (r *Reader) readLine() (line []byte, complete bool, err error) {
 			return nil, false, err
 		}
 		if len(b) > max {
+			r.longRead, r.longNL = int64(len(b)), true // at the end: nothing left to drop
 			return nil, false, r.tooLong()
 		}
 		return b, false, nil
@@ -205,6 +216,8 @@ func (r *Reader) readLine() (line []byte, complete bool, err error) {
 	r.line = append(r.line[:0], b...)
 	for {
 		if len(r.line) > max {
+			r.longRead, r.longNL = int64(len(r.line)), false
+			r.line = r.line[:0]
 			return nil, false, r.tooLong()
 		}
 		b, err = r.br.ReadSlice('\n')
@@ -212,6 +225,8 @@ func (r *Reader) readLine() (line []byte, complete bool, err error) {
 		switch err {
 		case nil:
 			if len(r.line)-1 > max {
+				r.longRead, r.longNL = int64(len(r.line)), true
+				r.line = r.line[:0]
 				return nil, false, r.tooLong()
 			}
 			return r.line[:len(r.line)-1], true, nil
@@ -219,11 +234,35 @@ func (r *Reader) readLine() (line []byte, complete bool, err error) {
 			continue
 		case io.EOF:
 			if len(r.line) > max {
+				r.longRead, r.longNL = int64(len(r.line)), true
+				r.line = r.line[:0]
 				return nil, false, r.tooLong()
 			}
 			return r.line, false, nil
 		default:
 			return nil, false, err
+		}
+	}
+}
+
+// dropLine reads and drops the rest of a too-long line, through its
+// newline, in bounded memory; it returns the bytes dropped. r.longNL says
+// the newline was already read.
+func (r *Reader) dropLine() (int64, error) {
+	if r.longNL {
+		return 0, nil
+	}
+	var n int64
+	for {
+		b, err := r.br.ReadSlice('\n')
+		n += int64(len(b))
+		switch err {
+		case nil:
+			return n, nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return n, err
 		}
 	}
 }
@@ -250,6 +289,20 @@ func (r *Reader) Next() bool {
 		}
 		start := r.offset
 		line, complete, err := r.readLine()
+		if tl, ok := err.(*LineTooLongError); ok && r.opts.SkipLongLines && r.hdrDone {
+			if n, derr := r.dropLine(); derr == nil || derr == io.EOF {
+				r.offset += r.longRead + n
+				r.st.Bytes = r.offset
+				r.st.Lines++
+				r.st.LongLines++
+				if r.st.FirstLong == 0 {
+					r.st.FirstLong = tl.Line
+				}
+				continue
+			} else {
+				err = derr
+			}
+		}
 		if err != nil {
 			if err != io.EOF {
 				r.err = err
@@ -305,6 +358,22 @@ func (r *Reader) Next() bool {
 }
 
 var errNotObject = errors.New("not a JSON object")
+
+// maxUnknownNames bounds Stats.UnknownTypes.
+const maxUnknownNames = 32
+
+// countUnknown counts an unknown type name (cold path: unknown entries are
+// rare, and a name already seen costs no allocation).
+func (r *Reader) countUnknown(typ []byte) {
+	if r.st.UnknownTypes == nil {
+		r.st.UnknownTypes = make(map[string]int64)
+	}
+	if _, ok := r.st.UnknownTypes[string(typ)]; ok || len(r.st.UnknownTypes) < maxUnknownNames {
+		r.st.UnknownTypes[string(typ)]++
+		return
+	}
+	r.st.UnknownTypes["..."]++
+}
 
 func (r *Reader) bad(line []byte, start int64) {
 	r.st.BadLines++
@@ -381,10 +450,13 @@ func rawTo(buf *[]byte, v *fastjson.Value) []byte {
 // entry fills r.e from v; false when the entry is skipped.
 func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 	typ := v.GetStringBytes("type")
-	if r.v1 && string(typ) == "session" {
-		// pi's v1 migration leaves further session lines without ids.
-		r.index++
-		r.st.Unknown++
+	if string(typ) == "session" {
+		// A further header (pi's v1 migration leaves such lines without
+		// ids; OpenClaw's navigation ignores them): never an entry.
+		if r.v1 {
+			r.index++
+		}
+		r.st.ExtraHeaders++
 		return false
 	}
 	e := &r.e
@@ -405,11 +477,29 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 		}
 	} else {
 		e.ID = v.GetStringBytes("id")
-		e.ParentID = v.GetStringBytes("parentId")
+		pv := v.Get("parentId")
+		e.ParentID = pv.GetStringBytes()
+		e.ParentAbsent = pv == nil
 	}
 	e.Timestamp = timestampOf(v)
+	if am := v.Get("appendMode"); am != nil {
+		e.AppendSide = string(am.GetStringBytes()) == "side"
+	}
+	if e.Type == TypeLeaf {
+		// Navigation facts are needed even by SkipContent readers.
+		e.TargetID = v.GetStringBytes("targetId")
+		if ap := v.Get("appendParentId"); ap != nil {
+			e.AppendParentSet = true
+			e.AppendParentID = ap.GetStringBytes()
+		}
+	}
+	if e.Type == TypeReset {
+		e.FirstKeptEntryID = v.GetStringBytes("firstKeptEntryId")
+		e.Reason = v.GetStringBytes("reason")
+	}
 	if e.Type == TypeUnknown {
 		r.st.Unknown++
+		r.countUnknown(typ)
 		if !r.opts.KeepUnknown {
 			return false
 		}
@@ -436,6 +526,7 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 			role = m.GetStringBytes("role")
 		}
 		e.MessageRole = role
+		e.ExcludeFromContext = m.GetBool("excludeFromContext")
 		_, isLLM := llm.ParseRole(string(role))
 		if isLLM && !r.opts.RawMessages {
 			msg, err := llm.ParseMessage(m)

@@ -91,13 +91,45 @@ func AppendEntryJSON(dst []byte, e *Entry) []byte {
 		dst = str(dst, "label", e.Label)
 	case TypeSessionInfo:
 		dst = str(dst, "name", e.Name)
+	case TypeReset:
+		dst = str(dst, "reason", e.Reason)
+		if len(e.FirstKeptEntryID) > 0 {
+			dst = str(dst, "firstKeptEntryId", e.FirstKeptEntryID)
+		}
+	case TypeLeaf:
+		dst = append(dst, `,"targetId":`...)
+		if len(e.TargetID) == 0 {
+			dst = append(dst, "null"...)
+		} else {
+			dst = llm.AppendJSONString(dst, e.TargetID)
+		}
+		if e.AppendParentSet {
+			dst = append(dst, `,"appendParentId":`...)
+			if len(e.AppendParentID) == 0 {
+				dst = append(dst, "null"...)
+			} else {
+				dst = llm.AppendJSONString(dst, e.AppendParentID)
+			}
+		}
+	}
+	if e.AppendSide {
+		dst = append(dst, `,"appendMode":"side"`...)
 	}
 	return append(dst, '}')
 }
 
 // appendHeaderJSON appends h as a version-3 header line body.
 func appendHeaderJSON(dst []byte, h *Header) []byte {
-	dst = append(dst, `{"type":"session","version":3,"id":`...)
+	return AppendHeaderJSON(dst, h, 3)
+}
+
+// AppendHeaderJSON appends h as a header of the given version:
+// {"type":"session","version":V,"id","timestamp","cwd"[,"parentSession"]},
+// the fields and order of OpenClaw's createSessionTranscriptHeader.
+func AppendHeaderJSON(dst []byte, h *Header, version int) []byte {
+	dst = append(dst, `{"type":"session","version":`...)
+	dst = strconv.AppendInt(dst, int64(version), 10)
+	dst = append(dst, `,"id":`...)
 	dst = llm.AppendJSONString(dst, h.ID)
 	dst = append(dst, `,"timestamp":"`...)
 	dst = appendISOMillis(dst, h.Timestamp)

@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -54,6 +55,10 @@ type WriterOptions struct {
 	MaxLineSize int
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// MaxSessionBytes bounds the session's stored size: an Append past it
+	// fails with a *SizeLimitError (ErrSessionTooLarge) and writes nothing.
+	// Zero means no limit.
+	MaxSessionBytes int64
 }
 
 // Recovery reports what OpenWriter found and repaired.
@@ -76,6 +81,10 @@ type Recovery struct {
 	// pi rewrites old files on open; 0 when not migrated.
 	MigratedFrom int
 	Entries      int64 // entries in the file after recovery
+	// StaleTemps lists the temporary files of a rotation or migration that
+	// a crash left behind; OpenWriter removed them (the live file and the
+	// finished archives are complete without them).
+	StaleTemps []string
 }
 
 // Writer appends entries to one session file. It holds an exclusive lock
@@ -136,11 +145,42 @@ func OpenWriter(path string, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{path: path, opts: opts, lockF: lf, ids: make(map[uint64]struct{})}
+	stale := removeStaleTemps(path)
 	if err := w.open(); err != nil {
 		w.closeFiles()
 		return nil, err
 	}
+	w.rec.StaleTemps = stale
 	return w, nil
+}
+
+// removeStaleTemps removes what a crash during Rotate or a migration leaves
+// (<file>.rotate-tmp, <file>.migrate-tmp, <file>.archive-<n>.zst.tmp). It
+// runs under the lock, so no other writer is using them; only regular
+// files are removed.
+func removeStaleTemps(path string) []string {
+	cands := []string{path + ".rotate-tmp", path + ".migrate-tmp"}
+	// Rotate writes <file>.archive-<n>.zst.tmp for the first n without an
+	// archive, so that is the one name to check. Listing the directory
+	// instead (a glob) cost every open time and allocations in proportion
+	// to the number of sessions sharing the directory.
+	for n := 1; n <= 100000; n++ {
+		archive := path + ".archive-" + strconv.Itoa(n) + ".zst"
+		if _, err := os.Lstat(archive); errors.Is(err, os.ErrNotExist) {
+			cands = append(cands, archive+".tmp")
+			break
+		}
+	}
+	var removed []string
+	for _, c := range cands {
+		if fi, err := os.Lstat(c); err == nil && fi.Mode().IsRegular() && os.Remove(c) == nil {
+			removed = append(removed, c)
+		}
+	}
+	if len(removed) > 0 {
+		syncDir(path)
+	}
+	return removed
 }
 
 func (w *Writer) closeFiles() {
@@ -149,7 +189,8 @@ func (w *Writer) closeFiles() {
 		w.f = nil
 	}
 	if w.lockF != nil {
-		w.lockF.Close() // releases the flock
+		unlockFile(w.lockF)
+		w.lockF.Close()
 		w.lockF = nil
 	}
 }
@@ -170,12 +211,14 @@ func (w *Writer) open() error {
 	clear(w.ids)
 	w.leaf = w.leaf[:0]
 	var n int64
+	var at appendTracker
 	for r.Next() {
 		e := r.Entry()
 		w.addID(e.ID)
-		w.leaf = append(w.leaf[:0], e.ID...)
+		at.step(e, r.Header().Version)
 		n++
 	}
+	w.leaf = append(w.leaf[:0], at.id...)
 	if err := r.Err(); err != nil {
 		return err
 	}
@@ -482,6 +525,9 @@ func (w *Writer) Append(e *Entry) (string, error) {
 	if len(w.buf)-1 > w.opts.MaxLineSize {
 		return "", &LineTooLongError{Limit: w.opts.MaxLineSize, Offset: w.size}
 	}
+	if lim := w.opts.MaxSessionBytes; lim > 0 && w.size+int64(len(w.buf)) > lim {
+		return "", &SizeLimitError{Size: w.size, Entry: int64(len(w.buf)), Limit: lim}
+	}
 	if err := w.write(w.buf); err != nil {
 		return "", err
 	}
@@ -563,6 +609,7 @@ func (w *Writer) Close() error {
 		err = cerr
 	}
 	w.f = nil
+	unlockFile(w.lockF)
 	w.lockF.Close()
 	w.lockF = nil
 	return err

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ocbench/ocbench/cacheprofile"
 	"github.com/ocbench/ocbench/prompt"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 func init() {
@@ -19,7 +22,7 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cache-profile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ocbench cache-profile [flags] FILE...      profile session files (JSONL v1-3, .zst, OpenClaw SQLite store)")
+		fmt.Fprintln(stderr, "usage: ocbench cache-profile [flags] SOURCE...    profile sessions: JSONL v1-4 (.zst too), an OpenClaw SQLite store (FILE or sqlite:FILE), postgres://...")
 		fmt.Fprintln(stderr, "       ocbench cache-profile --workspace DIR [--turns N]   profile ocbench's own prompt assembly")
 		fs.PrintDefaults()
 	}
@@ -89,7 +92,7 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 	var reps []*cacheprofile.Report
 	status := 0
 	for _, f := range files {
-		r, err := cacheprofile.ProfileFile(f, opts)
+		r, err := profileSource(f, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
 			if errors.Is(err, cacheprofile.ErrNotSession) {
@@ -116,6 +119,23 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// profileSource profiles a file, an OpenClaw SQLite store ("sqlite:PATH"
+// or its file) or every session of a PostgreSQL store ("postgres://...").
+func profileSource(src string, opts cacheprofile.Options) ([]*cacheprofile.Report, error) {
+	switch {
+	case strings.HasPrefix(src, "postgres://"), strings.HasPrefix(src, "postgresql://"):
+		st, err := transcript.OpenPGStore(context.Background(), src, transcript.PGOptions{})
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		return cacheprofile.ProfileStore(st, "postgres", opts)
+	case strings.HasPrefix(src, "sqlite:"):
+		src = strings.TrimPrefix(src, "sqlite:")
+	}
+	return cacheprofile.ProfileFile(src, opts)
 }
 
 func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonOut bool, htmlW, stdout, stderr io.Writer) int {

@@ -26,11 +26,18 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 	profile := fs.String("profile", "extended", "argument-repair profile whose promises are checked: extended or openclaw")
 	out := fs.String("out", "fuzz-failures", "directory for failing cases (replayable with ocbench replay)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	against := fs.String("against", "", "differential run: compare --repair openclaw with 'CMD ARGS', any implementation of the ocbench replay contract")
+	batch := fs.Bool("batch", false, "with --against: run CMD ARGS --batch DIR --out OUT over chunks of cases (the oracle's batch mode)")
+	batchSize := fs.Int("batch-size", 200, "with --batch: cases per CMD process")
+	jobs := fs.Int("jobs", 1, "with --against: CMD processes at once")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if extraArgs(fs, stderr) {
 		return 2
+	}
+	if *against != "" {
+		return runFuzzAgainst(stdout, stderr, *against, *n, *seed, *out, *batch, *batchSize, *jobs, *jsonOut)
 	}
 	p, ok := repair.ParseProfile(*profile)
 	if !ok || p == repair.ProfileOff {
@@ -74,6 +81,42 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 		return 130
 	}
 	if !rep.OK() {
+		return 1
+	}
+	return 0
+}
+
+// runFuzzAgainst is `ocbench fuzz --against`: the differential run.
+func runFuzzAgainst(stdout, stderr io.Writer, against string, n, seed uint64, out string, batch bool, batchSize, jobs int, jsonOut bool) int {
+	cmd, err := fuzz.SplitCommand(against)
+	if err != nil {
+		fmt.Fprintf(stderr, "ocbench fuzz: --against: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := fuzz.Against(ctx, fuzz.AgainstOptions{N: n, Seed: seed, Command: cmd, Batch: batch, BatchSize: batchSize, Jobs: jobs, OutDir: out,
+		Progress: func(done uint64) { fmt.Fprintf(stderr, "%d/%d cases\n", done, n) }})
+	if err != nil {
+		fmt.Fprintf(stderr, "ocbench fuzz: %v\n", err)
+		if rep == nil {
+			return 1
+		}
+	}
+	if jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		fmt.Fprintf(stdout, "cases       %d (seed %d) against %s\n", rep.Cases, rep.Seed, rep.Command)
+		fmt.Fprintf(stdout, "wires       openai-chat %d, openai-responses %d, anthropic %d\n", rep.PerWire["openai-chat"], rep.PerWire["openai-responses"], rep.PerWire["anthropic"])
+		fmt.Fprintf(stdout, "agree       %d\ndisagree    %d\nno message  %d\n", rep.Agree, rep.Disagree, rep.Failed)
+		fmt.Fprintf(stdout, "time        %.1fs\n", rep.Seconds)
+		for _, f := range rep.Files {
+			fmt.Fprintf(stdout, "reproducer  %s\n", f)
+		}
+	}
+	if err != nil || !rep.OK() {
 		return 1
 	}
 	return 0

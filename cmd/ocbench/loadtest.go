@@ -25,15 +25,16 @@ func init() {
 // Request bodies per route. Runs get a fresh session per request, so that
 // concurrent runs never wait on one session's lock.
 const (
-	chatLoadBody     = `{"model":"scripted-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}`
-	messagesLoadBody = `{"model":"scripted-1","max_tokens":512,"stream":true,"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
+	chatLoadBody      = `{"model":"scripted-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}`
+	messagesLoadBody  = `{"model":"scripted-1","max_tokens":512,"stream":true,"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
+	responsesLoadBody = `{"model":"scripted-1","stream":true,"input":"read AGENTS.md","tools":[{"type":"function","name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
 )
 
 func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "gateway base URL on loopback (default: start a gateway and a scripted upstream)")
-	route := fs.String("route", "chat", "what to drive: chat, messages, runs, or direct (the scripted upstream itself, for the proxy's overhead)")
+	route := fs.String("route", "chat", "what to drive: chat, messages, responses, runs, or direct (the scripted upstream itself, for the proxy's overhead)")
 	rate := fs.Float64("rate", 100, "requests per second")
 	rampTo := fs.Float64("ramp-to", 0, "raise the rate linearly to this by the end")
 	dur := fs.Duration("duration", 10*time.Second, "how long to attack (at most 1h)")
@@ -70,6 +71,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 
 	base, upstream := *target, ""
 	var probe func() (uint64, error)
+	var failures func() (float64, error)
 	if base == "" {
 		gw, err := startGatewayProcess(ctx, *maxStreams, stderr)
 		if err != nil {
@@ -80,16 +82,19 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		base, upstream = gw.url, gw.upstream
 		client := &http.Client{Timeout: time.Second}
 		probe = func() (uint64, error) { return loadtest.ScrapeRSS(client, gw.url+"/metrics") }
+		failures = func() (float64, error) {
+			return loadtest.ScrapeCounter(client, gw.url+"/metrics", "ocbench_gateway_stream_errors_total")
+		}
 	}
 	if *route == "direct" {
 		if upstream == "" {
 			fmt.Fprintln(stderr, "ocbench loadtest: --route direct needs the started gateway (no --target)")
 			return 2
 		}
-		base, probe = upstream, nil
+		base, probe, failures = upstream, nil, nil
 	}
 	cfg := loadtest.Config{Target: base, Path: path, Body: body, BodyFunc: bodyFunc, Rate: *rate, RampTo: *rampTo,
-		Duration: *dur, Connections: *conns, MemoryProbe: probe}
+		Duration: *dur, Connections: *conns, MemoryProbe: probe, FailureProbe: failures}
 
 	var rep *loadtest.Report
 	if *findMax {
@@ -130,13 +135,15 @@ func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64)
 		return "/v1/chat/completions", []byte(chatLoadBody), nil, nil
 	case "messages":
 		return "/v1/messages", []byte(messagesLoadBody), nil, nil
+	case "responses":
+		return "/v1/responses", []byte(responsesLoadBody), nil, nil
 	case "runs":
 		prefix := "lt" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
 		return "/v1/runs", nil, func(n uint64) []byte {
 			return []byte(`{"session":"` + prefix + strconv.FormatUint(n, 10) + `","message":"read AGENTS.md"}`)
 		}, nil
 	}
-	return "", nil, nil, fmt.Errorf("unknown --route %q (chat, messages, runs, direct)", route)
+	return "", nil, nil, fmt.Errorf("unknown --route %q (chat, messages, responses, runs, direct)", route)
 }
 
 // findMaxRate doubles the rate from cfg.Rate, then bisects, each step for
@@ -149,7 +156,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 	// cannot keep up, which would otherwise pass for low latency).
 	ok := func(r *loadtest.Report) bool {
 		sent := float64(r.Requests) / r.DurationS
-		return r.SuccessRate == 1 && r.LatencyP99Ms < p99Limit && r.StreamErrors == 0 && sent >= 0.95*r.Rate
+		return r.SuccessRate == 1 && r.LatencyP99Ms < p99Limit && r.StreamErrors == 0 && r.InBandFailures <= 0 && sent >= 0.95*r.Rate
 	}
 	var best *loadtest.Report
 	lo, hi := 0.0, 0.0
@@ -160,7 +167,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		if err != nil {
 			return best, err
 		}
-		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%\n", rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate)
+		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
 		if ok(r) {
 			best, lo = r, rate
 		} else {
@@ -174,7 +181,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		if err != nil {
 			return best, err
 		}
-		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%\n", c.Rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate)
+		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", c.Rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
 		if ok(r) {
 			best, lo = r, c.Rate
 		} else {

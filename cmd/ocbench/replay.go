@@ -29,10 +29,16 @@ type replayConfig struct {
 	provider     string
 	api          string
 	htmlEntities bool
+	reasoning    bool
+	model        string
 	profile      repair.Profile
 	threshold    int
 	idleTimeout  time.Duration
 	events       bool
+	// plainProvider drops @openclaw/ai's transport checks from the
+	// openclaw profile (OpenClaw's wrappers over a provider that refuses
+	// nothing): the superset test compares extended with it.
+	plainProvider bool
 }
 
 // parseReplayFlags parses the flags; it returns the FILE argument.
@@ -45,6 +51,8 @@ func parseReplayFlags(args []string, stderr io.Writer) (replayConfig, string, er
 	fs.StringVar(&c.provider, "provider", "openai-compatible", "provider id")
 	fs.StringVar(&c.api, "api", "", "model api id (default: implied by the wire)")
 	fs.BoolVar(&c.htmlEntities, "html-entities", false, "tool-call arguments are HTML-entity encoded")
+	fs.StringVar(&c.model, "model", "", "the configured model id (with --repair openclaw the message's model, as in OpenClaw; otherwise the stream's model wins)")
+	fs.BoolVar(&c.reasoning, "reasoning", false, "the model is a reasoning model (model.reasoning): OpenAI-chat reasoning deltas are kept")
 	prof := fs.String("repair", "extended", "argument-repair profile: openclaw, extended or off")
 	fs.IntVar(&c.threshold, "unknown-tool-threshold", streamwrap.DefaultUnknownToolThreshold, "unknown-tool loop guard threshold")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 0, "idle timeout between events (0: off)")
@@ -182,11 +190,12 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 		ctx = ctx2
 	}
 	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		d := provider.NewDecoder(w, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider})
+		d := provider.NewDecoder(w, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
+			Reasoning: req.Model.Reasoning, OpenClaw: c.profile == repair.ProfileOpenClaw && !c.plainProvider})
 		d.SetContext(ctx)
 		return d, nil
 	}
-	req := &llm.Request{Model: llm.Model{API: api, Provider: c.provider, HTMLEntityArgs: c.htmlEntities}}
+	req := &llm.Request{Model: llm.Model{ID: c.model, API: api, Provider: c.provider, HTMLEntityArgs: c.htmlEntities, Reasoning: c.reasoning}}
 	s, err := chain(base)(ctx, req)
 	if err != nil {
 		return err

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/ocbench/ocbench/engine"
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 func init() {
@@ -28,6 +30,8 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	workspace := fl.String("workspace", "", "workspace directory (default: the built-in sample workspace in a temporary directory)")
 	session := fl.String("session", "", "session transcript file (default: a file in a temporary directory, removed afterwards)")
+	sessions := fl.String("sessions", "", "session store instead of --session: sqlite:PATH (OpenClaw's database), postgres://..., or a JSONL directory")
+	sessionID := fl.String("session-id", "", "the session in --sessions to create or continue (default: a new one)")
 	wire := fl.String("wire", "openai-chat", "wire format: openai-chat, openai-responses or anthropic (pi-ai api ids work too)")
 	fl.StringVar(wire, "api", "openai-chat", "alias of --wire")
 	baseURL := fl.String("base-url", "", "a real endpoint (OpenAI-compatible or Anthropic); the key comes from the environment")
@@ -128,8 +132,29 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(dir)
 		p.SessionFile = filepath.Join(dir, "session.jsonl")
 	}
+	if *sessions != "" {
+		st, err := transcript.OpenStore(context.Background(), *sessions)
+		if err != nil {
+			fmt.Fprintln(stderr, "ocbench run:", err)
+			return 1
+		}
+		defer st.Close()
+		id := *sessionID
+		if id == "" {
+			id = transcript.NewSessionID()
+		}
+		p.SessionStore, p.SessionID, p.SessionFile = st, id, ""
+		defer fmt.Fprintf(stderr, "session %s in %s\n", id, *sessions)
+	}
 
-	pr := &runPrinter{w: stdout, json: *asJSON, quiet: *quiet}
+	// Everything printed goes through the redactor too: the streamed text
+	// is printed as it arrives, before the engine's own redaction of the
+	// final message (the key is --base-url's from the environment, or
+	// the scripted one).
+	red := redact.New(append([]string{p.APIKey}, redact.FromEnviron(os.Environ())...)...)
+	out := redact.NewWriter(red, stdout)
+	defer out.Flush()
+	pr := &runPrinter{w: out, json: *asJSON, quiet: *quiet}
 	p.OnEvent = pr.event
 	if *steer != "" || *followUp != "" {
 		q := &engine.Queue{}
@@ -153,7 +178,7 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	res, err := engine.Run(ctx, p)
 	pr.finish(&res, err, p.SessionFile, *session != "")
 	if err != nil {
-		fmt.Fprintln(stderr, "ocbench run:", err)
+		fmt.Fprintln(stderr, "ocbench run:", red.Error(err))
 		return 1
 	}
 	return 0

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,5 +115,59 @@ func TestRunCommandSteering(t *testing.T) {
 	}
 	if i, j := strings.Index(out, "[steer]"), strings.Index(out, "[followup]"); i < 0 || j < i {
 		t.Errorf("steer must come before the follow-up:\n%s", out)
+	}
+}
+
+// TestRunCommandRedactsKeys: an upstream that echoes the key in its error,
+// and a model that streams a secret, never get it onto stdout, stderr or
+// the session file.
+func TestRunCommandRedactsKeys(t *testing.T) {
+	const key = "live-run-command-key-0123456789" // no known prefix: only the literal catches it
+	const token = "svc-token-value-98765"
+	t.Setenv("OPENAI_API_KEY", key)
+	t.Setenv("OCBENCH_RUN_TEST_TOKEN", token)
+	jsonSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(401)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s (sent as %s)","type":"invalid_request_error"}}`, key, r.Header.Get("Authorization"))
+	}))
+	defer jsonSrv.Close()
+	// A long non-JSON body, which the error message shows as an excerpt
+	// cut through the echoed key.
+	textSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(403)
+		fmt.Fprintf(w, "<html>denied for %s, see the docs at https://example.invalid/errors/keys</html>", key)
+	}))
+	defer textSrv.Close()
+	dir := t.TempDir()
+	session := filepath.Join(dir, "s.jsonl")
+	for _, args := range [][]string{
+		{"--base-url", jsonSrv.URL, "--model", "m", "--session", session, "hi"},
+		{"--json", "--base-url", jsonSrv.URL, "--model", "m", "--session", session, "hi"},
+		{"--base-url", textSrv.URL, "--model", "m", "--session", session, "hi"},
+	} {
+		out, errs, code := runRun(t, args...)
+		if code != 1 {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		if strings.Contains(out+errs, "run-command") || strings.Contains(out+errs, "6789") || !strings.Contains(out+errs, "[REDACTED]") {
+			t.Fatalf("the key was printed:\n%s\n%s", out, errs)
+		}
+	}
+	// A model that streams the token (read from a file, say) in its text.
+	script := filepath.Join(dir, "script.json")
+	os.WriteFile(script, []byte(`{"chunk":3,"turns":[{"steps":[{"text":"the token is `+token+` ok"}]}]}`), 0o644)
+	for _, args := range [][]string{{"--script", script, "--session", session, "hi"}, {"--json", "--script", script, "--session", session, "hi"}} {
+		out, errs, code := runRun(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if strings.Contains(out+errs, "98765") || !strings.Contains(out, "[REDACTED]") {
+			t.Fatalf("the token was printed:\n%s", out)
+		}
+	}
+	b, _ := os.ReadFile(session)
+	if bytes.Contains(b, []byte("0123456789")) || bytes.Contains(b, []byte("98765")) {
+		t.Fatalf("the session file holds a secret:\n%s", b)
 	}
 }

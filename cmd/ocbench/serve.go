@@ -8,15 +8,20 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/ocbench/ocbench/engine"
 	"github.com/ocbench/ocbench/gateway"
+	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/prompt"
+	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 func init() {
@@ -27,29 +32,88 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
-	upstream := fs.String("upstream", "", "provider base URL to proxy to (default: a built-in scripted upstream on loopback)")
+	upstream := fs.String("upstream", "", "provider base URL, OpenAI-style ending in /v1 (http://host:port gets /v1); default: a built-in scripted upstream on loopback")
 	models := fs.String("models", "", "comma-separated model ids to accept and list (default: any)")
+	runsModel := fs.String("runs-model", "", "model id /v1/runs sends to --upstream (default: the request's \"model\", else \"default\")")
+	runsWire := fs.String("runs-wire", "chat", "wire /v1/runs speaks to --upstream: chat, responses or messages")
 	maxBody := fs.Int64("max-body", 10<<20, "request body limit in bytes")
 	maxStreams := fs.Int("max-streams", 512, "concurrent streams; past it requests get 429")
+	maxAnswer := fs.Int("max-answer", 8<<20, "answer bytes held per stream (a non-streaming answer whole); past it the answer fails")
 	idle := fs.Duration("idle-timeout", 60*time.Second, "longest silence between upstream events")
 	reqTimeout := fs.Duration("request-timeout", 10*time.Minute, "longest request")
-	grace := fs.Duration("grace", 30*time.Second, "how long shutdown waits for streams in flight")
-	sessions := fs.String("sessions", "", "directory of /v1/runs session files (default: a temporary directory)")
+	headerTimeout := fs.Duration("header-timeout", 10*time.Second, "longest wait for a request's headers")
+	bodyTimeout := fs.Duration("body-timeout", 30*time.Second, "longest wait for a request's body (no stream slot is held meanwhile)")
+	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "longest a write to a client may block (a client that stops reading loses its slot)")
+	keepAlive := fs.Duration("keepalive-timeout", 60*time.Second, "idle keep-alive connections are closed after this")
+	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM/SIGINT, how long streams in flight may run before connections are closed")
+	drainDelay := fs.Duration("drain-delay", 5*time.Second, "on SIGTERM, within --grace: how long to answer 503 (and /healthz 503) before closing the listener, so that load balancers see the gateway leave (SIGINT skips it)")
+	cors := fs.String("cors", "", "comma-separated browser origins allowed (\"*\" for any); default: browser origins are refused")
+	allowHosts := fs.String("allow-host", "", "comma-separated Host names accepted besides localhost and IP literals (when listening on loopback)")
+	authKey := fs.String("auth-key", "", "the gateway's own API key (prefer $OCBENCH_AUTH_KEY); clients send it as Bearer or x-api-key, and the upstream gets $OCBENCH_UPSTREAM_KEY")
+	sessions := fs.String("sessions", "", "where /v1/runs keeps sessions: a directory of JSONL files, sqlite:PATH (OpenClaw's database) or postgres://... (shared by several gateways) (default: a temporary directory)")
 	workspace := fs.String("workspace", "", "workspace of /v1/runs (default: the built-in sample workspace)")
+	upCompat := fs.String("upstream-compat", "auto", "what --upstream's chat endpoint accepts: auto (OpenAI's own host or not), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the gateway to this file until it stops")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if extraArgs(fs, stderr) {
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGTERM (an orchestrator) drains with --drain-delay; SIGINT (Ctrl-C
+	// at a terminal) skips the delay.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var srvRef atomic.Pointer[gateway.Server]
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+		case <-ctx.Done():
+			return
+		}
+		delay := min(*drainDelay, *grace)
+		if sig == os.Interrupt {
+			delay = 0
+			if s := srvRef.Load(); s != nil {
+				s.SetDrainDelay(0)
+			}
+		}
+		fmt.Fprintf(stderr, "ocbench serve: %v: draining: 503 for %v, streams in flight get until %v after the signal\n", sig, delay, *grace)
+		stop()
+	}()
 
-	cfg := gateway.Config{Upstream: *upstream, MaxBodyBytes: *maxBody, MaxStreams: *maxStreams,
-		IdleTimeout: *idle, RequestTimeout: *reqTimeout,
-		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
-	if *models != "" {
-		cfg.Models = strings.Split(*models, ",")
+	if *authKey == "" {
+		*authKey = os.Getenv("OCBENCH_AUTH_KEY")
+	}
+	cfg := gateway.Config{Upstream: *upstream, MaxBodyBytes: *maxBody, MaxStreams: *maxStreams, MaxAnswerBytes: *maxAnswer,
+		IdleTimeout: *idle, RequestTimeout: *reqTimeout, HeaderTimeout: *headerTimeout, BodyTimeout: *bodyTimeout,
+		WriteTimeout: *writeTimeout, KeepAliveTimeout: *keepAlive, DrainDelay: *drainDelay,
+		CORSOrigins: splitList(*cors), AllowedHosts: splitList(*allowHosts),
+		AuthKey: *authKey, UpstreamKey: os.Getenv("OCBENCH_UPSTREAM_KEY"),
+		// The keys in the environment (those runs use) are never echoed
+		// to a client or a log.
+		Secrets: redact.FromEnviron(os.Environ()),
+		Logf:    func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }}
+	if *authKey != "" && cfg.UpstreamKey == "" && *upstream != "" {
+		fmt.Fprintln(stderr, "ocbench serve: with a gateway key the clients' credentials are not forwarded: set $OCBENCH_UPSTREAM_KEY for the upstream")
+	}
+	cfg.Models = splitList(*models)
+	if c, err := parseCompat(*upCompat, *upstream); err != nil {
+		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
+		return 2
+	} else if c != nil {
+		cfg.UpstreamCompat = c
+		// /v1/runs encodes its requests for the same endpoint.
+		provider.SetCompat(gateway.UpstreamBase(*upstream), *c)
+	}
+	rw, err := runsWireOf(*runsWire)
+	if err != nil {
+		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
+		return 2
 	}
 	// The scripted upstream answers both the proxy (over loopback HTTP) and
 	// the runs (in process) when no upstream is given.
@@ -58,7 +122,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
 		return 1
 	}
-	runs := &gateway.EngineRuns{Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: sp.Stream}
+	runs := &gateway.EngineRuns{Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: sp.Stream, ModelFromRequest: true}
 	if cfg.Upstream == "" {
 		up, err := sp.Start()
 		if err != nil {
@@ -68,8 +132,26 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		defer up.Close()
 		cfg.Upstream = up.URL
 	} else {
-		runs.Model = llm.Model{ID: "default", API: "openai-completions", Provider: "openai-compatible", BaseURL: cfg.Upstream}
+		id := *runsModel
+		if id == "" {
+			id = "default"
+		}
+		provName := "openai-compatible"
+		if rw == provider.WireAnthropic {
+			provName = "anthropic"
+		}
+		runs.Model = llm.Model{ID: id, API: rw.API(), Provider: provName, BaseURL: gateway.UpstreamBase(cfg.Upstream)}
+		runs.ModelFromRequest = *runsModel == ""
 		runs.StreamFunc = nil // the engine's HTTP transport, key from the environment
+	}
+	if strings.HasPrefix(*sessions, "sqlite:") || strings.HasPrefix(*sessions, "postgres://") || strings.HasPrefix(*sessions, "postgresql://") {
+		st, err := transcript.OpenStore(context.Background(), *sessions)
+		if err != nil {
+			fmt.Fprintf(stderr, "ocbench serve: --sessions: %v\n", err)
+			return 1
+		}
+		defer st.Close()
+		runs.Store, *sessions = st, "" // the (unused) JSONL directory is a temporary one
 	}
 	if runs.SessionsDir = *sessions; runs.SessionsDir == "" {
 		dir, err := os.MkdirTemp("", "ocbench-sessions-")
@@ -90,17 +172,36 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		runs.Workspace = dir
 	}
 	runs.Stream = engine.StreamOptions{IdleTimeout: *idle}
+	runs.Secrets = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
 	cfg.Runs = runs
 
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
+		return 1
+	}
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		// On loopback only a local page can reach the gateway, through
+		// DNS rebinding: refuse Host names that are not ours.
+		cfg.CheckHost = true
+	}
 	srv, err := gateway.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
 		return 2
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
-		return 1
+	srvRef.Store(srv)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
+			return 1
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	// The first line is read by `ocbench loadtest` when it starts a gateway.
 	fmt.Fprintf(stdout, "ocbench gateway on http://%s upstream %s\n", ln.Addr(), cfg.Upstream)
@@ -113,4 +214,54 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "ocbench serve: drained and stopped")
 	return 0
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func runsWireOf(name string) (provider.Wire, error) {
+	switch name {
+	case "chat", "":
+		return provider.WireOpenAIChat, nil
+	case "responses":
+		return provider.WireOpenAIResponses, nil
+	case "messages", "anthropic":
+		return provider.WireAnthropic, nil
+	}
+	return 0, fmt.Errorf("unknown --runs-wire %q (chat, responses, messages)", name)
+}
+
+// parseCompat reads --upstream-compat: nil for "auto" (detection).
+func parseCompat(v, upstream string) (*provider.Compat, error) {
+	parts := splitList(v)
+	if len(parts) == 0 || parts[0] == "auto" && len(parts) == 1 {
+		return nil, nil
+	}
+	var c provider.Compat
+	switch parts[0] {
+	case "auto":
+		c = provider.DetectCompat(gateway.UpstreamBase(upstream), "")
+	case "openai":
+		c = provider.CompatOpenAI
+	case "generic":
+		c = provider.CompatGeneric
+	default:
+		return nil, fmt.Errorf("unknown --upstream-compat %q (auto, openai, generic[,no-stream-options])", v)
+	}
+	for _, p := range parts[1:] {
+		switch p {
+		case "no-stream-options":
+			c.StreamOptions = false
+		default:
+			return nil, fmt.Errorf("unknown --upstream-compat option %q", p)
+		}
+	}
+	return &c, nil
 }

@@ -17,3 +17,15 @@ func TestExpand(t *testing.T) {
 		t.Fatalf("lines %q", l)
 	}
 }
+
+// Malformed encodings are left as they are rather than panicking: any file
+// of the format loads.
+func TestExpandMalformed(t *testing.T) {
+	for _, in := range []string{`{"$repeat":"a"}`, `{"$repeat":"a","count":-1}`, `{"$repeat":"a","count":"3"}`, `{"$lines":-2}`, `{"$concat":["a",1]}`, `{"$concat":"ab"}`} {
+		var v any
+		json.Unmarshal([]byte(in), &v)
+		if _, ok := Expand(v).(map[string]any); !ok {
+			t.Errorf("%s: expanded to %v", in, Expand(v))
+		}
+	}
+}

@@ -21,7 +21,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // userReq is a request holding one user message.
 func userReq(text string) *llm.Request {
-	return &llm.Request{Messages: []llm.Message{llm.TextMessage(llm.RoleUser, text)}}
+	// A reasoning model, so that chat reasoning deltas are kept.
+	return &llm.Request{Model: llm.Model{Reasoning: true}, Messages: []llm.Message{llm.TextMessage(llm.RoleUser, text)}}
 }
 
 // playInProcess runs req through p.Stream on wire w and drains it.

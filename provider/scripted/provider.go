@@ -166,7 +166,7 @@ func (st *state) reset(p *Provider, ctx context.Context, w wireenc.Wire, req *ll
 	b.pl.reset(w, p.meta(w, req), wireenc.Options{}, s, t, estimateInput(req))
 	b.off, b.eof, b.pause, b.paused, b.produced = 0, false, 0, false, 0
 	b.cutAt = t.CutAt
-	opts := provider.Options{Provider: p.provider, Model: b.pl.enc.Meta().Model}
+	opts := provider.Options{Provider: p.provider, Model: b.pl.enc.Meta().Model, Reasoning: req != nil && req.Model.Reasoning}
 	if st.d == nil {
 		st.d = provider.NewDecoder(w, b, opts)
 	} else {

@@ -49,7 +49,8 @@ func decode(t testing.TB, w wireenc.Wire, body []byte) (*llm.Message, []llm.Even
 	if !ok {
 		t.Fatalf("provider does not know wire %v", w)
 	}
-	d := provider.NewDecoder(pw, bytes.NewReader(body), provider.Options{})
+	// A reasoning model: chat reasoning deltas are kept.
+	d := provider.NewDecoder(pw, bytes.NewReader(body), provider.Options{Reasoning: true})
 	var types []llm.EventType
 	for d.Next() {
 		types = append(types, d.Event().Type)

@@ -127,9 +127,11 @@ func trailing(out []byte, n int, text []byte, end, base int, res Result) ([]byte
 		return out, res, nil
 	}
 	if text[k] == '{' {
-		// Concatenated objects: identical copies collapse to one;
-		// different ones are ambiguous. A cut-off copy is truncation.
-		first := out[n:]
+		// Concatenated objects: identical copies collapse to one, and
+		// empty objects ({..}{}, {}{..}) add nothing, so the one object
+		// with members is the arguments (nothing invented); different
+		// objects with members are ambiguous. A cut-off copy is
+		// truncation.
 		for k < len(text) && text[k] == '{' {
 			m := len(out)
 			rp := relaxed{b: text}
@@ -139,11 +141,15 @@ func trailing(out []byte, n int, text []byte, end, base int, res Result) ([]byte
 			if err != nil {
 				return out[:n], Result{}, offsetErr(err, base)
 			}
-			first = out[n:m] // out may have moved
-			if !sameCompact(first, out[m:]) {
+			first, next := out[n:m], out[m:] // out may have moved
+			switch {
+			case emptyObject(next) || sameCompact(first, next):
+				out = out[:m]
+			case emptyObject(first):
+				out = append(out[:n], next...)
+			default:
 				return out[:n], Result{}, &Error{Kind: ErrKindAmbiguous, Offset: base + k}
 			}
-			out = out[:m]
 			res.Fixes |= FixConcatenated
 			k = skipWS(text, e)
 		}
@@ -674,4 +680,13 @@ func appendUnquoted(dst, s []byte) []byte {
 		k += 2
 	}
 	return dst
+}
+
+// emptyObject reports whether a written object is {} (whitespace aside).
+func emptyObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return false
+	}
+	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0
 }

@@ -329,6 +329,13 @@ func TestExtendedQuirks(t *testing.T) {
 		{`{"city": "Seattle", "unit": "c"}{"city": "Seattle", "unit": "c"}`, `{"city": "Seattle", "unit": "c"}`, FixConcatenated, ""},
 		{"{\"a\":1} \n{\"a\": 1}", `{"a":1}`, FixConcatenated, ""},
 		{`{"city":"北京"}{"city":"上海"}`, ``, 0, ErrKindAmbiguous},
+		// Empty objects add nothing: the one object with members is the
+		// arguments (replay.md's superset rule); two distinct ones are not.
+		{`{"path":"a.txt"}{}`, `{"path":"a.txt"}`, FixConcatenated, ""},
+		{`{"path":"a.txt"} {} {}`, `{"path":"a.txt"}`, FixConcatenated, ""},
+		{`{}{"path":"a.txt"}`, `{"path":"a.txt"}`, FixConcatenated, ""},
+		{`{}{}`, `{}`, FixConcatenated, ""},
+		{`{"path":"a.txt"}{}{"path":"b.txt"}`, ``, 0, ErrKindAmbiguous},
 		{`{"a":1}{"a":`, ``, 0, "truncated"},
 		// Q8 fences.
 		{"```json\n{\"city\":\"paris\"}\n```", `{"city":"paris"}`, FixCodeFence, ""},

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/prompt"
+	"github.com/ocbench/ocbench/provider/scripted"
+	"github.com/ocbench/ocbench/transcript"
+)
+
+// TestRunSetupAllocationsDoNotGrow runs 1,000 one-turn runs with the full
+// setup (sample workspace, built-in tools, a new session file each, a
+// shared cached renderer) in one process and fails if the allocations per
+// run at the end exceed those at the start: nothing may accumulate per
+// run.
+func TestRunSetupAllocationsDoNotGrow(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	if testing.Short() {
+		t.Skip("1,000 runs")
+	}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := prompt.MaterializeSample(ws); err != nil {
+		t.Fatal(err)
+	}
+	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
+	p := Params{
+		Prompt:        "hi",
+		Model:         llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
+		StreamFunc:    prov.StreamFunc(),
+		Workspace:     ws,
+		PromptOptions: PromptOptions{Config: prompt.SampleConfig()},
+		Session:       SessionOptions{Durability: transcript.SyncNone},
+	}
+	i := 0
+	run := func() {
+		i++
+		p.SessionFile = filepath.Join(dir, "run"+strconv.Itoa(i)+".jsonl")
+		if _, err := Run(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		run()
+	}
+	first := testing.AllocsPerRun(50, run)
+	for range 1000 {
+		run()
+	}
+	last := testing.AllocsPerRun(50, run)
+	t.Logf("allocations per run: %.0f after 20 runs, %.0f after 1,070", first, last)
+	if last > first+2 {
+		t.Fatalf("allocations per run grew from %.0f to %.0f over 1,000 runs", first, last)
+	}
+}
+
+// TestRunSetupCostIndependentOfSessionCount: opening a session must not
+// cost in proportion to the number of sessions beside it (a directory
+// listing per open did). Runs also under -race, with a tolerance for the
+// race detector's noise: the listing cost about 2 allocations per file.
+func TestRunSetupCostIndependentOfSessionCount(t *testing.T) {
+	dir := t.TempDir()
+	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
+	p := Params{Prompt: "hi", Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
+		StreamFunc: prov.StreamFunc(), SystemPrompt: "s", NoBuiltins: true, Session: SessionOptions{Durability: transcript.SyncNone}}
+	i := 0
+	run := func() {
+		i++
+		p.SessionFile = filepath.Join(dir, "run"+strconv.Itoa(i)+".jsonl")
+		if _, err := Run(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		run()
+	}
+	few := testing.AllocsPerRun(20, run)
+	for j := range 2000 {
+		if err := os.WriteFile(filepath.Join(dir, "other"+strconv.Itoa(j)+".jsonl"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	many := testing.AllocsPerRun(20, run)
+	t.Logf("allocations per run: %.0f beside ~30 sessions, %.0f beside ~2,030", few, many)
+	if many > few*1.25+20 {
+		t.Fatalf("a run beside 2,000 other sessions allocates %.0f, beside 30 %.0f", many, few)
+	}
+}

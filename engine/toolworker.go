@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// toolWorker runs a run's tool calls on a goroutine of their own, so that
+// a handler blocked where it cannot see its context (a read of a FIFO, a
+// stuck network call) cannot hold the run past Params.ToolTimeout. Calls
+// of a run are sequential, so one worker, started at the first call and
+// reused, serves them all; its channels and timer are reused too.
+type toolWorker struct {
+	jobs  chan toolJob
+	done  chan CallResult
+	timer *time.Timer
+}
+
+type toolJob struct {
+	ctx  context.Context
+	reg  *Registry
+	name string
+	args []byte
+}
+
+func newToolWorker() *toolWorker {
+	w := &toolWorker{jobs: make(chan toolJob), done: make(chan CallResult, 1), timer: time.NewTimer(time.Hour)}
+	w.timer.Stop()
+	go func(jobs <-chan toolJob, done chan<- CallResult) {
+		for j := range jobs {
+			done <- j.reg.Call(j.ctx, j.name, j.args)
+		}
+	}(w.jobs, w.done)
+	return w
+}
+
+// stop ends the worker once its current call (if any) returns.
+func (w *toolWorker) stop() { close(w.jobs) }
+
+// callTool is Registry.Call bounded by Params.ToolTimeout: the handler's
+// context ends at the deadline, and a handler that has not returned
+// toolAbandonGrace later is left behind (its worker with it) with an
+// error result wrapping ErrToolTimeout.
+func (r *runner) callTool(ctx context.Context, name string, args []byte) CallResult {
+	d := r.p.ToolTimeout
+	if d <= 0 {
+		return r.reg.Call(ctx, name, args)
+	}
+	if r.tw == nil {
+		r.tw = newToolWorker()
+	}
+	w := r.tw
+	start := time.Now()
+	// One cancellable context serves every call made under the same
+	// parent until a timeout spends it.
+	if r.toolCtx == nil || r.toolParent != ctx {
+		r.toolCtx, r.toolCancel = context.WithCancelCause(ctx)
+		r.toolParent = ctx
+	}
+	cctx, cancel := r.toolCtx, r.toolCancel
+	spend := func() { r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil }
+	w.jobs <- toolJob{ctx: cctx, reg: r.reg, name: name, args: args}
+	w.timer.Reset(d)
+	timedOut := false
+	select {
+	case res := <-w.done:
+		w.timer.Stop()
+		return res
+	case <-w.timer.C:
+		timedOut = true
+		cancel(ErrToolTimeout)
+		spend()
+	case <-ctx.Done():
+		w.timer.Stop()
+		cancel(nil)
+		spend()
+	}
+	// The call's context has ended: give the handler a moment to return.
+	w.timer.Reset(toolAbandonGrace)
+	select {
+	case res := <-w.done:
+		w.timer.Stop()
+		if timedOut && ctx.Err() == nil && res.IsError &&
+			(res.Err == nil || errors.Is(res.Err, context.DeadlineExceeded) || errors.Is(res.Err, context.Canceled)) {
+			res.Err = fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
+			res.Text += fmt.Sprintf("\n\n[Tool %s timed out after %s.]", name, d)
+		}
+		return res
+	case <-w.timer.C:
+	}
+	// Abandoned: the worker exits when the handler finally returns.
+	w.stop()
+	r.tw = nil
+	if ctx.Err() != nil {
+		return CallResult{Text: "Tool " + name + " was not completed: the run was aborted.", IsError: true, Err: ctx.Err(), Duration: time.Since(start)}
+	}
+	err := fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
+	return CallResult{Text: fmt.Sprintf("Tool %s did not finish within %s and was stopped.", name, d), IsError: true, Err: err, Duration: time.Since(start)}
+}

@@ -1,0 +1,323 @@
+// Package redact removes secrets from text before it leaves the process
+// or reaches a file: error messages, log lines, events, transcript
+// entries, payload logs, proxied error bodies. It replaces with
+// [REDACTED]:
+//
+//   - the literal values of configured secrets (API keys), wherever they
+//     appear, also in their JSON-escaped (with and without HTML escaping,
+//     ASCII-only, and doubly escaped) and URL-encoded forms, so that an
+//     upstream echoing the key inside a JSON error body is caught;
+//   - key-shaped tokens after a known prefix (sk-, sk_, xai-, gsk_, AIza,
+//     ghp_, github_pat_, hf_, pk-; at least 16 characters after it) and the
+//     credential after "Bearer " or "Basic " (at least 8 characters), which
+//     catch keys that were not configured.
+//
+// It also classifies environment variable names that hold secrets
+// (IsSecretEnvName), which the exec tool uses to scrub its environment and
+// FromEnviron uses to collect the values to redact.
+//
+// The package depends on nothing but the standard library, so any layer
+// may import it. It does not decide what to redact where (the callers do)
+// and cannot redact a secret split across two separately redacted pieces
+// (Writer holds back a tail for that in streams).
+package redact
+
+import (
+	"bytes"
+	"errors"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Marker replaces every redacted secret.
+const Marker = "[REDACTED]"
+
+// MinSecretLen is the shortest configured value redacted literally: a
+// shorter "key" (a test's "k") would turn every occurrence of a common
+// string into the marker. Key-shaped tokens are still caught by pattern.
+const MinSecretLen = 8
+
+// secretPrefixes start API-key-shaped tokens.
+var secretPrefixes = [...]string{"sk-", "sk_", "xai-", "gsk_", "AIza", "ghp_", "github_pat_", "hf_", "pk-"}
+
+// authSchemes precede a credential in an Authorization header.
+var authSchemes = [...]string{"Bearer ", "bearer ", "Basic ", "basic "}
+
+// Redactor redacts a fixed set of secrets plus the key-shaped patterns. It
+// is immutable after New and safe for concurrent use. A nil *Redactor
+// redacts the patterns only.
+type Redactor struct {
+	needles [][]byte // literal forms, longest first
+	first   [256]bool
+	maxLen  int
+	newline bool // a literal form contains '\n'
+}
+
+// New returns a Redactor for the given secret values. Empty values and
+// values shorter than MinSecretLen are ignored; duplicates are merged.
+func New(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		r.add(s)
+	}
+	slices.SortFunc(r.needles, func(a, b []byte) int { return len(b) - len(a) })
+	for _, n := range r.needles {
+		r.first[n[0]] = true
+		r.maxLen = max(r.maxLen, len(n))
+		r.newline = r.newline || bytes.IndexByte(n, '\n') >= 0
+	}
+	for _, p := range secretPrefixes {
+		r.maxLen = max(r.maxLen, len(p)+64)
+	}
+	return r
+}
+
+func (r *Redactor) add(s string) {
+	if len(s) < MinSecretLen {
+		return
+	}
+	forms := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+	// JSON-escaped once (Go's HTML-escaping default, plain, ASCII-only)
+	// and twice (a JSON body quoted inside another JSON string).
+	for _, once := range [...]string{jsonEscape(s, false, false), jsonEscape(s, true, false), jsonEscape(s, false, true)} {
+		forms = append(forms, once, jsonEscape(once, false, false), jsonEscape(once, true, false))
+	}
+	for _, f := range forms {
+		if !slices.ContainsFunc(r.needles, func(n []byte) bool { return string(n) == f }) {
+			r.needles = append(r.needles, []byte(f))
+		}
+	}
+}
+
+// jsonEscape returns the body of s as a JSON string (no quotes): html
+// escapes <, > and & as \u003c… (Go's encoding/json default), ascii
+// escapes every non-ASCII rune as \uXXXX (Python's json.dumps default).
+func jsonEscape(s string, html, ascii bool) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case c == '"':
+			b.WriteString(`\"`)
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20, html && (c == '<' || c == '>' || c == '&'), c == 0x2028 || c == 0x2029:
+			writeU(&b, c)
+		case ascii && c > 0x7e:
+			if c > 0xffff {
+				r1, r2 := utf16Pair(c)
+				writeU(&b, r1)
+				writeU(&b, r2)
+			} else {
+				writeU(&b, c)
+			}
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+func writeU(b *strings.Builder, c rune) {
+	h := strconv.FormatInt(int64(c), 16)
+	b.WriteString(`\u`)
+	b.WriteString(strings.Repeat("0", 4-len(h)))
+	b.WriteString(h)
+}
+
+func utf16Pair(c rune) (rune, rune) {
+	c -= 0x10000
+	return 0xd800 + (c>>10)&0x3ff, 0xdc00 + c&0x3ff
+}
+
+func isTokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+}
+
+// match returns the length of the secret that starts s at position i of
+// the whole text (atWord: the previous byte is not a token byte), or 0.
+func (r *Redactor) match(s []byte, atWord bool) int {
+	if r != nil && r.first[s[0]] {
+		for _, n := range r.needles {
+			if bytes.HasPrefix(s, n) {
+				return len(n)
+			}
+		}
+	}
+	if !atWord {
+		return 0
+	}
+	switch s[0] {
+	case 'B', 'b':
+		for _, p := range authSchemes {
+			if bytes.HasPrefix(s, []byte(p)) {
+				n := len(p)
+				for n < len(s) && (isTokenByte(s[n]) || s[n] == '+' || s[n] == '/' || s[n] == '=') {
+					n++
+				}
+				if n-len(p) >= 8 {
+					return n
+				}
+				return 0
+			}
+		}
+	case 's', 'x', 'g', 'A', 'h', 'p':
+		for _, p := range secretPrefixes {
+			if bytes.HasPrefix(s, []byte(p)) {
+				n := len(p)
+				for n < len(s) && isTokenByte(s[n]) {
+					n++
+				}
+				if n-len(p) >= 16 {
+					return n
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// candidate reports whether a secret may start at s[i].
+func (r *Redactor) candidate(s []byte, i int) bool {
+	c := s[i]
+	if r != nil && r.first[c] {
+		return true
+	}
+	switch c {
+	case 'B', 'b', 's', 'x', 'g', 'A', 'h', 'p':
+		return i == 0 || !isTokenByte(s[i-1])
+	}
+	return false
+}
+
+// index returns the position and length of the first secret in s, or -1.
+func (r *Redactor) index(s []byte) (int, int) {
+	for i := 0; i < len(s); i++ {
+		if !r.candidate(s, i) {
+			continue
+		}
+		if n := r.match(s[i:], i == 0 || !isTokenByte(s[i-1])); n > 0 {
+			return i, n
+		}
+	}
+	return -1, 0
+}
+
+// Append appends s to dst with every secret replaced by Marker.
+func (r *Redactor) Append(dst, s []byte) []byte {
+	for {
+		i, n := r.index(s)
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		dst = append(dst, Marker...)
+		s = s[i+n:]
+	}
+}
+
+// unsafeBytes views s as bytes for reading only.
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// Contains reports whether s holds a secret.
+func (r *Redactor) Contains(s string) bool {
+	i, _ := r.index(unsafeBytes(s))
+	return i >= 0
+}
+
+// String returns s with every secret replaced by Marker; s itself (no
+// allocation) when it holds none.
+func (r *Redactor) String(s string) string {
+	b := unsafeBytes(s)
+	i, _ := r.index(b)
+	if i < 0 {
+		return s
+	}
+	out := make([]byte, 0, len(s))
+	return string(r.Append(out, b))
+}
+
+// Bytes returns b with every secret replaced by Marker: b itself when it
+// holds none, else a new slice.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if i, _ := r.index(b); i < 0 {
+		return b
+	}
+	return r.Append(make([]byte, 0, len(b)), b)
+}
+
+// Error is an error whose message was redacted. It unwraps to the
+// original, so errors.Is and errors.As still match; code that prints the
+// fields of an unwrapped error must redact them itself.
+type Error struct {
+	msg string
+	err error
+}
+
+func (e *Error) Error() string { return e.msg }
+func (e *Error) Unwrap() error { return e.err }
+
+// Error returns err with its message redacted: err itself when its message
+// holds no secret, nil for nil.
+func (r *Redactor) Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	red := r.String(msg)
+	if red == msg {
+		return err
+	}
+	var re *Error
+	if errors.As(err, &re) && re == err {
+		return &Error{msg: red, err: re.err}
+	}
+	return &Error{msg: red, err: err}
+}
+
+// MaxSecretLen bounds the length of what the Redactor matches (the longest
+// literal form, or a prefix token it still recognises as one piece):
+// Writer holds back one byte less than this.
+func (r *Redactor) MaxSecretLen() int {
+	if r == nil {
+		return New().maxLen
+	}
+	return r.maxLen
+}
+
+// IsSecretEnvName reports whether an environment variable of this name
+// holds a secret: its name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+// CREDENTIAL, PRIVATE or COOKIE, or ends in AUTH (any case). The
+// exec tool leaves such variables out of a command's environment.
+func IsSecretEnvName(name string) bool {
+	u := strings.ToUpper(name)
+	for _, w := range [...]string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "COOKIE"} {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return strings.HasSuffix(u, "AUTH")
+}
+
+// FromEnviron returns the values of the secret variables of environ
+// (KEY=value entries, as os.Environ gives them) that are long enough to be
+// redacted literally.
+func FromEnviron(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && len(v) >= MinSecretLen && IsSecretEnvName(k) && utf8.ValidString(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

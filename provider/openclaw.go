@@ -1,0 +1,588 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/hex"
+	"math/rand/v2"
+	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/valyala/fastjson"
+)
+
+// The end-of-stream checks of @openclaw/ai 2026.9.6's transports (spec
+// streamwrap.md §1.5), applied when Options.OpenClaw is set: OpenClaw
+// 2026.9.6 streams through these transports, and each checks the finished
+// tool calls itself before any wrapper can fix them.
+
+// Error messages of @openclaw/ai 2026.9.6's transports.
+const (
+	MsgChatMalformedToolCall      = "Provider returned an incomplete or malformed tool call"
+	MsgChatNoFinishReason         = "Stream ended without finish_reason"
+	MsgAnthropicMalformedArgs     = "Provider completed tool call with malformed JSON arguments"
+	MsgAnthropicIncompleteCall    = "Provider completed stream with an incomplete tool call"
+	MsgAnthropicNoTerminal        = "Anthropic stream ended before a terminal event"
+	MsgAnthropicFragment          = "OpenClaw transport error: malformed_streaming_fragment"
+	MsgResponsesInvalidArgs       = "Responses stream completed tool call with invalid JSON arguments"
+	MsgResponsesNoName            = "Responses stream completed tool call without a function name"
+	MsgResponsesUnresolved        = "Responses stream completed with unresolved tool calls"
+	MsgResponsesEndedUnresolved   = "Responses stream ended with unresolved tool calls"
+	MsgResponsesNoTerminal        = "OpenAI Responses stream ended before a terminal response event"
+	msgResponsesChangedNamePrefix = "Responses stream changed tool-call function name from "
+)
+
+// TransportError is a turn refused by a transport's own end-of-stream
+// check (Options.OpenClaw): a malformed or incomplete tool call, or a
+// stream that ended without its terminal event. Message is the
+// transport's errorMessage; Truncated marks a stream that ended early
+// (errors.Is(err, ErrTruncated) holds then).
+type TransportError struct {
+	Message   string
+	Truncated bool
+}
+
+func (e *TransportError) Error() string { return e.Message }
+
+// Is makes a truncation match ErrTruncated.
+func (e *TransportError) Is(target error) bool { return e.Truncated && target == ErrTruncated }
+
+// ocState is the per-stream state of the OpenClaw checks.
+type ocState struct {
+	sawDone      bool // chat: "data: [DONE]"
+	sawFinish    bool // chat: a finish_reason
+	finishStop   bool // chat: the last finish_reason maps to stop
+	sawNative    bool // chat: a tool_calls element
+	sawReasoning bool // chat: a reasoning delta (kept or not)
+	dropCalls    bool // remove the tool calls when the terminal event goes out
+	tagUpTo      int  // text blocks before this index get a commentary tag (on failure)
+	tagAll       bool // every text block gets a commentary tag
+	nextKey      int64
+	items        []ocItem // Responses: output items by output index
+}
+
+// jsSpace reports whether r is stripped by JavaScript's String.trim.
+func jsSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
+
+// jsTrim is JavaScript's String.prototype.trim.
+func jsTrim(b []byte) []byte {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if !jsSpace(r) {
+			break
+		}
+		b = b[n:]
+	}
+	for len(b) > 0 {
+		r, n := utf8.DecodeLastRune(b)
+		if !jsSpace(r) {
+			break
+		}
+		b = b[:len(b)-n]
+	}
+	return b
+}
+
+// jsonObject reports whether text is JSON.parse-able as a non-array
+// object (JSON.parse allows surrounding whitespace: JSON's four).
+func jsonObject(text []byte) bool {
+	t := bytes.TrimLeft(text, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && fastjson.ValidateBytes(text) == nil
+}
+
+// repairStringLiterals is @openclaw/ai's repairJson with
+// preserveValidControlEscapes: inside strings, raw control characters are
+// escaped and a backslash before an invalid escape is doubled; valid
+// escapes are kept as written. It appends to dst and reports whether
+// anything changed.
+func repairStringLiterals(dst, s []byte) ([]byte, bool) {
+	if bytes.IndexFunc(s, func(r rune) bool { return r == '\\' || r < 0x20 }) < 0 {
+		return dst, false
+	}
+	start := len(dst)
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !in {
+			dst = append(dst, c)
+			if c == '"' {
+				in = true
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			dst = append(dst, c)
+			in = false
+		case c == '\\':
+			if i+1 >= len(s) {
+				dst = append(dst, '\\', '\\')
+				continue
+			}
+			n := s[i+1]
+			if n == 'u' {
+				if i+6 <= len(s) && isHex4(s[i+2:i+6]) {
+					dst = append(dst, s[i:i+6]...)
+					i += 5
+					continue
+				}
+				dst = append(dst, '\\', '\\')
+				continue
+			}
+			switch n {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				dst = append(dst, '\\', n)
+				i++
+			default:
+				dst = append(dst, '\\', '\\')
+			}
+		case c < 0x20:
+			switch c {
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&15])
+			}
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst, !bytes.Equal(dst[start:], s)
+}
+
+const hexDigit = "0123456789abcdef"
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// ocFail ends the stream with a TransportError; drop removes the tool
+// calls when the error goes out.
+func (d *Decoder) ocFail(msg string, truncated, drop bool) {
+	d.oc.dropCalls = d.oc.dropCalls || drop
+	if d.wire == WireOpenAIResponses {
+		// The failed turn keeps its open tool calls with the arguments
+		// @openclaw/ai parsed so far: only at arguments.done, or at preview
+		// checkpoints from 512 characters on; before either, {}.
+		for i := range d.slots {
+			s := &d.slots[i]
+			if b := &d.msg.Content[s.ci]; s.kind == llm.BlockToolCall && !s.done && len(b.RawArgs) < 512 {
+				b.Arguments = append(b.Arguments[:0], "{}"...)
+			}
+		}
+	}
+	d.fail(&TransportError{Message: msg, Truncated: truncated})
+}
+
+// ocChatFinish is finalizeOpenAICompletionsToolCalls at the end of a chat
+// stream, after every open block has ended.
+func (d *Decoder) ocChatFinish() {
+	reason := d.stop
+	if reason == llm.StopNone {
+		reason = llm.StopStop
+	}
+	calls := d.hasToolCalls()
+	if reason == llm.StopToolUse && !calls {
+		reason = llm.StopStop
+	}
+	if reason == llm.StopStop && calls && (d.oc.finishStop || d.oc.sawNative && d.oc.sawDone) && !d.hasVisibleText() {
+		reason = llm.StopToolUse
+	}
+	d.oc.tagUpTo = 0 // provisional commentary tags are cleared
+	if reason != llm.StopToolUse {
+		d.oc.dropCalls = calls
+		if reason == llm.StopError {
+			d.oc.tagAll = d.oc.sawReasoning
+			d.fail(d.stopError())
+			return
+		}
+		d.state = stateFinished
+		d.setUsage()
+		d.q = append(d.q, llm.Event{Type: llm.EventDone, Reason: reason})
+		return
+	}
+	for i := range d.msg.Content {
+		b := &d.msg.Content[i]
+		if b.Type != llm.BlockToolCall {
+			continue
+		}
+		if len(jsTrim(b.Name)) == 0 || len(jsTrim(b.RawArgs)) == 0 || !jsonObject(b.RawArgs) {
+			d.oc.tagAll = d.oc.sawReasoning
+			d.ocFail(MsgChatMalformedToolCall, false, true)
+			return
+		}
+	}
+	d.oc.tagAll = true
+	d.state = stateFinished
+	d.setUsage()
+	d.q = append(d.q, llm.Event{Type: llm.EventDone, Reason: llm.StopToolUse})
+}
+
+// hasVisibleText reports a text block with non-blank text.
+func (d *Decoder) hasVisibleText() bool {
+	for i := range d.msg.Content {
+		b := &d.msg.Content[i]
+		if b.Type == llm.BlockText && len(jsTrim(b.Text)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ocAnthropicFinish is the end of consumeAnthropicStream: the checks in
+// their order, then every sealed tool call's terminal argument check.
+func (d *Decoder) ocAnthropicFinish() {
+	if d.stop == llm.StopError {
+		d.oc.dropCalls = true
+		d.fail(d.stopError())
+		return
+	}
+	for i := range d.slots {
+		if d.slots[i].kind == llm.BlockToolCall {
+			for j := range d.slots {
+				d.endSlot(&d.slots[j])
+			}
+			d.slots = d.slots[:0]
+			d.ocFail(MsgAnthropicIncompleteCall, false, true)
+			return
+		}
+	}
+	for i := range d.slots {
+		d.endSlot(&d.slots[i])
+	}
+	d.slots = d.slots[:0]
+	for i := range d.msg.Content {
+		b := &d.msg.Content[i]
+		if b.Type != llm.BlockToolCall || len(b.RawArgs) == 0 {
+			continue
+		}
+		if jsonObject(b.RawArgs) {
+			continue
+		}
+		fixed, changed := repairStringLiterals(d.kbuf[:0], b.RawArgs)
+		d.kbuf = fixed[:0]
+		if changed && jsonObject(fixed) {
+			b.Arguments = append(b.Arguments[:0], bytes.TrimSpace(fixed)...)
+			continue
+		}
+		d.ocFail(MsgAnthropicMalformedArgs, false, true)
+		return
+	}
+	reason := d.stop
+	if reason == llm.StopNone {
+		reason = llm.StopStop
+	}
+	if reason == llm.StopToolUse || d.hasToolCalls() {
+		d.oc.tagAll = true
+	}
+	d.state = stateFinished
+	d.setUsage()
+	d.q = append(d.q, llm.Event{Type: llm.EventDone, Reason: reason})
+}
+
+// ocResponsesItemDone is resolveCompletedResponsesToolCall at a function
+// call's output_item.done: the name must not change (the trim decorator
+// may have renamed the live block in place), and the arguments must parse
+// as an object. It reports whether the stream failed; useStreamed is set
+// when the streamed text, not the item's, is the arguments.
+func (d *Decoder) ocResponsesItemDone(si int, item *fastjson.Value) (failed, useStreamed bool) {
+	b := &d.msg.Content[d.slots[si].ci]
+	streamed := jsTrim(b.Name)
+	completed := jsTrim(item.GetStringBytes("name"))
+	if len(streamed) > 0 && len(completed) > 0 && !bytes.Equal(streamed, completed) {
+		d.ocFail(msgResponsesChangedNamePrefix+string(streamed)+" to "+string(completed), false, false)
+		return true, false
+	}
+	if len(streamed) == 0 && len(completed) == 0 {
+		d.ocFail(MsgResponsesNoName, false, false)
+		return true, false
+	}
+	av := item.Get("arguments")
+	var done []byte
+	hasDone := av != nil && av.Type() == fastjson.TypeString
+	if hasDone {
+		done, _ = av.StringBytes()
+	}
+	text := b.RawArgs
+	switch {
+	case len(b.RawArgs) > 0 && hasDone && !bytes.Equal(b.RawArgs, done) && jsonObject(b.RawArgs):
+		useStreamed = true
+	case len(done) > 0:
+		text = done
+	}
+	if !jsonObject(text) {
+		d.ocFail(MsgResponsesInvalidArgs, false, false)
+		return true, false
+	}
+	return false, useStreamed
+}
+
+// ocRemoveToolCalls removes the message's tool-call blocks, keeping the
+// others in order; blocks move by swapping so that each block's buffers
+// stay referenced once (decoders are pooled).
+func (d *Decoder) ocRemoveToolCalls() {
+	c := d.msg.Content
+	k := 0
+	for i := range c {
+		if c[i].Type == llm.BlockToolCall {
+			continue
+		}
+		if k != i {
+			c[k], c[i] = c[i], c[k]
+		}
+		k++
+	}
+	d.msg.Content = c[:k]
+}
+
+// ocTagCommentary gives text blocks @openclaw/ai's commentary text phase
+// (tagPendingCommentaryText): every non-blank text block without a
+// textSignature, before index upTo, gets
+// {"v":1,"id":"commentary-<n>-<24 hex>","phase":"commentary"}, n counting
+// the text blocks that already have a signature.
+func (d *Decoder) ocTagCommentary(upTo int) {
+	n := 0
+	for i := range d.msg.Content {
+		if b := &d.msg.Content[i]; b.Type == llm.BlockText && len(b.Signature) > 0 {
+			n++
+		}
+	}
+	var rnd [12]byte
+	for i := range d.msg.Content {
+		b := &d.msg.Content[i]
+		if i >= upTo || b.Type != llm.BlockText || len(b.Signature) > 0 || len(jsTrim(b.Text)) == 0 {
+			continue
+		}
+		for j := range rnd {
+			rnd[j] = byte(rand.Uint32())
+		}
+		s := append(b.Signature[:0], `{"v":1,"id":"commentary-`...)
+		s = appendInt(s, n)
+		s = append(s, '-')
+		s = hex.AppendEncode(s, rnd[:])
+		s = append(s, `","phase":"commentary"}`...)
+		b.Signature = s
+		n++
+	}
+}
+
+func appendInt(b []byte, n int) []byte {
+	if n >= 10 {
+		b = appendInt(b, n/10)
+	}
+	return append(b, byte('0'+n%10))
+}
+
+// ocTerminal applies the OpenClaw checks' effects on the message when the
+// terminal event goes out.
+func (d *Decoder) ocTerminal() {
+	if !d.opts.OpenClaw {
+		return
+	}
+	switch {
+	case d.oc.tagAll:
+		d.ocTagCommentary(len(d.msg.Content))
+	case d.oc.tagUpTo > 0:
+		d.ocTagCommentary(d.oc.tagUpTo)
+	}
+	d.oc.tagAll, d.oc.tagUpTo = false, 0
+	if d.oc.dropCalls {
+		d.ocRemoveToolCalls()
+		d.oc.dropCalls = false
+	}
+}
+
+// ocAnthropicEOF: the body ended without message_stop and without a stop
+// reason.
+func (d *Decoder) ocAnthropicEOF() {
+	if d.hasOpenToolCall() {
+		d.ocFail(MsgAnthropicIncompleteCall, true, true)
+		return
+	}
+	d.ocFail(MsgAnthropicNoTerminal, true, true)
+}
+
+func (d *Decoder) hasOpenToolCall() bool {
+	for i := range d.slots {
+		if d.slots[i].kind == llm.BlockToolCall {
+			return true
+		}
+	}
+	return false
+}
+
+// ocChatToolCall applies one tool_calls element as @openclaw/ai's
+// completions transport does: the block of its index, else of its id,
+// else a new one; a block is never split. A new id replaces the block's
+// id and the arguments append to the same buffer; a name replaces the
+// block's name.
+func (d *Decoder) ocChatToolCall(choice int32, hasIndex bool, index int64, id, name, args []byte) error {
+	d.oc.sawNative = true
+	d.oc.tagUpTo = len(d.msg.Content)
+	si := -1
+	if hasIndex {
+		si = d.findSlot(choice, index, llm.BlockToolCall)
+	}
+	if si < 0 && len(id) > 0 {
+		for i := range d.slots {
+			s := &d.slots[i]
+			if s.choice == choice && s.kind == llm.BlockToolCall && bytes.Equal(d.msg.Content[s.ci].ID, id) {
+				si = i
+				break
+			}
+		}
+	}
+	if si < 0 {
+		key := index
+		if !hasIndex {
+			d.oc.nextKey--
+			key = -1<<32 + d.oc.nextKey
+		}
+		d.closeProse(choice, -1)
+		si = d.open(choice, key, llm.BlockToolCall)
+	}
+	b := &d.msg.Content[d.slots[si].ci]
+	if len(id) > 0 {
+		if err := d.setField(&b.ID, id); err != nil {
+			return err
+		}
+	}
+	if len(name) > 0 {
+		if err := d.setField(&b.Name, name); err != nil {
+			return err
+		}
+	}
+	if len(args) > 0 {
+		return d.appendArgs(si, args)
+	}
+	return nil
+}
+
+// ocItem is an output item @openclaw/ai's Responses transport tracks.
+type ocItem struct {
+	index  int64
+	typ    uint8
+	callID []byte
+}
+
+func ocItemType(item *fastjson.Value) uint8 {
+	switch string(item.GetStringBytes("type")) {
+	case "function_call":
+		return 1
+	case "message":
+		return 2
+	case "reasoning":
+		return 3
+	case "compaction":
+		return 4
+	}
+	return 5
+}
+
+// ocItemConflict fails the stream when an output item reuses the output
+// index of an earlier item of another type or call id
+// (ResponsesOutputIdentityError). Only indexed items are compared.
+func (d *Decoder) ocItemConflict(v, item *fastjson.Value, oi int64) bool {
+	if !hasOutputIndex(v) {
+		return false
+	}
+	typ, callID := ocItemType(item), item.GetStringBytes("call_id")
+	for i := range d.oc.items {
+		o := &d.oc.items[i]
+		if o.index != oi {
+			continue
+		}
+		if o.typ != typ || len(o.callID) > 0 && len(callID) > 0 && !bytes.Equal(o.callID, callID) {
+			d.ocFail("Responses stream changed output item identity", false, false)
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// ocTrackItem records an output item's identity by its output index.
+func (d *Decoder) ocTrackItem(v, item *fastjson.Value, oi int64) {
+	if !hasOutputIndex(v) || d.state >= stateFinished {
+		return
+	}
+	typ, callID := ocItemType(item), item.GetStringBytes("call_id")
+	for i := range d.oc.items {
+		if o := &d.oc.items[i]; o.index == oi {
+			if len(callID) > 0 {
+				o.callID = append(o.callID[:0], callID...)
+			}
+			return
+		}
+	}
+	if len(d.oc.items) < cap(d.oc.items) {
+		d.oc.items = d.oc.items[:len(d.oc.items)+1]
+	} else {
+		d.oc.items = append(d.oc.items, ocItem{})
+	}
+	o := &d.oc.items[len(d.oc.items)-1]
+	o.index, o.typ = oi, typ
+	o.callID = append(o.callID[:0], callID...)
+}
+
+func hasOutputIndex(v *fastjson.Value) bool {
+	x := v.Get("output_index")
+	return x != nil && x.Type() == fastjson.TypeNumber
+}
+
+// ocRefusalMessage is formatAnthropicRefusalMessage: "Anthropic refusal",
+// then " (category: C)" and ": EXPLANATION" or "." (trimmed, when not
+// blank).
+func ocRefusalMessage(details *fastjson.Value) string {
+	var cat, ex []byte
+	if details != nil && details.Type() == fastjson.TypeObject {
+		cat = jsTrim(details.GetStringBytes("category"))
+		ex = jsTrim(details.GetStringBytes("explanation"))
+	}
+	msg := "Anthropic refusal"
+	if len(cat) > 0 {
+		msg += " (category: " + string(cat) + ")"
+	}
+	if len(ex) > 0 {
+		return msg + ": " + string(ex)
+	}
+	return msg + "."
+}
+
+// ocResponsesFailed is normalizeResponsesFailedEvent's message.
+func ocResponsesFailed(r *fastjson.Value) string {
+	if e := r.Get("error"); e != nil && e.Type() == fastjson.TypeObject {
+		code, msg := jsTrim(e.GetStringBytes("code")), jsTrim(e.GetStringBytes("message"))
+		if len(code) > 0 || len(msg) > 0 {
+			if len(code) == 0 {
+				code = []byte("unknown")
+			}
+			if len(msg) == 0 {
+				msg = []byte("no message")
+			}
+			return string(code) + ": " + string(msg)
+		}
+	}
+	if reason := r.GetStringBytes("incomplete_details", "reason"); len(reason) > 0 {
+		return "incomplete: " + string(reason)
+	}
+	return "Unknown error (no error details in response)"
+}
