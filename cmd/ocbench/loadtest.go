@@ -167,7 +167,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		if err != nil {
 			return best, err
 		}
-		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
+		fmt.Fprintf(log, "rate %6.4g/s: sent %.3g/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
 		if ok(r) {
 			best, lo = r, rate
 		} else {
@@ -181,7 +181,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		if err != nil {
 			return best, err
 		}
-		fmt.Fprintf(log, "rate %6.0f/s: sent %.0f/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", c.Rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
+		fmt.Fprintf(log, "rate %6.4g/s: sent %.3g/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", c.Rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
 		if ok(r) {
 			best, lo = r, c.Rate
 		} else {
