@@ -35,6 +35,7 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	wire := fl.String("wire", "openai-chat", "wire format: openai-chat, openai-responses or anthropic (pi-ai api ids work too)")
 	fl.StringVar(wire, "api", "openai-chat", "alias of --wire")
 	baseURL := fl.String("base-url", "", "a real endpoint (OpenAI-compatible or Anthropic); the key comes from the environment")
+	compat := fl.String("compat", "auto", "what --base-url's chat endpoint accepts: auto (OpenAI's own host, or a generic compatible server), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
 	model := fl.String("model", "", "model id (default: scripted-1, or required with --base-url)")
 	providerName := fl.String("provider", "", "provider name (key variable <PROVIDER>_API_KEY; default: scripted, or openai/anthropic by wire)")
 	scriptFile := fl.String("script", "", "scripted provider: a JSON script to play instead of the built-in one")
@@ -107,6 +108,19 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 				p.Model.Provider = "anthropic"
 			}
 		}
+		// The request fields follow the endpoint, not the provider name
+		// the key variable comes from: a local server under the default
+		// provider "openai" still gets max_tokens and no prompt_cache_key.
+		c, err := parseCompat(*compat, *baseURL)
+		if err != nil {
+			fmt.Fprintln(stderr, "ocbench run:", err)
+			return 2
+		}
+		if c == nil {
+			d := provider.DetectCompat(*baseURL, "")
+			c = &d
+		}
+		provider.SetCompat(*baseURL, *c)
 	}
 
 	// Workspace and session.
@@ -181,8 +195,17 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ocbench run:", red.Error(err))
 		return 1
 	}
+	if res.StopReason == llm.StopLength {
+		// Cut at the output limit: the answer is incomplete, which a
+		// script must be able to tell from a finished turn.
+		return exitLength
+	}
 	return 0
 }
+
+// exitLength is the exit status of a run whose last turn stopped on the
+// output-token limit (stop reason "length").
+const exitLength = 3
 
 // runPrinter prints a run's events as they happen: text as it streams,
 // tool activity, steering and compaction; or, with --json, one JSON object

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -169,5 +170,55 @@ func TestRunCommandRedactsKeys(t *testing.T) {
 	b, _ := os.ReadFile(session)
 	if bytes.Contains(b, []byte("0123456789")) || bytes.Contains(b, []byte("98765")) {
 		t.Fatalf("the session file holds a secret:\n%s", b)
+	}
+}
+
+// TestRunCommandLengthExitCode: a turn cut at the output limit is not a
+// finished turn, and a script can tell (exit 3, not 0).
+func TestRunCommandLengthExitCode(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(`{"turns":[{"steps":[{"text":"cut short"}],"stop":"length"}]}`), 0o644)
+	out, errs, code := runRun(t, "--script", script, "hi")
+	if code != exitLength {
+		t.Fatalf("exit %d, want %d: %s %s", code, exitLength, out, errs)
+	}
+	if !strings.Contains(out, "stop: length") {
+		t.Fatalf("the summary does not name the stop reason:\n%s", out)
+	}
+}
+
+// TestRunCommandCompat: --base-url on a compatible server that is not
+// OpenAI's own sends max_tokens and no prompt_cache_key, even under the
+// default provider name "openai" (the key variable); --compat openai
+// switches to OpenAI's field names.
+func TestRunCommandCompat(t *testing.T) {
+	bodies := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "k")
+	for _, c := range []struct {
+		flags     []string
+		want, not string
+	}{
+		{nil, `"max_tokens":64`, "prompt_cache_key"},
+		{[]string{"--compat", "openai"}, `"max_completion_tokens":64`, `"max_tokens"`},
+	} {
+		args := append([]string{"--base-url", srv.URL + "/v1", "--model", "m", "--max-tokens", "64", "--session", filepath.Join(t.TempDir(), "s.jsonl")}, c.flags...)
+		out, errs, code := runRun(t, append(args, "hi")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s %s", c.flags, code, out, errs)
+		}
+		b := <-bodies
+		if !strings.Contains(b, c.want) || strings.Contains(b, c.not) {
+			t.Fatalf("%v: request body %s: want %s and no %s", c.flags, b, c.want, c.not)
+		}
+	}
+	if _, _, code := runRun(t, "--base-url", srv.URL, "--model", "m", "--compat", "bogus", "hi"); code != 2 {
+		t.Fatalf("a bad --compat exits %d, want 2", code)
 	}
 }

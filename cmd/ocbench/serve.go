@@ -253,14 +253,14 @@ func parseCompat(v, upstream string) (*provider.Compat, error) {
 	case "generic":
 		c = provider.CompatGeneric
 	default:
-		return nil, fmt.Errorf("unknown --upstream-compat %q (auto, openai, generic[,no-stream-options])", v)
+		return nil, fmt.Errorf("unknown compat setting %q (auto, openai, generic[,no-stream-options])", v)
 	}
 	for _, p := range parts[1:] {
 		switch p {
 		case "no-stream-options":
 			c.StreamOptions = false
 		default:
-			return nil, fmt.Errorf("unknown --upstream-compat option %q", p)
+			return nil, fmt.Errorf("unknown compat option %q", p)
 		}
 	}
 	return &c, nil
