@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -168,19 +170,29 @@ func TestFuzzInterrupted(t *testing.T) {
 	done := make(chan int)
 	var o, e bytes.Buffer
 	go func() { done <- run([]string{"fuzz", "-n", "100000000", "--out", t.TempDir()}, &o, &e) }()
-	// runFuzz installs its signal handler before anything slow; give it
-	// that moment, then interrupt as Ctrl-C does.
-	time.Sleep(300 * time.Millisecond)
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case code := <-done:
-		if code != 130 {
-			t.Errorf("exit %d, want 130; stderr %s", code, e.String())
+	// A handler of our own keeps SIGINT from killing the test binary
+	// before runFuzz has installed its own; the signal is sent until the
+	// command stops, as a user presses Ctrl-C again.
+	own := make(chan os.Signal, 8)
+	signal.Notify(own, os.Interrupt)
+	defer signal.Stop(own)
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case code := <-done:
+			if code != 130 {
+				t.Errorf("exit %d, want 130; stderr %s", code, e.String())
+			}
+			return
+		case <-tick.C:
+			if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+		case <-deadline:
+			t.Fatal("fuzz did not stop on SIGINT")
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("fuzz did not stop on SIGINT")
 	}
 }
 
