@@ -418,3 +418,29 @@ func TestOpenClawChatHeldText(t *testing.T) {
 		t.Fatalf("normal end: %s", r.msg.AppendJSON(nil))
 	}
 }
+
+// The OpenClaw rules keep the decoder free of allocations once warm, on
+// every wire (synthetic streams with tool calls, a commentary-tagged text).
+func TestOpenClawZeroAllocs(t *testing.T) {
+	for _, s := range synthStreams {
+		t.Run(s.name, func(t *testing.T) {
+			st := s.gen(2000, 1)
+			br := bytes.NewReader(st.Body)
+			o := Options{OpenClaw: true, Reasoning: true}
+			d := NewDecoder(s.wire, br, o)
+			run := func() {
+				br.Reset(st.Body)
+				d.Reset(s.wire, br, o)
+				decodeStream(d)
+			}
+			run()
+			run()
+			if allocs := testing.AllocsPerRun(20, run); allocs != 0 {
+				t.Fatalf("%v allocations per stream, want 0", allocs)
+			}
+			if d.Err() != nil {
+				t.Fatal(d.Err())
+			}
+		})
+	}
+}
