@@ -34,6 +34,10 @@ type EngineRuns struct {
 	// Secrets are redacted from everything a run produces (engine
 	// Params.Secrets; the engine adds the environment's keys).
 	Secrets []string
+	// MaxSessionBytes bounds each session's stored size (engine
+	// SessionOptions.MaxSessionBytes): a run that would pass it is 413 and
+	// writes nothing. Zero: no limit.
+	MaxSessionBytes int64
 
 	// Store, when set, keeps the sessions instead of SessionsDir (OpenClaw's
 	// SQLite store, PostgreSQL shared by several gateways, a JSONL
@@ -62,6 +66,7 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 		Prompt: req.Message, Model: model, StreamFunc: e.StreamFunc, Workspace: ws,
 		SessionFile: filepath.Join(e.SessionsDir, req.SessionID+".jsonl"), SessionID: req.SessionID,
 		Stream: e.Stream, MaxTurns: e.MaxTurns, Secrets: e.Secrets,
+		Session: engine.SessionOptions{MaxSessionBytes: e.MaxSessionBytes},
 		OnEvent: func(ev *engine.Event) {
 			if ev.Kind == engine.EventStream && emitErr == nil {
 				emitErr = emit(ev.Stream, ev.Message)
@@ -77,6 +82,12 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 		// not started streaming, else the run's error.
 		return RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: "error", Error: "the session reached its size limit"},
 			&RequestError{Status: http.StatusRequestEntityTooLarge, Type: "request_too_large", Message: "the session reached its size limit; start a new session"}
+	}
+	if errors.Is(err, transcript.ErrLocked) || errors.Is(err, transcript.ErrLeaseLost) {
+		// Another run (in this gateway or, with a shared store, another
+		// node) holds the session: the client may retry when it ends.
+		return RunResult{StopReason: "error", Error: "the session is in use by another run"},
+			&RequestError{Status: http.StatusConflict, Type: "conflict_error", Message: "the session is in use by another run; retry when it ends"}
 	}
 	out := RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: res.StopReason.String()}
 	if res.Err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider/scripted"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // TestRunsStreamsEventsAsSSE reads /v1/runs the way curl and a shell script
@@ -196,5 +197,59 @@ func TestPanicsAreCounted(t *testing.T) {
 	mresp.Body.Close()
 	if !strings.Contains(string(b), `ocbench_gateway_requests_total{code="500",route="runs"} 1`) {
 		t.Errorf("500 not in the request counter")
+	}
+}
+
+// TestRunsSessionLimits: a session held by another writer is 409 (retry
+// later), and a session at its size limit is 413; neither is a 200 and
+// neither writes to the session.
+func TestRunsSessionLimits(t *testing.T) {
+	ws := t.TempDir()
+	p, err := scripted.New(scripted.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runs := &EngineRuns{SessionsDir: dir, Workspace: ws, MaxSessionBytes: 64 << 10,
+		Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: p.Stream}
+	r := startGateway(t, Config{Runs: runs})
+	status := func(body string) (int, string) {
+		resp := post(t, r.url+"/v1/runs", body)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	// Held: another writer has the session open.
+	w, err := transcript.OpenWriter(filepath.Join(dir, "held.jsonl"), transcript.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := status(`{"session":"held","message":"hi"}`); code != http.StatusConflict || !strings.Contains(body, "conflict_error") {
+		t.Fatalf("held session: %d %s, want 409 conflict_error", code, body)
+	}
+	w.Close()
+	if code, body := status(`{"session":"held","message":"hi"}`); code != 200 {
+		t.Fatalf("released session: %d %s", code, body)
+	}
+
+	// Full: runs of a long message fill the session to its limit.
+	long := strings.Repeat("x", 20<<10)
+	got413 := false
+	for i := 0; i < 8 && !got413; i++ {
+		code, body := status(`{"session":"big","message":"` + long + `"}`)
+		switch code {
+		case 200:
+		case http.StatusRequestEntityTooLarge:
+			got413 = true
+		default:
+			t.Fatalf("run %d: %d %s", i, code, body)
+		}
+	}
+	if !got413 {
+		t.Fatal("a session past MaxSessionBytes was never refused")
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "big.jsonl")); err != nil || fi.Size() > 64<<10 {
+		t.Fatalf("the session grew past its limit: %v %v", fi.Size(), err)
 	}
 }

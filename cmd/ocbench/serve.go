@@ -50,6 +50,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	cors := fs.String("cors", "", "comma-separated browser origins allowed (\"*\" for any); default: browser origins are refused")
 	allowHosts := fs.String("allow-host", "", "comma-separated Host names accepted besides localhost and IP literals (when listening on loopback)")
 	authKey := fs.String("auth-key", "", "the gateway's own API key (prefer $OCBENCH_AUTH_KEY); clients send it as Bearer or x-api-key, and the upstream gets $OCBENCH_UPSTREAM_KEY")
+	maxSession := fs.Int64("max-session-bytes", 128<<20, "limit of one session's stored size; a run past it answers 413 (0: no limit)")
 	sessions := fs.String("sessions", "", "where /v1/runs keeps sessions: a directory of JSONL files, sqlite:PATH (OpenClaw's database) or postgres://... (shared by several gateways) (default: a temporary directory)")
 	workspace := fs.String("workspace", "", "workspace of /v1/runs (default: the built-in sample workspace)")
 	upCompat := fs.String("upstream-compat", "auto", "what --upstream's chat endpoint accepts: auto (OpenAI's own host or not), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
@@ -172,6 +173,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		runs.Workspace = dir
 	}
 	runs.Stream = engine.StreamOptions{IdleTimeout: *idle}
+	runs.MaxSessionBytes = *maxSession
 	runs.Secrets = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
 	cfg.Runs = runs
 
