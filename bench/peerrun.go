@@ -355,14 +355,17 @@ func (pr *PeerRunner) build(ctx context.Context, p PlannedPeer, b *peerBuild, tm
 		b.err = fmt.Errorf("building peers/%s: %v: %s", p.Dir, err, strings.TrimSpace(stderr.String()))
 		return
 	}
-	// Keep the binary for the next run: older keys of this package go,
-	// the new one is renamed into place (atomic, so a concurrent run
-	// sees a whole binary or none). Failing to keep it costs only a
-	// later link.
+	// Keep the binary for the next run: the new one is renamed into place
+	// (atomic, so a concurrent run sees a whole binary or none); binaries
+	// of other keys go once they are an hour old (a run of another clone
+	// may be about to execute a fresh one). Failing to keep it costs only
+	// a later link.
 	if kept != "" && os.MkdirAll(cache, 0o755) == nil {
 		old, _ := filepath.Glob(filepath.Join(cache, p.Dir+"-*.test"))
 		for _, o := range old {
-			os.Remove(o)
+			if st, err := os.Stat(o); err == nil && o != kept && time.Since(st.ModTime()) > time.Hour {
+				os.Remove(o)
+			}
 		}
 		tmp := kept + ".tmp" + strconv.Itoa(os.Getpid())
 		if copyFile(b.bin, tmp) == nil && os.Rename(tmp, kept) == nil {
