@@ -155,7 +155,7 @@ func (b *Block) AppendJSON(dst []byte) []byte {
 	case BlockThinking:
 		dst = append(dst, `{"type":"thinking","thinking":`...)
 		dst = AppendJSONString(dst, b.Text)
-		if len(b.Signature) > 0 {
+		if len(b.Signature) > 0 || b.SignatureSet {
 			dst = append(dst, `,"thinkingSignature":`...)
 			dst = AppendJSONString(dst, b.Signature)
 		}

@@ -102,11 +102,15 @@ type Block struct {
 	Text      []byte
 	Signature []byte
 	Redacted  bool
-	ID        []byte
-	Name      []byte
-	RawArgs   []byte
-	Arguments []byte
-	MimeType  []byte
+	// SignatureSet marks a thinking block whose signature is present even
+	// when empty (@openclaw/ai's Anthropic thinking always has a string
+	// thinkingSignature): it is then written as "".
+	SignatureSet bool
+	ID           []byte
+	Name         []byte
+	RawArgs      []byte
+	Arguments    []byte
+	MimeType     []byte
 }
 
 // reset empties b, keeping the capacity of its buffers.
@@ -133,15 +137,16 @@ func cloneBytes(b []byte) []byte {
 // Clone returns a deep copy of b that shares no memory with it.
 func (b *Block) Clone() Block {
 	return Block{
-		Type:      b.Type,
-		Text:      cloneBytes(b.Text),
-		Signature: cloneBytes(b.Signature),
-		Redacted:  b.Redacted,
-		ID:        cloneBytes(b.ID),
-		Name:      cloneBytes(b.Name),
-		RawArgs:   cloneBytes(b.RawArgs),
-		Arguments: cloneBytes(b.Arguments),
-		MimeType:  cloneBytes(b.MimeType),
+		Type:         b.Type,
+		Text:         cloneBytes(b.Text),
+		Signature:    cloneBytes(b.Signature),
+		Redacted:     b.Redacted,
+		SignatureSet: b.SignatureSet,
+		ID:           cloneBytes(b.ID),
+		Name:         cloneBytes(b.Name),
+		RawArgs:      cloneBytes(b.RawArgs),
+		Arguments:    cloneBytes(b.Arguments),
+		MimeType:     cloneBytes(b.MimeType),
 	}
 }
 

@@ -105,6 +105,9 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 		}
 	case "thinking":
 		si := d.open(0, idx, llm.BlockThinking)
+		if d.opts.OpenClaw {
+			d.msg.Content[d.slots[si].ci].SignatureSet = true
+		}
 		if sig := cb.GetStringBytes("signature"); len(sig) > 0 {
 			b := &d.msg.Content[d.slots[si].ci]
 			if err := d.setField(&b.Signature, sig); err != nil {
@@ -201,6 +204,12 @@ func (d *Decoder) anthropicDelta(v *fastjson.Value) error {
 			if !validUTF8(sig) {
 				return d.badUTF8(sig)
 			}
+			if d.opts.OpenClaw && !s.delta {
+				// @openclaw/ai replaces the start's signature with the
+				// deltas, applied at content_block_stop.
+				b.Signature = b.Signature[:0]
+			}
+			s.delta = true
 			b.Signature = append(b.Signature, sig...)
 		}
 	}

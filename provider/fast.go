@@ -751,6 +751,10 @@ func (d *Decoder) anthropicFast(data []byte) error {
 				return d.badUTF8(v)
 			}
 			b := &d.msg.Content[s.ci]
+			if d.opts.OpenClaw && !s.delta {
+				b.Signature = b.Signature[:0] // as anthropicDelta
+			}
+			s.delta = true
 			b.Signature = append(b.Signature, v...)
 		}
 	}

@@ -444,6 +444,15 @@ func (d *Decoder) ocTerminal() {
 		d.ocTagCommentary(d.oc.tagUpTo)
 	}
 	d.oc.tagAll, d.oc.tagUpTo = false, 0
+	if d.wire == WireAnthropic && d.state >= stateFinished && d.err != nil {
+		// A thinking block still open when the turn failed has no
+		// signature yet: its deltas were pending until content_block_stop.
+		for i := range d.slots {
+			if s := &d.slots[i]; s.kind == llm.BlockThinking && s.delta {
+				d.msg.Content[s.ci].Signature = d.msg.Content[s.ci].Signature[:0]
+			}
+		}
+	}
 	if d.oc.dropCalls {
 		d.ocRemoveToolCalls()
 		d.oc.dropCalls = false

@@ -444,3 +444,23 @@ func TestOpenClawZeroAllocs(t *testing.T) {
 		})
 	}
 }
+
+// @openclaw/ai's Anthropic thinking always has a string signature, and its
+// signature deltas apply at content_block_stop: a turn cut before that
+// leaves "".
+func TestOpenClawAnthropicThinkingSignature(t *testing.T) {
+	pairs := []string{"message_start", `{"type":"message_start","message":{"id":"m","model":"c","content":[],"usage":{"input_tokens":1}}}`,
+		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Hmm"}}`,
+		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig-1"}}`}
+	r := ocDecode(t, WireAnthropic, named(pairs...), Options{})
+	if got := string(r.msg.AppendJSON(nil)); !strings.Contains(got, `"thinking":"Hmm","thinkingSignature":""`) || r.msg.ErrorMessage != MsgAnthropicNoTerminal {
+		t.Fatalf("cut: %s", got)
+	}
+	pairs = append(pairs, "content_block_stop", `{"type":"content_block_stop","index":0}`,
+		"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`, "message_stop", `{"type":"message_stop"}`)
+	r = ocDecode(t, WireAnthropic, named(pairs...), Options{})
+	if got := string(r.msg.AppendJSON(nil)); !strings.Contains(got, `"thinkingSignature":"sig-1"`) {
+		t.Fatalf("complete: %s", got)
+	}
+}

@@ -20,12 +20,16 @@ const MsgMalformedToolCall = "Provider returned an incomplete or malformed tool 
 // right above the provider (Chain's step 0), where pi-ai's own parse runs
 // in OpenClaw, so OpenClaw's repair decorator still overrides it.
 //
-//   - repair.ProfileOpenClaw: pi-ai's parse (repair.PiParse) at
-//     toolcall_end, and, for api openai-completions, the 2026.9.6
-//     provider's finalisation: when a tool call has an empty name, no
-//     argument text, or argument text that is not a JSON object, all tool
-//     calls are dropped and the turn ends as an error with
-//     MsgMalformedToolCall.
+//   - repair.ProfileOpenClaw: the live best-effort parse (repair.PiParse,
+//     kept only when it is an object, else {}, as @openclaw/ai's
+//     parseStreamingJson) at toolcall_end. The end-of-stream checks of
+//     @openclaw/ai 2026.9.6's transports on all three wires belong to the
+//     decoder (provider.Options.OpenClaw, which the openclaw profile's
+//     streams are decoded with); for api openai-completions this stage
+//     still applies the chat check to a stream decoded without them: when
+//     a tool call has an empty name, no argument text, or argument text
+//     that is not a JSON object, all tool calls are dropped and the turn
+//     ends as an error with MsgMalformedToolCall.
 //   - repair.ProfileExtended: arguments that are a JSON object are kept;
 //     anything else goes through repair.Extended. Arguments cut short (the
 //     stream ended without done, or stopped for length) are refused: the
