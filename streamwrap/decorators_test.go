@@ -405,17 +405,3 @@ func TestPayloadLogRedactsAndRotates(t *testing.T) {
 		}
 	}
 }
-
-// TestIdleTimeoutErrorText: whole seconds are written as OpenClaw writes
-// them; a sub-second timeout keeps its fraction instead of reading "(0s)".
-func TestIdleTimeoutErrorText(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		120 * time.Second:       "LLM idle timeout (120s): no response from model",
-		250 * time.Millisecond:  "LLM idle timeout (0.25s): no response from model",
-		1500 * time.Millisecond: "LLM idle timeout (1.5s): no response from model",
-	} {
-		if got := (&IdleTimeoutError{Timeout: d}).Error(); got != want {
-			t.Errorf("%v: %q, want %q", d, got, want)
-		}
-	}
-}

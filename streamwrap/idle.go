@@ -30,20 +30,13 @@ var ErrIdleTimeout = errors.New("streamwrap: LLM idle timeout")
 // IdleTimeoutError is the error of a stream that saw no activity for
 // Timeout. Its text is OpenClaw's, "LLM idle timeout (<N>s): no response
 // from model" with N the whole seconds of Timeout; due to Hyrum's law that
-// text cannot be changed. A timeout that is not a whole number of seconds
-// (OpenClaw's are) is written with its fraction, "(0.25s)", never "(0s)".
+// text cannot be changed.
 type IdleTimeoutError struct {
 	Timeout time.Duration
 }
 
 func (e *IdleTimeoutError) Error() string {
-	var secs string
-	if e.Timeout%time.Second == 0 {
-		secs = strconv.FormatInt(int64(e.Timeout/time.Second), 10)
-	} else {
-		secs = strconv.FormatFloat(e.Timeout.Seconds(), 'f', -1, 64)
-	}
-	return "LLM idle timeout (" + secs + "s): no response from model"
+	return "LLM idle timeout (" + strconv.FormatInt(int64(e.Timeout/time.Second), 10) + "s): no response from model"
 }
 
 // Is makes errors.Is(err, ErrIdleTimeout) true.
