@@ -635,7 +635,9 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		}
 		call.body = resp.Body
 		call.requestID = upstreamRequestID(resp.Header)
-		d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
+		// A pass-through proxy keeps the reasoning the upstream sends: the
+		// client asked that model, whatever ocbench knows of it.
+		d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID, Reasoning: true})
 		d.SetContext(ctx)
 		call.dec = d
 		return &upstreamStream{Decoder: d}, nil
