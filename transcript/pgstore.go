@@ -166,7 +166,7 @@ func (s *PGStore) Open(ctx context.Context, id string, opts WriterOptions) (Sess
 	if err != nil {
 		return nil, err
 	}
-	w := &pgWriter{s: s, id: id, opts: opts, token: token, ids: make(map[uint64]struct{}), stop: make(chan struct{})}
+	w := &pgWriter{storeBranch: newStoreBranch(id), s: s, opts: opts, token: token, stop: make(chan struct{})}
 	if err := w.load(ctx); err != nil {
 		w.release()
 		return nil, err
@@ -178,15 +178,10 @@ func (s *PGStore) Open(ctx context.Context, id string, opts WriterOptions) (Sess
 
 // pgWriter appends to one session of a PGStore while holding its lease.
 type pgWriter struct {
+	storeBranch
 	s     *PGStore
-	id    string
 	opts  WriterOptions
 	token int64
-	mu    sync.Mutex
-	hdr   Header
-	rec   Recovery
-	leaf  []byte
-	ids   map[uint64]struct{}
 	next  int64 // seq of the next row
 	size  int64
 	buf   []byte
@@ -326,27 +321,6 @@ func (w *pgWriter) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	w.s.pool.Exec(ctx, `DELETE FROM ocbench_session_leases WHERE session_id = $1 AND holder = $2 AND token = $3`, w.id, w.s.opts.Holder, w.token)
-}
-
-func (w *pgWriter) Header() Header     { return w.hdr }
-func (w *pgWriter) Recovery() Recovery { return w.rec }
-
-func (w *pgWriter) Leaf() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return string(w.leaf)
-}
-
-func (w *pgWriter) SetLeaf(id string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if id != "" {
-		if _, ok := w.ids[IDHash([]byte(id))]; !ok {
-			return fmt.Errorf("transcript: no entry %q in session %s", id, w.id)
-		}
-	}
-	w.leaf = append(w.leaf[:0], id...)
-	return nil
 }
 
 func (w *pgWriter) AppendMessage(m *llm.Message) (string, error) {

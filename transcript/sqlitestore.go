@@ -237,7 +237,7 @@ func (s *SQLiteStore) Open(ctx context.Context, id string, opts WriterOptions) (
 		}
 		return nil, err
 	}
-	w := &sqliteWriter{s: s, id: id, opts: opts, lockF: lf, ids: make(map[uint64]struct{})}
+	w := &sqliteWriter{storeBranch: newStoreBranch(id), s: s, opts: opts, lockF: lf}
 	if err := w.open(ctx); err != nil {
 		unlockFile(lf) // a forked child may hold a copy of the descriptor
 		lf.Close()
@@ -248,15 +248,10 @@ func (s *SQLiteStore) Open(ctx context.Context, id string, opts WriterOptions) (
 
 // sqliteWriter appends to one session of a SQLiteStore.
 type sqliteWriter struct {
+	storeBranch
 	s     *SQLiteStore
-	id    string
 	opts  WriterOptions
 	lockF *os.File
-	mu    sync.Mutex
-	hdr   Header
-	rec   Recovery
-	leaf  []byte
-	ids   map[uint64]struct{}
 	size  int64
 	buf   []byte
 	idBuf []byte
@@ -345,24 +340,41 @@ func (w *sqliteWriter) open(ctx context.Context) error {
 // follow OpenClaw 2026.9.6 (SQLite, PostgreSQL).
 const CurrentVersion = 4
 
-func (w *sqliteWriter) Header() Header     { return w.hdr }
-func (w *sqliteWriter) Recovery() Recovery { return w.rec }
-
-func (w *sqliteWriter) Leaf() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return string(w.leaf)
+// storeBranch is the state the SQLite and PostgreSQL writers share: the
+// session's header, what opening it recovered, the entry ids it holds and
+// the leaf the next append continues. mu guards it and the writer's
+// appends.
+type storeBranch struct {
+	id   string
+	mu   sync.Mutex
+	hdr  Header
+	rec  Recovery
+	leaf []byte
+	ids  map[uint64]struct{}
 }
 
-func (w *sqliteWriter) SetLeaf(id string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func newStoreBranch(id string) storeBranch {
+	return storeBranch{id: id, ids: make(map[uint64]struct{})}
+}
+
+func (b *storeBranch) Header() Header     { return b.hdr }
+func (b *storeBranch) Recovery() Recovery { return b.rec }
+
+func (b *storeBranch) Leaf() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.leaf)
+}
+
+func (b *storeBranch) SetLeaf(id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if id != "" {
-		if _, ok := w.ids[IDHash([]byte(id))]; !ok {
-			return fmt.Errorf("transcript: no entry %q in session %s", id, w.id)
+		if _, ok := b.ids[IDHash([]byte(id))]; !ok {
+			return fmt.Errorf("transcript: no entry %q in session %s", id, b.id)
 		}
 	}
-	w.leaf = append(w.leaf[:0], id...)
+	b.leaf = append(b.leaf[:0], id...)
 	return nil
 }
 
