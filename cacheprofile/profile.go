@@ -477,7 +477,7 @@ func (p *Profiler) maybeCall(e *transcript.Entry) {
 	prov := cachesim.ParseProvider(provName)
 	assumed := false
 	if prov == cachesim.ProviderUnknown {
-		prov = cachesim.ParseProvider(m.API)
+		prov = cachesim.ParseProvider(string(m.API))
 		assumed = true
 	}
 	sim := p.sim(prov, model, assumed)

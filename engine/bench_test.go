@@ -34,7 +34,7 @@ func toolLoopScript(chunk int, text string) *scripted.Script {
 	}}}
 }
 
-func benchParams(fn llm.StreamFunc, api string, turns int) Params {
+func benchParams(fn llm.StreamFunc, api llm.API, turns int) Params {
 	return Params{
 		Prompt:       "loop",
 		Model:        llm.Model{ID: "scripted-1", API: api, Provider: "scripted"},
@@ -53,7 +53,7 @@ func benchParams(fn llm.StreamFunc, api string, turns int) Params {
 // Each op is one run of 10 turns; ns/turn and allocs/turn are reported.
 func BenchmarkTurn(b *testing.B) {
 	for _, api := range wires {
-		b.Run(api, func(b *testing.B) {
+		b.Run(string(api), func(b *testing.B) {
 			prov := scripted.MustNew(scripted.Options{Script: toolLoopScript(16, strings.Repeat("word ", 40))})
 			const turns = 10
 			p := benchParams(prov.StreamFunc(), api, turns)
@@ -83,7 +83,7 @@ func BenchmarkTurn(b *testing.B) {
 // minus this is the engine's own overhead.
 func BenchmarkTurnStreamOnly(b *testing.B) {
 	for _, api := range wires {
-		b.Run(api, func(b *testing.B) {
+		b.Run(string(api), func(b *testing.B) {
 			prov := scripted.MustNew(scripted.Options{Script: toolLoopScript(16, strings.Repeat("word ", 40))})
 			p := benchParams(prov.StreamFunc(), api, 1)
 			r := runner{p: &p, res: &Result{}}

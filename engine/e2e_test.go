@@ -24,17 +24,17 @@ import (
 // loopback HTTP, through package provider's client and decoders and the
 // full streamwrap chain, in each of the three wire formats.
 
-var wires = []string{"openai-completions", "openai-responses", "anthropic-messages"}
+var wires = []llm.API{llm.APIOpenAICompletions, llm.APIOpenAIResponses, llm.APIAnthropicMessages}
 
 type e2e struct {
 	t       *testing.T
 	url     string
 	ws      string
 	session string
-	api     string
+	api     llm.API
 }
 
-func startE2E(t *testing.T, api string, o scripted.Options) *e2e {
+func startE2E(t *testing.T, api llm.API, o scripted.Options) *e2e {
 	t.Helper()
 	_, srv, err := scripted.Start(o)
 	if err != nil {
@@ -59,9 +59,9 @@ func (e *e2e) params(msg string) Params {
 	}
 }
 
-func forEachWire(t *testing.T, f func(t *testing.T, api string)) {
+func forEachWire(t *testing.T, f func(t *testing.T, api llm.API)) {
 	for _, api := range wires {
-		t.Run(api, func(t *testing.T) { f(t, api) })
+		t.Run(string(api), func(t *testing.T) { f(t, api) })
 	}
 }
 
@@ -75,7 +75,7 @@ func lastUser(req *llm.Request) string {
 }
 
 func TestE2EDefaultScript(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		e := startE2E(t, api, scripted.Options{})
 		var deltas strings.Builder
 		p := e.params("get started")
@@ -112,7 +112,7 @@ func TestE2EDefaultScript(t *testing.T) {
 }
 
 func TestE2EMalformedCalls(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		script := &scripted.Script{Turns: []scripted.Turn{
 			{Steps: []scripted.Step{
 				scripted.ToolCall("call_a", "read", scripted.Malform(`{"path":"AGENTS.md"}`, scripted.QuirkTrailingComma)),
@@ -138,7 +138,7 @@ func TestE2EMalformedCalls(t *testing.T) {
 	})
 	// A call the repair cannot save is refused with an error result, and
 	// the model gets to answer it.
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		script := &scripted.Script{Turns: []scripted.Turn{
 			{Steps: []scripted.Step{scripted.ToolCall("call_t", "write", `{"path":"x.txt","content":"unterminated`)}},
 		}}
@@ -161,7 +161,7 @@ func TestE2EMalformedCalls(t *testing.T) {
 }
 
 func TestE2EUnknownToolLoopGuard(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		script := &scripted.Script{Turns: []scripted.Turn{
 			{Steps: []scripted.Step{scripted.ToolCall("", "teleport", `{"to":"mars"}`)}},
 		}}
@@ -186,7 +186,7 @@ func TestE2EUnknownToolLoopGuard(t *testing.T) {
 }
 
 func TestE2EIdleTimeout(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		script := &scripted.Script{Turns: []scripted.Turn{
 			{Steps: []scripted.Step{scripted.Text("thinking about it"), scripted.Stall(10 * time.Second), scripted.Text("never")}},
 		}}
@@ -209,7 +209,7 @@ func TestE2EIdleTimeout(t *testing.T) {
 }
 
 func TestE2EAbort(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		// Mid-stream.
 		script := &scripted.Script{Turns: []scripted.Turn{
 			{Steps: []scripted.Step{scripted.Text("partial answer"), scripted.Stall(0)}},
@@ -253,7 +253,7 @@ func TestE2EAbort(t *testing.T) {
 }
 
 func TestE2ESteering(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		pick := func(req *llm.Request) (*scripted.Script, *scripted.Turn) {
 			s := &scripted.Script{}
 			switch {
@@ -292,7 +292,7 @@ func TestE2ESteering(t *testing.T) {
 const summaryMarker = "Summarize the conversation above"
 
 func TestE2ECompaction(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		var overflowed atomic.Bool
 		pick := func(req *llm.Request) (*scripted.Script, *scripted.Turn) {
 			s := &scripted.Script{}
@@ -334,7 +334,7 @@ func TestE2ECompaction(t *testing.T) {
 }
 
 func TestE2ECompactionTimeout(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		pick := func(req *llm.Request) (*scripted.Script, *scripted.Turn) {
 			s := &scripted.Script{}
 			if strings.Contains(lastUser(req), summaryMarker) {
@@ -369,7 +369,7 @@ func TestE2ECompactionTimeout(t *testing.T) {
 }
 
 func TestE2EHTTPErrors(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		var calls atomic.Int32
 		mode := "400"
 		var mu sync.Mutex
@@ -455,7 +455,7 @@ func TestE2EEndlessStream(t *testing.T) {
 }
 
 func TestE2EInterruptAndFollowUp(t *testing.T) {
-	forEachWire(t, func(t *testing.T, api string) {
+	forEachWire(t, func(t *testing.T, api llm.API) {
 		pick := func(req *llm.Request) (*scripted.Script, *scripted.Turn) {
 			s := &scripted.Script{}
 			switch lastUser(req) {

@@ -47,7 +47,7 @@ func resolveProvider(p *Params) (llm.StreamFunc, error) {
 	if p.Model.API == "" {
 		return nil, fmt.Errorf("%w: Params.Model.API is empty and no StreamFunc was given", ErrNoProvider)
 	}
-	if _, ok := provider.ParseWire(p.Model.API); !ok {
+	if _, ok := provider.WireOf(p.Model.API); !ok {
 		return nil, fmt.Errorf("%w: api %q", ErrNoProvider, p.Model.API)
 	}
 	c, err := defaultClient()

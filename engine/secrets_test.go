@@ -70,7 +70,7 @@ func TestUpstreamEchoingTheKeyIsRedacted(t *testing.T) {
 		},
 	}
 	for name, turns := range cases {
-		forEachWire(t, func(t *testing.T, api string) {
+		forEachWire(t, func(t *testing.T, api llm.API) {
 			t.Run(name, func(t *testing.T) {
 				n := 0
 				pick := func(req *llm.Request) (*scripted.Script, *scripted.Turn) {

@@ -65,7 +65,7 @@ func stressPicker(t *testing.T, overflowed *sync.Map, prefixes *sync.Map) script
 		if req.CacheBoundary > 0 && req.CacheBoundary <= len(req.System) {
 			// Runs with the same wire and tools must share one prefix (only
 			// in-process requests carry the boundary).
-			group := req.Model.API
+			group := string(req.Model.API)
 			for _, tl := range req.Tools {
 				group += "," + tl.Name
 			}

@@ -95,7 +95,7 @@ func (m *Message) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"usage":`...)
 		dst = m.Usage.AppendJSON(dst)
 		dst = append(dst, `,"api":`...)
-		dst = AppendJSONString(dst, m.API)
+		dst = AppendJSONString(dst, string(m.API))
 		dst = append(dst, `,"provider":`...)
 		dst = AppendJSONString(dst, m.Provider)
 		dst = append(dst, `,"model":`...)
@@ -254,7 +254,7 @@ func ParseMessage(v *fastjson.Value) (Message, error) {
 		m.StopReason = sr
 	}
 	m.ErrorMessage = string(v.GetStringBytes("errorMessage"))
-	m.API = string(v.GetStringBytes("api"))
+	m.API = API(v.GetStringBytes("api"))
 	m.Provider = string(v.GetStringBytes("provider"))
 	m.Model = string(v.GetStringBytes("model"))
 	m.ResponseID = string(v.GetStringBytes("responseId"))

@@ -176,7 +176,7 @@ type Message struct {
 	StopReason   StopReason
 	ErrorMessage string
 	Usage        Usage
-	API          string
+	API          API
 	Provider     string
 	Model        string
 	ResponseID   string

@@ -4,7 +4,7 @@ package llm
 // facts the decorators need.
 type Model struct {
 	ID       string // e.g. "gpt-4.1", "claude-sonnet-4-5"
-	API      string // pi-ai api id: "openai-completions", "openai-responses", "anthropic-messages", ...
+	API      API    // the wire: APIOpenAICompletions, APIOpenAIResponses or APIAnthropicMessages
 	Provider string // "openai", "anthropic", "xai", "openai-compatible", ...
 	BaseURL  string // endpoint root; empty means the provider's default
 
@@ -48,4 +48,7 @@ type Request struct {
 	// APIKey overrides the key the transport would otherwise read from the
 	// environment.
 	APIKey string
+	// Options are the request options beyond the conversation (tool choice,
+	// response format, stop sequences, headers...); the zero value sends none.
+	Options RequestOptions
 }

@@ -181,7 +181,7 @@ func (c *Client) apiKey(w Wire, req *llm.Request) string {
 // stream. A non-2xx answer is returned as *HTTPError with no stream.
 // Cancelling ctx closes the body and ends the stream with StopAborted.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	w, ok := ParseWire(req.Model.API)
+	w, ok := WireOf(req.Model.API)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownAPI, req.Model.API)
 	}

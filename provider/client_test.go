@@ -43,7 +43,7 @@ func sseServer(t *testing.T, body []byte) (*httptest.Server, *[]captured, *sync.
 	return srv, &reqs, &mu
 }
 
-func testRequest(api, base string) *llm.Request {
+func testRequest(api llm.API, base string) *llm.Request {
 	temp := 0.5
 	req := &llm.Request{
 		Model:         llm.Model{ID: "m-1", API: api, Provider: "openai", BaseURL: base},
@@ -73,8 +73,9 @@ func testRequest(api, base string) *llm.Request {
 
 func TestClientPerWire(t *testing.T) {
 	for _, tc := range []struct {
-		api, stream, path string
-		check             func(t *testing.T, v *fastjson.Value, h http.Header)
+		api          llm.API
+		stream, path string
+		check        func(t *testing.T, v *fastjson.Value, h http.Header)
 	}{
 		{"openai-completions", "openai-chat-text-toolcall-cached-constructed.sse", "/v1/chat/completions", func(t *testing.T, v *fastjson.Value, h http.Header) {
 			if h.Get("Authorization") != "Bearer sk-env" {
@@ -139,7 +140,7 @@ func TestClientPerWire(t *testing.T) {
 			}
 		}},
 	} {
-		t.Run(tc.api, func(t *testing.T) {
+		t.Run(string(tc.api), func(t *testing.T) {
 			srv, reqs, mu := sseServer(t, readStream(t, tc.stream))
 			env := map[string]string{"OPENAI_API_KEY": "sk-env", "ANTHROPIC_API_KEY": "sk-ant-env"}
 			c, err := NewClient(WithGetenv(func(k string) string { return env[k] }))

@@ -26,7 +26,8 @@ type Options struct {
 	// API, Provider and Model identify the message (llm.Message fields).
 	// API defaults to the wire's pi-ai api id; Model is replaced by the
 	// model the stream names, when it names one.
-	API, Provider, Model string
+	API             llm.API
+	Provider, Model string
 	// MaxEventBytes bounds one SSE line and one event's data (default 4 MiB).
 	MaxEventBytes int
 	// MaxArgBytes bounds the argument text of one tool call (default 8 MiB).

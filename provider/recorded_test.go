@@ -251,7 +251,7 @@ func TestWireNames(t *testing.T) {
 		if back, ok := ParseWire(w.String()); !ok || back != w {
 			t.Errorf("ParseWire(%q)", w.String())
 		}
-		if back, ok := ParseWire(w.API()); !ok || back != w {
+		if back, ok := ParseWire(string(w.API())); !ok || back != w {
 			t.Errorf("ParseWire(%q)", w.API())
 		}
 	}

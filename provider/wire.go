@@ -1,6 +1,10 @@
 package provider
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/ocbench/ocbench/llm"
+)
 
 // Wire is one of the streaming wire formats a Decoder understands.
 type Wire uint8
@@ -16,7 +20,7 @@ const (
 )
 
 var wireNames = [numWires]string{"openai-chat", "openai-responses", "anthropic"}
-var wireAPIs = [numWires]string{"openai-completions", "openai-responses", "anthropic-messages"}
+var wireAPIs = [numWires]llm.API{llm.APIOpenAICompletions, llm.APIOpenAIResponses, llm.APIAnthropicMessages}
 var wirePaths = [numWires]string{"/v1/chat/completions", "/v1/responses", "/v1/messages"}
 
 // Wires lists every wire, in order.
@@ -33,7 +37,7 @@ func (w Wire) String() string {
 
 // API returns pi-ai's api id of the wire: "openai-completions",
 // "openai-responses" or "anthropic-messages".
-func (w Wire) API() string {
+func (w Wire) API() llm.API {
 	if w < numWires {
 		return wireAPIs[w]
 	}
@@ -52,7 +56,7 @@ func (w Wire) Path() string {
 // (as API returns it).
 func ParseWire(s string) (Wire, bool) {
 	for i := Wire(0); i < numWires; i++ {
-		if s == wireNames[i] || s == wireAPIs[i] {
+		if s == wireNames[i] || s == string(wireAPIs[i]) {
 			return i, true
 		}
 	}
@@ -63,6 +67,17 @@ func ParseWire(s string) (Wire, bool) {
 		return WireOpenAIResponses, true
 	case "anthropic-messages-compatible", "messages", "claude":
 		return WireAnthropic, true
+	}
+	return 0, false
+}
+
+// WireOf returns the wire of a pi-ai api id: the one mapping from the
+// llm.API a request names to the decoder and encoder that serve it.
+func WireOf(api llm.API) (Wire, bool) {
+	for i := Wire(0); i < numWires; i++ {
+		if api == wireAPIs[i] {
+			return i, true
+		}
 	}
 	return 0, false
 }

@@ -15,7 +15,7 @@ import (
 // anthropic-messages, any openai-completions model, and the Azure and
 // ChatGPT Responses transports. Plain openai-responses and kimi-coding are
 // not repaired.
-func ShouldRepairMalformedToolCallArguments(provider, api string) bool {
+func ShouldRepairMalformedToolCallArguments(provider string, api llm.API) bool {
 	switch api {
 	case "openai-completions", "azure-openai-responses", "openai-chatgpt-responses":
 		return true

@@ -64,7 +64,7 @@ type ModelCallEvent struct {
 	CallSeq  uint64 // OpenClaw's callId is "<RunID>:model:<CallSeq>"
 	Provider string
 	Model    string
-	API      string
+	API      llm.API
 	Prompt   PromptStats // set when DiagnosticsConfig.PromptStats
 
 	Start               time.Time

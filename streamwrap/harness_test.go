@@ -362,7 +362,7 @@ func (g *graph) message(t *testing.T, o map[string]any) *llm.Message {
 		m.StopReason = sr
 	}
 	m.ErrorMessage = str(o, "errorMessage")
-	m.API, m.Provider, m.Model = str(o, "api"), str(o, "provider"), str(o, "model")
+	m.API, m.Provider, m.Model = llm.API(str(o, "api")), str(o, "provider"), str(o, "model")
 	m.ToolCallID, m.ToolName = str(o, "toolCallId"), str(o, "toolName")
 	m.IsError, _ = o["isError"].(bool)
 	return m
@@ -594,7 +594,7 @@ type modelJSON struct {
 }
 
 func (m *modelJSON) model() llm.Model {
-	return llm.Model{API: m.API, Provider: m.Provider, ID: m.ID, BaseURL: m.BaseURL, Reasoning: m.Reasoning,
+	return llm.Model{API: llm.API(m.API), Provider: m.Provider, ID: m.ID, BaseURL: m.BaseURL, Reasoning: m.Reasoning,
 		HTMLEntityArgs: m.Compat.ToolCallArgumentsEncoding == "html-entities", ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens}
 }
 
@@ -820,7 +820,7 @@ func runUnitCase(t *testing.T, c *jsonCase) map[string]any {
 		var raw map[string]string
 		json.Unmarshal(in.Args[0], &raw)
 		a.Provider, a.ModelAPI = raw["provider"], raw["modelApi"]
-		root["return"] = ShouldRepairMalformedToolCallArguments(a.Provider, a.ModelAPI)
+		root["return"] = ShouldRepairMalformedToolCallArguments(a.Provider, llm.API(a.ModelAPI))
 	case "normalizeUnhandledStopReasonMessage":
 		var s string
 		json.Unmarshal(in.Args[0], &s)

@@ -31,7 +31,7 @@ type PayloadLogConfig struct {
 	MaxBytes int64
 	// APIs limits logging to these model apis; empty logs every call.
 	// OpenClaw logs anthropic-messages only.
-	APIs []string
+	APIs []llm.API
 	// RunID, SessionID, SessionKey and WorkspaceDir are copied into each
 	// record.
 	RunID, SessionID, SessionKey, WorkspaceDir string
@@ -116,7 +116,7 @@ func (l *PayloadLog) Err() error {
 	return l.err
 }
 
-func (l *PayloadLog) logs(api string) bool {
+func (l *PayloadLog) logs(api llm.API) bool {
 	if len(l.cfg.APIs) == 0 {
 		return true
 	}
@@ -165,7 +165,7 @@ func (l *PayloadLog) Record(req *llm.Request) {
 	line = append(line, `,"modelId":`...)
 	line = llm.AppendJSONString(line, req.Model.ID)
 	line = append(line, `,"modelApi":`...)
-	line = llm.AppendJSONString(line, req.Model.API)
+	line = llm.AppendJSONString(line, string(req.Model.API))
 	line = append(line, `,"workspaceDir":`...)
 	line = llm.AppendJSONString(line, l.cfg.WorkspaceDir)
 	line = append(line, `,"ts":`...)

@@ -101,7 +101,7 @@ const (
 type stageStream struct {
 	base
 	profile   repair.Profile
-	api       string
+	api       llm.API
 	ev        llm.Event
 	own       bool // Event returns &ev
 	outcome   []uint8

@@ -29,7 +29,7 @@ type SanitizeConfig struct {
 }
 
 // isOpenAIResponsesAPI reports the OpenAI Responses family of apis.
-func isOpenAIResponsesAPI(api string) bool {
+func isOpenAIResponsesAPI(api llm.API) bool {
 	switch api {
 	case "openai-responses", "azure-openai-responses", "openai-chatgpt-responses", "openai-codex-responses":
 		return true
@@ -80,7 +80,7 @@ func SanitizeReplayToolCalls(next llm.StreamFunc, cfg SanitizeConfig) llm.Stream
 //
 // OpenClaw's filtering of tool-result blocks embedded in user messages has
 // no counterpart: llm's user messages cannot hold tool results.
-func SanitizeReplayMessages(msgs []llm.Message, api string, cfg SanitizeConfig) ([]llm.Message, bool) {
+func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig) ([]llm.Message, bool) {
 	answered := func(id []byte) bool {
 		for i := range msgs {
 			if msgs[i].Role == llm.RoleToolResult && msgs[i].ToolCallID == string(id) {

@@ -183,8 +183,8 @@ func BenchmarkPrepare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, api := range []string{"anthropic-messages", "openai-responses"} {
-		b.Run(api, func(b *testing.B) {
+	for _, api := range []llm.API{"anthropic-messages", "openai-responses"} {
+		b.Run(string(api), func(b *testing.B) {
 			opts := PrepareOptions{Policy: PolicyForAPI(api), Now: func() int64 { return 1 }}
 			b.ReportAllocs()
 			for b.Loop() {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // FuzzReader feeds arbitrary bytes to the Reader. It must never panic or
@@ -42,7 +44,7 @@ func FuzzReader(f *testing.F) {
 		}
 		sc := BuildSessionContext(entries)
 		// History preparation takes whatever a file holds.
-		for _, api := range []string{"anthropic-messages", "openai-responses", "openai-completions"} {
+		for _, api := range []llm.API{"anthropic-messages", "openai-responses", "openai-completions"} {
 			out, rep := Prepare(sc.Messages, PrepareOptions{Policy: PolicyForAPI(api), HistoryLimit: 3, ContextWindowTokens: 8000, Now: func() int64 { return 1 }})
 			if rep.Out != len(out) {
 				t.Fatalf("Prepare report %+v for %d messages", rep, len(out))

@@ -411,7 +411,8 @@ func pairedInvariant(t *testing.T, msgs []llm.Message) {
 
 func TestPrepareSessions(t *testing.T) {
 	for _, f := range []struct {
-		path, api string
+		path string
+		api  llm.API
 	}{{qwenFile, "openai-completions"}, {piV1File, "anthropic-messages"}, {piV1File, "openai-responses"}, {piV1File, ""}} {
 		sc, err := LoadContext(f.path)
 		if err != nil {

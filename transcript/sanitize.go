@@ -18,7 +18,7 @@ const FailedTurnText = "[assistant turn failed before producing content]"
 // ReplayPolicy says which history repairs a provider API needs (OpenClaw's
 // fallback buildReplayPolicy by API; a provider plugin may differ).
 type ReplayPolicy struct {
-	API string
+	API llm.API
 	// StrictToolIDs rewrites tool-call ids to [A-Za-z0-9] (unique, results
 	// kept paired).
 	StrictToolIDs bool
@@ -38,13 +38,13 @@ type ReplayPolicy struct {
 }
 
 // PolicyForAPI returns OpenClaw's fallback replay policy for a pi-ai API id.
-func PolicyForAPI(api string) ReplayPolicy {
+func PolicyForAPI(api llm.API) ReplayPolicy {
 	p := ReplayPolicy{API: api, RepairPairing: true}
 	switch {
-	case api == "anthropic-messages" || strings.HasPrefix(api, "bedrock-converse"):
+	case api == "anthropic-messages" || strings.HasPrefix(string(api), "bedrock-converse"):
 		p.StrictToolIDs = true
 		p.ValidateAnthropicTurns = true
-	case strings.HasPrefix(api, "google"):
+	case strings.HasPrefix(string(api), "google"):
 		p.ValidateGeminiTurns = true
 	case api == "openai-completions":
 		p.StrictToolIDs = true

@@ -176,7 +176,7 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 			return errors.New("cannot detect the wire format of the input; use --wire")
 		}
 	}
-	api := c.api
+	api := llm.API(c.api)
 	if api == "" {
 		api = w.API()
 	}

@@ -118,7 +118,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, er
 	}
 	w := p.wire
 	if req != nil {
-		if rw, ok := wireenc.ParseWire(req.Model.API); ok {
+		if rw, ok := wireenc.ParseWire(string(req.Model.API)); ok {
 			w = rw
 		}
 	}
