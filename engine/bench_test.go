@@ -22,7 +22,7 @@ import (
 
 // echoTool is a tool with no I/O, so that benchmarks measure the engine,
 // not the file system.
-var echoTool = MustNewTool("echo", "echoes its text", []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+var echoTool = MustNewSchemaTool("echo", "echoes its text", []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 	func(ctx context.Context, args []byte) (ToolOutput, error) { return ToolOutput{Text: "ok"}, nil })
 
 // toolLoopScript answers every request with a text and an echo call, in

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/ocbench/ocbench/internal/redact"
@@ -85,6 +86,13 @@ type Params struct {
 	NoBuiltins bool
 	// Tools are extra tools offered besides the built-ins.
 	Tools []*Tool
+	// ParallelTools, above 1, lets the tool calls of one assistant message
+	// run concurrently, at most ParallelTools at a time: consecutive calls
+	// of tools not marked Exclusive (the built-in write, edit and exec
+	// are) run together, an exclusive call runs alone after the calls
+	// before it. Results are still appended in the model's order. 0 or 1
+	// runs every call after the one before it, in order, as OpenClaw does.
+	ParallelTools int
 
 	// SessionFile is the session transcript. Empty means an ephemeral
 	// in-memory session (nothing is written).
@@ -631,21 +639,24 @@ func toolResultMessage(id, name, text string, isErr bool, now time.Time) llm.Mes
 	return m
 }
 
-// runTools runs the message's tool calls one after another, in order, and
-// appends each result. An interrupt or abort stops the remaining calls,
-// which still get (error) results so the transcript stays paired.
+// runTools runs the message's tool calls and appends each result, in the
+// model's order: one after another (OpenClaw's order), or under
+// Params.ParallelTools in batches of calls that may overlap. An interrupt
+// or abort stops the remaining calls, which still get (error) results so
+// the transcript stays paired.
 func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 	r.idx = msg.ToolCalls(r.idx[:0])
+	if r.p.ParallelTools > 1 && len(r.idx) > 1 {
+		return r.runToolsParallel(ctx, msg)
+	}
 	stopText := ""
 	for _, i := range r.idx {
 		b := &msg.Content[i]
 		id, name := string(b.ID), r.reg.internName(b.Name)
 		if stopText != "" {
-			res := toolResultMessage(id, name, stopText, true, r.p.Now())
-			if err := r.appendMsg(&res); err != nil {
+			if err := r.skipCall(id, name, stopText); err != nil {
 				return err
 			}
-			r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: true, Err: ErrInterrupted})
 			continue
 		}
 		r.emit(EventToolStart, func(e *Event) { e.ToolCallID = id; e.ToolName = name; e.Args = b.Arguments })
@@ -662,39 +673,177 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		}
 		r.p.Queue.setPhase(nil)
 		r.lastTool = time.Now()
-		// Tool output (a file, a command's output) may hold a key: redact
-		// it before the model, the transcript or an event sees it.
-		cr.Text, cr.Err = r.red.String(cr.Text), r.red.Error(cr.Err)
 		cause := context.Cause(tctx)
 		cancel(nil)
-		if cause != nil && cr.Err == nil {
-			cr.Err = cause
-		}
-		switch {
-		case ctx.Err() != nil:
-			stopText = abortedToolResultText
-		case errors.Is(cause, ErrInterrupted):
-			stopText = interruptedToolText
-		}
-		if stopText != "" && !cr.IsError {
-			// The tool finished anyway; keep its output but say so.
-			cr.Text += "\n\n[" + stopText + "]"
-		}
-		res := toolResultMessage(id, name, cr.Text, cr.IsError, r.p.Now())
-		r.capToolResult(&res)
-		if err := r.appendMsg(&res); err != nil {
+		var err error
+		if stopText, err = r.finishCall(ctx, cause, id, name, &cr); err != nil {
 			return err
 		}
-		r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})
-		r.emit(EventToolEnd, func(e *Event) {
-			e.ToolCallID, e.ToolName, e.Result, e.Duration = id, name, &r.hist[len(r.hist)-1], cr.Duration
-		})
 	}
 	if ctx.Err() != nil {
 		r.res.Aborted = true
 		return ctx.Err()
 	}
 	return nil
+}
+
+// skipCall records a call that was not run because the run was stopped.
+func (r *runner) skipCall(id, name, stopText string) error {
+	res := toolResultMessage(id, name, stopText, true, r.p.Now())
+	if err := r.appendMsg(&res); err != nil {
+		return err
+	}
+	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: true, Err: ErrInterrupted})
+	return nil
+}
+
+// finishCall turns a call's outcome into its tool result (redacted,
+// capped), appends it and reports it. cause is the cause of the call's
+// context. It returns the text the calls after it get when the run was
+// aborted or interrupted meanwhile ("" to go on).
+func (r *runner) finishCall(ctx context.Context, cause error, id, name string, cr *CallResult) (string, error) {
+	// Tool output (a file, a command's output) may hold a key: redact
+	// it before the model, the transcript or an event sees it.
+	cr.Text, cr.Err = r.red.String(cr.Text), r.red.Error(cr.Err)
+	if cause != nil && cr.Err == nil {
+		cr.Err = cause
+	}
+	stopText := ""
+	switch {
+	case ctx.Err() != nil:
+		stopText = abortedToolResultText
+	case errors.Is(cause, ErrInterrupted):
+		stopText = interruptedToolText
+	}
+	if stopText != "" && !cr.IsError {
+		// The tool finished anyway; keep its output but say so.
+		cr.Text += "\n\n[" + stopText + "]"
+	}
+	res := toolResultMessage(id, name, cr.Text, cr.IsError, r.p.Now())
+	for i := range cr.Content {
+		b := &cr.Content[i]
+		switch b.Type {
+		case llm.BlockText:
+			res.Content = append(res.Content, llm.Block{Type: llm.BlockText, Text: []byte(r.red.String(string(b.Text)))})
+		case llm.BlockImage:
+			res.Content = append(res.Content, llm.Block{Type: llm.BlockImage, Text: bytes.Clone(b.Text), MimeType: bytes.Clone(b.MimeType)})
+		}
+	}
+	r.capToolResult(&res)
+	if err := r.appendMsg(&res); err != nil {
+		return "", err
+	}
+	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})
+	r.emit(EventToolEnd, func(e *Event) {
+		e.ToolCallID, e.ToolName, e.Result, e.Duration = id, name, &r.hist[len(r.hist)-1], cr.Duration
+	})
+	return stopText, nil
+}
+
+// exclusiveCall reports whether the call at msg.Content[i] must run alone
+// under ParallelTools: a tool marked Exclusive, or a name that is not
+// registered (its error result is cheap, and it keeps its place).
+func (r *runner) exclusiveCall(b *llm.Block) bool {
+	t, ok := r.reg.byName[string(b.Name)]
+	return !ok || t.exclusive
+}
+
+// runToolsParallel runs the calls of one assistant message in batches: a
+// maximal run of consecutive calls that are not exclusive runs
+// concurrently, at most Params.ParallelTools at a time; an exclusive call
+// is a batch of its own, after every call before it has ended. Results
+// are appended in the model's order once their batch has ended; events
+// are emitted on the run's goroutine (a batch's starts, then its ends, in
+// order). An interrupt or abort cancels the calls of the batch in
+// progress; later calls are not run.
+func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
+	calls := append([]int(nil), r.idx...)
+	stopText := ""
+	var results []CallResult
+	for start := 0; start < len(calls); {
+		end := start + 1
+		if !r.exclusiveCall(&msg.Content[calls[start]]) {
+			for end < len(calls) && !r.exclusiveCall(&msg.Content[calls[end]]) {
+				end++
+			}
+		}
+		batch := calls[start:end]
+		start = end
+		if stopText != "" {
+			for _, i := range batch {
+				b := &msg.Content[i]
+				if err := r.skipCall(string(b.ID), r.reg.internName(b.Name), stopText); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for _, i := range batch {
+			b := &msg.Content[i]
+			r.emit(EventToolStart, func(e *Event) {
+				e.ToolCallID = string(b.ID)
+				e.ToolName = r.reg.internName(b.Name)
+				e.Args = b.Arguments
+			})
+		}
+		tctx, cancel := context.WithCancelCause(ctx)
+		results = append(results[:0], make([]CallResult, len(batch))...)
+		if r.p.Queue.setPhase(cancel) {
+			for j := range results {
+				results[j] = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
+			}
+		} else {
+			r.runBatch(tctx, msg, batch, results)
+		}
+		r.p.Queue.setPhase(nil)
+		r.lastTool = time.Now()
+		cause := context.Cause(tctx)
+		cancel(nil)
+		for j, i := range batch {
+			b := &msg.Content[i]
+			st, err := r.finishCall(ctx, cause, string(b.ID), r.reg.internName(b.Name), &results[j])
+			if err != nil {
+				return err
+			}
+			if st != "" {
+				stopText = st
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		r.res.Aborted = true
+		return ctx.Err()
+	}
+	return nil
+}
+
+// runBatch runs the calls concurrently, at most Params.ParallelTools at
+// once, each bounded by Params.ToolTimeout, and waits for all of them.
+func (r *runner) runBatch(ctx context.Context, msg *llm.Message, batch []int, results []CallResult) {
+	if len(batch) == 1 {
+		b := &msg.Content[batch[0]]
+		results[0] = r.callTool(ctx, r.reg.internName(b.Name), b.Arguments)
+		return
+	}
+	sem := make(chan struct{}, r.p.ParallelTools)
+	var wg sync.WaitGroup
+	for j, i := range batch {
+		b := &msg.Content[i]
+		name, args := r.reg.internName(b.Name), b.Arguments
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[j] = CallResult{Text: "Tool " + name + " was not run: the run was aborted.", IsError: true, Err: context.Cause(ctx)}
+				return
+			}
+			defer func() { <-sem }()
+			results[j] = callWithTimeout(ctx, r.reg, name, args, r.p.ToolTimeout)
+		}()
+	}
+	wg.Wait()
 }
 
 func addUsage(dst, u *llm.Usage) {

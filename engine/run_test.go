@@ -236,7 +236,7 @@ func TestRunInterruptMidStream(t *testing.T) {
 }
 
 func slowTool(t *testing.T, started chan<- struct{}) *Tool {
-	return MustNewTool("slow", "sleeps", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+	return MustNewSchemaTool("slow", "sleeps", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
 		started <- struct{}{}
 		select {
 		case <-ctx.Done():
@@ -481,7 +481,7 @@ func TestRunPluginHarness(t *testing.T) {
 
 func TestRunPreemptiveTruncation(t *testing.T) {
 	big := strings.Repeat("data line\n", 60000) // 600,000 chars
-	bigTool := MustNewTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+	bigTool := MustNewSchemaTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
 		return ToolOutput{Text: big}, nil
 	})
 	e := newRunEnv(t,
@@ -743,7 +743,7 @@ func TestRewriteToolResultsRemapsCompaction(t *testing.T) {
 
 func TestToolResultCapAndContextGuard(t *testing.T) {
 	huge := strings.Repeat("0123456789\n", 5000) // 55,000 chars
-	dump := MustNewTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+	dump := MustNewSchemaTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
 		return ToolOutput{Text: huge}, nil
 	})
 	e := newRunEnv(t,
