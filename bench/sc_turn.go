@@ -43,6 +43,8 @@ func turnScenarios() ([]Scenario, error) {
 					Prompt:    "Read the workspace instructions.",
 					Model:     llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
 					Workspace: ws,
+					// OpenClaw's agent: its prompt and tools.
+					OpenClawPrompt: true, BuiltinTools: true,
 				}
 				teardown := removeWS
 				if input == "in-process" {

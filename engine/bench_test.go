@@ -40,7 +40,6 @@ func benchParams(fn llm.StreamFunc, api llm.API, turns int) Params {
 		Model:        llm.Model{ID: "scripted-1", API: api, Provider: "scripted"},
 		StreamFunc:   fn,
 		SystemPrompt: "You are a benchmark.",
-		NoBuiltins:   true,
 		Tools:        []*Tool{echoTool},
 		MaxTurns:     turns,
 	}
@@ -257,10 +256,11 @@ func BenchmarkRunSetup(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			p := Params{
-				Prompt:        "hi",
-				Model:         llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
-				StreamFunc:    prov.StreamFunc(),
-				Workspace:     ws,
+				Prompt:         "hi",
+				Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
+				StreamFunc:     prov.StreamFunc(),
+				Workspace:      ws,
+				OpenClawPrompt: true, BuiltinTools: true,
 				PromptOptions: PromptOptions{Config: prompt.SampleConfig(), Renderer: rd},
 				Session:       SessionOptions{Durability: transcript.SyncNone},
 			}

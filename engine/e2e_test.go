@@ -51,10 +51,10 @@ func startE2E(t *testing.T, api llm.API, o scripted.Options) *e2e {
 
 func (e *e2e) params(msg string) Params {
 	return Params{
-		Prompt:      msg,
-		Model:       llm.Model{ID: "scripted-1", API: e.api, Provider: "scripted", BaseURL: e.url},
-		APIKey:      "test-key",
-		Workspace:   e.ws,
+		Prompt:    msg,
+		Model:     llm.Model{ID: "scripted-1", API: e.api, Provider: "scripted", BaseURL: e.url},
+		APIKey:    "test-key",
+		Workspace: e.ws, OpenClawPrompt: true, BuiltinTools: true,
 		SessionFile: e.session,
 	}
 }

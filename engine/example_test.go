@@ -24,10 +24,10 @@ func Example() {
 
 	prov := scripted.MustNew(scripted.Options{}) // built-in script: read AGENTS.md, then answer
 	res, err := engine.Run(context.Background(), engine.Params{
-		Prompt:      "Read the workspace instructions.",
-		Model:       llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
-		StreamFunc:  prov.StreamFunc(),
-		Workspace:   ws,
+		Prompt:     "Read the workspace instructions.",
+		Model:      llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
+		StreamFunc: prov.StreamFunc(),
+		Workspace:  ws, OpenClawPrompt: true, BuiltinTools: true,
 		SessionFile: filepath.Join(ws, ".sessions", "main.jsonl"),
 		OnEvent: func(e *engine.Event) {
 			switch e.Kind {

@@ -36,6 +36,10 @@ var (
 	// ErrContextOverflow means the prompt did not fit the model's context
 	// even after the allowed compactions.
 	ErrContextOverflow = errors.New("engine: context overflow")
+	// ErrParams means Params asked for two things that exclude each other
+	// (SystemPrompt and OpenClawPrompt, BuiltinTools without a Workspace,
+	// History with a session file or store); nothing was run.
+	ErrParams = errors.New("engine: conflicting parameters")
 )
 
 // Defaults of Params.
@@ -77,13 +81,17 @@ type Params struct {
 	Reasoning   string
 
 	// Workspace is the directory the built-in tools are confined to and
-	// whose bootstrap files the system prompt injects. Empty means no
-	// built-in tools and no workspace section.
+	// whose bootstrap files and skills OpenClaw's prompt injects; a
+	// session's header records it as the working directory. On its own it
+	// adds nothing to what the model sees: OpenClawPrompt and
+	// BuiltinTools choose that.
 	Workspace string
-	// Builtins configures the built-in tools (exec is off unless enabled);
-	// NoBuiltins leaves them out.
-	Builtins   BuiltinOptions
-	NoBuiltins bool
+	// BuiltinTools offers the built-in tools (read, write, edit, ls, and
+	// exec when Builtins.Exec is set), confined to Workspace, which must
+	// then be set. The zero value offers only Tools.
+	BuiltinTools bool
+	// Builtins configures the built-in tools.
+	Builtins BuiltinOptions
 	// Tools are extra tools offered besides the built-ins.
 	Tools []*Tool
 	// ParallelTools, above 1, lets the tool calls of one assistant message
@@ -112,11 +120,20 @@ type Params struct {
 	// store's single-writer lock for the run. SessionFile is then ignored.
 	SessionStore transcript.Store
 
-	// SystemPrompt, when set, replaces the generated system prompt (and
-	// CacheBoundary its cache boundary). Otherwise package prompt builds it.
-	SystemPrompt  string
-	CacheBoundary int
-	// Prompt options passed to package prompt.
+	// The system prompt is an explicit choice, one of:
+	//   - SystemPrompt as given (CacheBoundary: the byte offset where its
+	//     cacheable prefix ends, 0 for none). With neither SystemPrompt nor
+	//     OpenClawPrompt the zero value sends no system prompt at all.
+	//   - OpenClawPrompt: OpenClaw's assembled agent prompt (package
+	//     prompt): identity, tool list and tool-call style, safety, skills,
+	//     the workspace's bootstrap files (AGENTS.md, SOUL.md, ...) when
+	//     Workspace is set, the runtime line, configured by PromptOptions.
+	//     It is some 7.5 KB before any workspace file; ocbench run and the
+	//     gateway's /v1/runs choose it. SystemPrompt must then be empty.
+	SystemPrompt   string
+	CacheBoundary  int
+	OpenClawPrompt bool
+	// Prompt options passed to package prompt (OpenClawPrompt only).
 	PromptOptions PromptOptions
 
 	// ToolTimeout bounds one tool call, built-in or not (default
@@ -159,6 +176,17 @@ type Params struct {
 
 	// Now returns the current time (default time.Now); tests pin it.
 	Now func() time.Time
+}
+
+// check refuses parameters that exclude each other.
+func (p *Params) check() error {
+	switch {
+	case p.OpenClawPrompt && p.SystemPrompt != "":
+		return fmt.Errorf("%w: SystemPrompt and OpenClawPrompt are two choices of system prompt; set one", ErrParams)
+	case p.BuiltinTools && p.Workspace == "":
+		return fmt.Errorf("%w: BuiltinTools needs a Workspace to confine them to", ErrParams)
+	}
+	return nil
 }
 
 func (p *Params) setDefaults() {
@@ -255,6 +283,10 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	if p.Prompt == "" {
 		res.Err = ErrNoPrompt
 		return res, res.Err
+	}
+	if err := p.check(); err != nil {
+		res.Err = err
+		return res, err
 	}
 	sel, err := SelectHarness(p.Harness, HarnessQuery{Provider: p.Model.Provider, ModelID: p.Model.ID}, p.Harnesses)
 	if err != nil {
@@ -424,7 +456,7 @@ func (r *runner) setup() (err error) {
 		}
 	}
 	var tools []*Tool
-	if r.ws != nil && !p.NoBuiltins {
+	if r.ws != nil && p.BuiltinTools {
 		tools = Builtins(r.ws, p.Builtins)
 	}
 	tools = append(tools, p.Tools...)

@@ -32,10 +32,10 @@ func newRunEnv(t *testing.T, turns ...fakeTurn) *runEnv {
 
 func (e *runEnv) params(prompt string) Params {
 	return Params{
-		Prompt:      prompt,
-		Model:       llm.Model{ID: "fake-model", API: "fake-api", Provider: "fake", ContextWindow: 200000},
-		StreamFunc:  e.fp.stream,
-		Workspace:   e.ws,
+		Prompt:     prompt,
+		Model:      llm.Model{ID: "fake-model", API: "fake-api", Provider: "fake", ContextWindow: 200000},
+		StreamFunc: e.fp.stream,
+		Workspace:  e.ws, OpenClawPrompt: true, BuiltinTools: true,
 		SessionFile: e.session,
 		OnEvent: func(ev *Event) {
 			e.mu.Lock()

@@ -66,6 +66,9 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	p := engine.Params{
 		Prompt:   msg,
 		MaxTurns: *maxTurns,
+		// OpenClaw's defaults, chosen explicitly: its assembled prompt
+		// and its built-in tools.
+		OpenClawPrompt: true, BuiltinTools: true,
 		Builtins: engine.BuiltinOptions{Exec: *execOn},
 	}
 	p.Stream.IdleTimeout = *idle
