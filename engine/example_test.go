@@ -43,7 +43,7 @@ func Example() {
 		return
 	}
 	fmt.Println("turns:", res.Turns, "stop:", res.StopReason)
-	fmt.Println(res.Text()[:18])
+	fmt.Println(res.FinalText()[:18])
 	// Output:
 	// tool read {"path":"AGENTS.md"}
 	// tool result, error=false

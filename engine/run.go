@@ -102,9 +102,22 @@ type Params struct {
 	// runs every call after the one before it, in order, as OpenClaw does.
 	ParallelTools int
 
-	// SessionFile is the session transcript. Empty means an ephemeral
-	// in-memory session (nothing is written).
+	// The conversation lives in one of three places:
+	//   - SessionFile: a JSONL session transcript (created when missing),
+	//     held under its lock for the run.
+	//   - SessionStore: a session of a store (see below).
+	//   - memory: neither set. History is then the conversation so far
+	//     (typically the previous run's Result.Conversation, or nil for a
+	//     new one); nothing is written anywhere.
+	// History preparation (sanitizing, pairing repair, HistoryLimit,
+	// tool-result caps) and compaction work the same on all three; with
+	// a file or a store the new messages are in it after the run, in
+	// memory they are in Result.Conversation.
 	SessionFile string
+	// History is the prior conversation of an in-memory session, oldest
+	// first. The run does not modify it. It cannot be combined with
+	// SessionFile or SessionStore (ErrParams).
+	History []llm.Message
 	// SessionID names the session in the header of a new file and in
 	// requests (prompt-cache key); empty derives one.
 	SessionID string
@@ -185,6 +198,8 @@ func (p *Params) check() error {
 		return fmt.Errorf("%w: SystemPrompt and OpenClawPrompt are two choices of system prompt; set one", ErrParams)
 	case p.BuiltinTools && p.Workspace == "":
 		return fmt.Errorf("%w: BuiltinTools needs a Workspace to confine them to", ErrParams)
+	case len(p.History) > 0 && (p.SessionFile != "" || p.SessionStore != nil):
+		return fmt.Errorf("%w: History is an in-memory conversation; a SessionFile or SessionStore holds its own", ErrParams)
 	}
 	return nil
 }
@@ -255,14 +270,27 @@ type Result struct {
 	TurnLimit bool
 	// Err is the error that ended the run, nil for a clean end.
 	Err error
+	// NewMessages are the messages the run added to the conversation, in
+	// order: the prompt, each assistant message (failed ones included),
+	// each tool result (also the error results that close the calls of a
+	// failed message) and each delivered steering or follow-up message.
+	NewMessages []llm.Message
+	// Conversation is the whole conversation after the run, for an
+	// in-memory session (neither SessionFile nor SessionStore): the
+	// History with NewMessages appended or, after a compaction, the
+	// compaction summary and the messages it kept. Pass it as the next
+	// run's Params.History to continue the conversation.
+	Conversation []llm.Message
 	// Notes are human-readable remarks (compaction timeouts, torn session
 	// lines set aside, repaired history).
 	Notes    []string
 	Duration time.Duration
 }
 
-// Text returns the final message's text.
-func (r *Result) Text() string {
+// FinalText returns the text of the run's final assistant message (the
+// model's answer), "" when no model call finished. The text of every
+// message is in NewMessages.
+func (r *Result) FinalText() string {
 	if r.Final == nil {
 		return ""
 	}
@@ -381,6 +409,9 @@ func (r *runner) takeNotes() {
 
 func (r *runner) run(ctx context.Context) (err error) {
 	defer func() {
+		if r.sess != nil && r.sess.w == nil {
+			r.res.Conversation = r.sess.messages()
+		}
 		if cerr := r.close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -501,10 +532,19 @@ func (r *runner) setup() (err error) {
 
 // appendMsg writes m to the transcript, then adds it to the history.
 func (r *runner) appendMsg(m *llm.Message) error {
-	if err := r.sess.append(m); err != nil {
+	if err := r.record(m); err != nil {
 		return err
 	}
 	r.hist = append(r.hist, *m)
+	return nil
+}
+
+// record writes m to the transcript as a new message of the run.
+func (r *runner) record(m *llm.Message) error {
+	if err := r.sess.append(m); err != nil {
+		return err
+	}
+	r.res.NewMessages = append(r.res.NewMessages, *m)
 	return nil
 }
 
@@ -537,7 +577,7 @@ func (r *runner) loop(ctx context.Context) error {
 		r.res.StopReason = msg.StopReason
 		r.emit(EventTurnEnd, func(e *Event) { e.Message = msg })
 		addUsage(&r.res.Usage, &msg.Usage)
-		if err := r.sess.append(msg); err != nil {
+		if err := r.record(msg); err != nil {
 			return err
 		}
 		switch msg.StopReason {
@@ -658,7 +698,7 @@ func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
 	for _, i := range r.idx {
 		b := &m.Content[i]
 		res := toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now())
-		_ = r.sess.append(&res)
+		_ = r.record(&res)
 	}
 }
 

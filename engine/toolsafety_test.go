@@ -136,8 +136,8 @@ func TestToolTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run hangs on a stuck tool")
 	}
-	if err != nil || res.Text() != "moved on" || len(res.ToolCalls) != 1 || !errors.Is(res.ToolCalls[0].Err, ErrToolTimeout) {
-		t.Fatalf("%v %q %+v", err, res.Text(), res.ToolCalls)
+	if err != nil || res.FinalText() != "moved on" || len(res.ToolCalls) != 1 || !errors.Is(res.ToolCalls[0].Err, ErrToolTimeout) {
+		t.Fatalf("%v %q %+v", err, res.FinalText(), res.ToolCalls)
 	}
 	// A tool that honours its context gets the deadline too.
 	polite := MustNewSchemaTool("polite", "waits for its context", []byte(`{"type":"object"}`), func(ctx context.Context, _ []byte) (ToolOutput, error) {
