@@ -16,7 +16,8 @@ import (
 
 // Errors of a run. Setup failures are returned before anything is written;
 // failures during the loop are also recorded in the transcript (an
-// assistant message with stopReason error or aborted) and in Result.Err.
+// assistant message with stopReason error or aborted); Run returns the
+// error, and the Result holds everything done up to it.
 var (
 	// ErrNoPrompt means Params.Prompt was empty.
 	ErrNoPrompt = errors.New("engine: empty prompt")
@@ -79,6 +80,16 @@ type Params struct {
 	MaxTokens   int
 	Temperature *float64
 	Reasoning   string
+	// RequestOptions (tool choice, parallel tool calls, response format,
+	// stop sequences, top_p, extra headers and body fields) are sent with
+	// every model call of the run, encoded per wire by package provider,
+	// which refuses an option the wire cannot express
+	// (provider.ErrUnsupportedOption) before anything is sent. Mind that a
+	// ToolChoiceRequired or ToolChoiceTool makes every call ask for a tool,
+	// so such a run only ends at MaxTurns. Compaction's summary call
+	// carries only the Headers and ExtraBody (transport concerns, such as
+	// a gateway's routing header); the others would shape the summary.
+	RequestOptions llm.RequestOptions
 
 	// Workspace is the directory the built-in tools are confined to and
 	// whose bootstrap files and skills OpenClaw's prompt injects; a
@@ -268,8 +279,6 @@ type Result struct {
 	// MaxTurns did.
 	Aborted   bool
 	TurnLimit bool
-	// Err is the error that ended the run, nil for a clean end.
-	Err error
 	// NewMessages are the messages the run added to the conversation, in
 	// order: the prompt, each assistant message (failed ones included),
 	// each tool result (also the error results that close the calls of a
@@ -309,16 +318,13 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	// The model never sees a configured key either.
 	p.Prompt = red.String(p.Prompt)
 	if p.Prompt == "" {
-		res.Err = ErrNoPrompt
-		return res, res.Err
+		return res, ErrNoPrompt
 	}
 	if err := p.check(); err != nil {
-		res.Err = err
 		return res, err
 	}
 	sel, err := SelectHarness(p.Harness, HarnessQuery{Provider: p.Model.Provider, ModelID: p.Model.ID}, p.Harnesses)
 	if err != nil {
-		res.Err = err
 		return res, err
 	}
 	res.Harness = sel
@@ -330,10 +336,7 @@ func Run(ctx context.Context, p Params) (Result, error) {
 			res = *r
 		}
 		res.Harness = sel
-		if err != nil && res.Err == nil {
-			res.Err = err
-		}
-		err, res.Err = red.Error(err), red.Error(res.Err)
+		err = red.Error(err)
 		if res.Final != nil {
 			res.Final = res.Final.Clone()
 			redactMessage(red, res.Final)
@@ -346,7 +349,6 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	}
 	r := runner{p: &p, res: &res, red: red}
 	err = red.Error(r.run(ctx))
-	res.Err = err
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
 	return res, err
@@ -526,6 +528,7 @@ func (r *runner) setup() (err error) {
 		MaxTokens:     p.MaxTokens,
 		Temperature:   p.Temperature,
 		Reasoning:     p.Reasoning,
+		Options:       p.RequestOptions,
 	}
 	return nil
 }
