@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ocbench/ocbench/internal/redact"
@@ -382,6 +383,11 @@ type runner struct {
 	guardEst   []int
 	guardTotal int
 	guardBase  *llm.Message
+	// call is the run's current call context (see callScope), turnTimer
+	// the one timer of Params.TurnTimeout, armed during a call.
+	call      atomic.Pointer[callScope]
+	turnTimer *time.Timer
+	turnArmed atomic.Bool
 	// lastTool is when the last tool call ended (the idle timer's tool
 	// activity); read by the chain on the run's goroutine only.
 	lastTool time.Time
@@ -412,7 +418,7 @@ func (r *runner) takeNotes() {
 func (r *runner) run(ctx context.Context) (err error) {
 	defer func() {
 		if r.sess != nil && r.sess.w == nil {
-			r.res.Conversation = r.sess.messages()
+			r.res.Conversation = r.sess.conversation(r.res.NewMessages)
 		}
 		if cerr := r.close(); cerr != nil && err == nil {
 			err = cerr
@@ -454,6 +460,7 @@ func (r *runner) close() error {
 		r.tw.stop()
 		r.tw = nil
 	}
+	r.endCalls()
 	if r.toolCancel != nil {
 		r.toolCancel(nil)
 		r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil

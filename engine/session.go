@@ -45,6 +45,11 @@ type session struct {
 	rotate  bool
 	scratch []byte
 	version int // the session's header version (context rules)
+	// seeded are the messages of an in-memory session's History; branched
+	// says the branch is no longer seeded + the appended messages (a
+	// compaction or a rewrite happened).
+	seeded   []llm.Message
+	branched bool
 }
 
 // lightEntry is an appended message entry, kept small on the turn path
@@ -137,6 +142,7 @@ func (s *session) seed(msgs []llm.Message) {
 		return
 	}
 	own := append([]llm.Message(nil), msgs...)
+	s.seeded = own
 	s.entries = make([]transcript.Entry, 0, len(own)+8)
 	for i := range own {
 		id := s.ephemeralID()
@@ -219,6 +225,16 @@ func (s *session) takeNotes() []string {
 	return n
 }
 
+// conversation returns an in-memory session's conversation after the
+// run: seeded + added while the branch is that (no context rebuild),
+// else the rebuilt context of the active branch.
+func (s *session) conversation(added []llm.Message) []llm.Message {
+	if s.branched {
+		return s.messages()
+	}
+	return append(append(make([]llm.Message, 0, len(s.seeded)+len(added)), s.seeded...), added...)
+}
+
 // messages returns the context of the active branch (pi's
 // buildSessionContext + convertToLlm), rebuilt after compaction.
 func (s *session) messages() []llm.Message {
@@ -258,6 +274,7 @@ func (s *session) ephemeralID() []byte {
 
 // appendEntry writes a non-message entry (compaction).
 func (s *session) appendEntry(e *transcript.Entry) error {
+	s.branched = true
 	var cid []byte
 	if s.w != nil {
 		id, err := s.w.Append(e)
@@ -453,6 +470,7 @@ func (s *session) commitCompaction(summary, firstKept string, tokensBefore int) 
 // in the file as a dead branch (nothing written is lost). repl maps a tool
 // call id to its new result. It returns how many results were replaced.
 func (s *session) rewriteToolResults(repl map[string]*llm.Message) (int, error) {
+	s.branched = true
 	path := s.activePath()
 	first := -1
 	for i, ix := range path {
