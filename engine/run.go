@@ -707,13 +707,18 @@ func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
 	r.idx = m.ToolCalls(r.idx[:0])
 	for _, i := range r.idx {
 		b := &m.Content[i]
-		res := toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now())
-		_ = r.record(&res)
+		_ = r.record(toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now()))
 	}
 }
 
-func toolResultMessage(id, name, text string, isErr bool, now time.Time) llm.Message {
-	m := llm.TextMessage(llm.RoleToolResult, text)
+// toolResultMessage returns a tool result holding text, its message and
+// first block in one allocation and its text in another.
+func toolResultMessage(id, name, text string, isErr bool, now time.Time) *llm.Message {
+	a := new(messageWith1)
+	a.b[0] = llm.Block{Type: llm.BlockText, Text: []byte(text)}
+	m := &a.m
+	m.Role = llm.RoleToolResult
+	m.Content = a.b[:1:1]
 	m.ToolCallID = id
 	m.ToolName = name
 	m.IsError = isErr
@@ -771,8 +776,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 
 // skipCall records a call that was not run because the run was stopped.
 func (r *runner) skipCall(id, name, stopText string) error {
-	res := toolResultMessage(id, name, stopText, true, r.p.Now())
-	if err := r.appendMsg(&res); err != nil {
+	if err := r.appendMsg(toolResultMessage(id, name, stopText, true, r.p.Now())); err != nil {
 		return err
 	}
 	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: true, Err: ErrInterrupted})
@@ -811,8 +815,8 @@ func (r *runner) finishCall(ctx context.Context, cause error, id, name string, c
 			res.Content = append(res.Content, llm.Block{Type: llm.BlockImage, Text: bytes.Clone(b.Text), MimeType: bytes.Clone(b.MimeType)})
 		}
 	}
-	r.capToolResult(&res)
-	if err := r.appendMsg(&res); err != nil {
+	r.capToolResult(res)
+	if err := r.appendMsg(res); err != nil {
 		return "", err
 	}
 	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})

@@ -50,6 +50,7 @@ type session struct {
 	// compaction or a rewrite happened).
 	seeded   []llm.Message
 	branched bool
+	idBuf    []byte // ephemeral entry ids are cut from it
 }
 
 // lightEntry is an appended message entry, kept small on the turn path
@@ -267,9 +268,14 @@ func (s *session) append(m *llm.Message) error {
 	return nil
 }
 
-// ephemeralID is the next entry number in hex.
+// ephemeralID is the next entry number in hex, cut from a shared buffer.
 func (s *session) ephemeralID() []byte {
-	return strconv.AppendUint(make([]byte, 0, 8), uint64(len(s.entries)+len(s.added)+1), 16)
+	if cap(s.idBuf)-len(s.idBuf) < 16 {
+		s.idBuf = make([]byte, 0, 512)
+	}
+	start := len(s.idBuf)
+	s.idBuf = strconv.AppendUint(s.idBuf, uint64(len(s.entries)+len(s.added)+1), 16)
+	return s.idBuf[start:len(s.idBuf):len(s.idBuf)]
 }
 
 // appendEntry writes a non-message entry (compaction).
