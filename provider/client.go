@@ -189,7 +189,16 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if bp == nil {
 		bp = new([]byte)
 	}
-	*bp = AppendRequestJSON((*bp)[:0], w, req)
+	if err := checkHeaders(w, req.Options.Headers); err != nil {
+		c.bufPool.Put(bp)
+		return nil, err
+	}
+	body, err := AppendRequestJSON((*bp)[:0], w, req)
+	if err != nil {
+		c.bufPool.Put(bp)
+		return nil, err
+	}
+	*bp = body
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, Endpoint(w, &req.Model), bytes.NewReader(*bp))
 	if err != nil {
 		c.bufPool.Put(bp)
@@ -203,14 +212,19 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	h.Set("Accept", "text/event-stream")
 	key := c.apiKey(w, req)
 	if w == WireAnthropic {
-		if h.Get("anthropic-version") == "" {
-			h.Set("anthropic-version", AnthropicVersion)
-		}
 		if key != "" {
 			h.Set("x-api-key", key)
 		}
 	} else if key != "" {
 		h.Set("Authorization", "Bearer "+key)
+	}
+	// The request's own headers come after the transport's, which
+	// checkHeaders keeps them from replacing.
+	for k, v := range req.Options.Headers {
+		h.Add(k, v)
+	}
+	if w == WireAnthropic && h.Get("anthropic-version") == "" {
+		h.Set("anthropic-version", AnthropicVersion)
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
@@ -229,6 +243,54 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	})
 	d.SetContext(ctx)
 	return &httpStream{d: d, body: resp.Body, c: c, buf: bp}, nil
+}
+
+// transportHeaders are the headers the transport owns: credentials,
+// content negotiation (the body is JSON, the answer an uncompressed event
+// stream the decoder reads) and the connection's own. A request's
+// Options.Headers may not set them.
+var transportHeaders = map[string]bool{
+	"Authorization": true, "Proxy-Authorization": true, "X-Api-Key": true, "Api-Key": true, "Cookie": true,
+	"Content-Type": true, "Content-Length": true, "Content-Encoding": true, "Transfer-Encoding": true,
+	"Accept": true, "Accept-Encoding": true,
+	"Host": true, "Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Te": true, "Trailer": true, "Upgrade": true,
+}
+
+// checkHeaders refuses a request header the transport owns and one that
+// is not a valid HTTP field (its name a token, its value free of control
+// characters but tab). Errors name the header, never its value.
+func checkHeaders(w Wire, headers map[string]string) error {
+	for k, v := range headers {
+		if !headerName(k) {
+			return invalid(w, "headers["+strconv.Quote(k)+"]", "not a valid header name")
+		}
+		if transportHeaders[http.CanonicalHeaderKey(k)] {
+			return invalid(w, "headers["+k+"]", "the transport sets this header itself (credentials go in Request.APIKey)")
+		}
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+				return invalid(w, "headers["+k+"]", "the value holds a control character")
+			}
+		}
+	}
+	return nil
+}
+
+// headerName reports whether s is an RFC 9110 token.
+func headerName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			continue
+		}
+		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // readHTTPError turns a refused request into an *HTTPError, reading a

@@ -33,18 +33,18 @@ func TestDetectCompat(t *testing.T) {
 func TestChatRequestFollowsCompat(t *testing.T) {
 	req := &llm.Request{Model: llm.Model{ID: "m", Provider: "openai-compatible", BaseURL: "http://127.0.0.1:9/v1"},
 		MaxTokens: 100, SessionID: "s1", Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}}
-	body := string(AppendRequestJSON(nil, WireOpenAIChat, req))
+	body := mustEncode(t, WireOpenAIChat, req)
 	if !strings.Contains(body, `"max_tokens":100`) || strings.Contains(body, "prompt_cache_key") || !strings.Contains(body, `"stream_options"`) {
 		t.Errorf("generic: %s", body)
 	}
 	req.Model.BaseURL = "https://api.openai.com/v1"
-	body = string(AppendRequestJSON(nil, WireOpenAIChat, req))
+	body = mustEncode(t, WireOpenAIChat, req)
 	if !strings.Contains(body, `"max_completion_tokens":100`) || !strings.Contains(body, `"prompt_cache_key":"s1"`) {
 		t.Errorf("openai: %s", body)
 	}
 	SetCompat("http://127.0.0.2:9/v1/", Compat{MaxTokensField: "max_completion_tokens"})
 	req.Model.BaseURL = "http://127.0.0.2:9/v1"
-	body = string(AppendRequestJSON(nil, WireOpenAIChat, req))
+	body = mustEncode(t, WireOpenAIChat, req)
 	if !strings.Contains(body, `"max_completion_tokens":100`) || strings.Contains(body, "stream_options") {
 		t.Errorf("override: %s", body)
 	}
@@ -54,7 +54,7 @@ func TestChatRequestFollowsCompat(t *testing.T) {
 func TestResponsesAssistantItemsHaveIDs(t *testing.T) {
 	req := &llm.Request{Model: llm.Model{ID: "m"}, Messages: []llm.Message{
 		llm.TextMessage(llm.RoleUser, "hi"), llm.TextMessage(llm.RoleAssistant, "hello"), llm.TextMessage(llm.RoleUser, "again")}}
-	body := string(AppendRequestJSON(nil, WireOpenAIResponses, req))
+	body := mustEncode(t, WireOpenAIResponses, req)
 	if !strings.Contains(body, `{"type":"message","role":"assistant","id":"msg_1","status":"completed"`) {
 		t.Errorf("%s", body)
 	}

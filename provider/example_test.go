@@ -103,6 +103,7 @@ func ExampleAppendRequestJSON() {
 		MaxTokens:     256,
 		Messages:      []llm.Message{llm.TextMessage(llm.RoleUser, "hi")},
 	}
-	fmt.Println(string(provider.AppendRequestJSON(nil, provider.WireAnthropic, req)))
-	// Output: {"model":"claude-x","max_tokens":256,"stream":true,"system":[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}},{"type":"text","text":" Today is Monday."}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}
+	body, err := provider.AppendRequestJSON(nil, provider.WireAnthropic, req)
+	fmt.Println(string(body), err)
+	// Output: {"model":"claude-x","max_tokens":256,"stream":true,"system":[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}},{"type":"text","text":" Today is Monday."}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]} <nil>
 }
