@@ -3,14 +3,16 @@
 // opens the session transcript (holding its lock), builds the system prompt,
 // registers the tools, wraps the provider's StreamFunc in the decorator
 // chain, prepares the history, and then loops: call the model, run the
-// final message's tool calls one after another in order, append each
-// result to the transcript, and repeat until the stop reason is not toolUse
+// final message's tool calls one after another in order (or, with
+// Params.ParallelTools, independent calls concurrently), append each
+// result to the transcript in the model's order, and repeat until the stop reason is not toolUse
 // or a turn limit is reached. Messages queued while a run is active are
 // delivered between turns (steering), and the whole run can be aborted
 // through its context with the transcript left consistent.
 //
-// The package also owns the tool registry (JSON-schema parameters
-// validated before execution; built-in read, write, edit and ls confined
+// The package also owns the tool registry (typed tools whose JSON schema
+// is derived from a Go type by NewTool, or hand-written schemas with
+// NewSchemaTool; arguments validated before execution; built-in read, write, edit and ls confined
 // to a workspace, and exec when enabled), the preemptive compaction
 // decision and compaction through the model, and harness selection
 // (embedded or plugin harnesses registered by embedding code).

@@ -114,7 +114,7 @@ func TestUpstreamEchoingTheKeyIsRedacted(t *testing.T) {
 func TestToolOutputWithSecretsIsRedacted(t *testing.T) {
 	const envKey = "env-secret-value-42"
 	t.Setenv("OCBENCH_TEST_SERVICE_TOKEN", envKey)
-	leak := MustNewTool("leak", "prints secrets", []byte(`{"type":"object"}`), func(context.Context, []byte) (ToolOutput, error) {
+	leak := MustNewSchemaTool("leak", "prints secrets", []byte(`{"type":"object"}`), func(context.Context, []byte) (ToolOutput, error) {
 		return ToolOutput{Text: "config: key=" + testKey + " token=" + envKey + " other=sk-proj-abcdefghijklmnopqrstuvwx"}, nil
 	})
 	e := newRunEnv(t,

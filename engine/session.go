@@ -75,6 +75,7 @@ func openSession(p *Params) (*session, error) {
 		if s.sid == "" {
 			s.sid = newSessionID()
 		}
+		s.seed(p.History)
 		return s, nil
 	}
 	if dir := filepath.Dir(p.SessionFile); dir != "" {
@@ -127,6 +128,23 @@ func openStoreSession(p *Params, s *session) (*session, error) {
 		return nil, fmt.Errorf("engine: session %s in the %s store: %w", s.sid, st.Kind(), err)
 	}
 	return s, nil
+}
+
+// seed makes msgs the entries of an in-memory session, one branch in
+// order, as if they had been appended (the caller's slice is not kept).
+func (s *session) seed(msgs []llm.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	own := append([]llm.Message(nil), msgs...)
+	s.entries = make([]transcript.Entry, 0, len(own)+8)
+	for i := range own {
+		id := s.ephemeralID()
+		s.entries = append(s.entries, transcript.Entry{Type: transcript.TypeMessage, ID: id, ParentID: s.leafID,
+			Message: &own[i], Timestamp: own[i].Timestamp})
+		s.leafID = id
+	}
+	s.dirty = true
 }
 
 func (s *session) notesFromRecovery(rec transcript.Recovery) {

@@ -64,6 +64,7 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 	var emitErr error
 	p := engine.Params{
 		Prompt: req.Message, Model: model, StreamFunc: e.StreamFunc, Workspace: ws,
+		OpenClawPrompt: true, BuiltinTools: true, // OpenClaw's agent: its prompt and tools
 		SessionFile: filepath.Join(e.SessionsDir, req.SessionID+".jsonl"), SessionID: req.SessionID,
 		Stream: e.Stream, MaxTurns: e.MaxTurns, Secrets: e.Secrets,
 		Session: engine.SessionOptions{MaxSessionBytes: e.MaxSessionBytes},
