@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"net/url"
 	"strings"
 	"sync"
 
@@ -90,11 +89,7 @@ func DetectCompat(baseURL string, provider llm.Provider) Compat {
 	if baseURL == "" {
 		return CompatGeneric
 	}
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return CompatGeneric
-	}
-	host := strings.ToLower(u.Hostname())
+	host := strings.ToLower(hostOf(baseURL))
 	c := CompatGeneric
 	if host == "api.openai.com" || strings.HasSuffix(host, ".openai.azure.com") {
 		c = CompatOpenAI
@@ -103,6 +98,34 @@ func DetectCompat(baseURL string, provider llm.Provider) Compat {
 		c.KeyEnv = keyHosts[host]
 	}
 	return c
+}
+
+// hostOf returns the host name of an absolute URL (no port, no brackets
+// around an IPv6 address), "" when there is none. It reads the text as
+// net/url does for the URLs a base URL can be, without allocating: the
+// chat encoder asks on every call.
+func hostOf(rawURL string) string {
+	i := strings.Index(rawURL, "://")
+	if i <= 0 {
+		return ""
+	}
+	rest := rawURL[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
+		rest = rest[j+1:]
+	}
+	if strings.HasPrefix(rest, "[") {
+		if j := strings.IndexByte(rest, ']'); j >= 0 {
+			return rest[1:j]
+		}
+		return ""
+	}
+	if j := strings.IndexByte(rest, ':'); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
 }
 
 // Profile is what the transport does for a model: the wire, the URL it

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -144,6 +145,22 @@ func TestClientKeyVariables(t *testing.T) {
 		w, _ := WireOf(tc.m.API)
 		if got := c.apiKey(w, &llm.Request{Model: tc.m}); got != tc.want {
 			t.Errorf("%+v: key %q, want %q", tc.m, got, tc.want)
+		}
+	}
+}
+
+// hostOf agrees with net/url on base URLs.
+func TestHostOf(t *testing.T) {
+	for _, u := range []string{
+		"https://api.openai.com/v1", "http://127.0.0.1:8000/v1", "https://user:pw@Api.OpenAI.com:443/v1?x=1", "http://[::1]:9/v1",
+		"https://myres.openai.azure.com", "http://localhost", "https://openrouter.ai/api/v1#frag", "api.openai.com/v1", "", "http://",
+	} {
+		want := ""
+		if p, err := url.Parse(u); err == nil {
+			want = p.Hostname()
+		}
+		if got := hostOf(u); got != want {
+			t.Errorf("hostOf(%q) = %q, net/url %q", u, got, want)
 		}
 	}
 }
