@@ -19,9 +19,10 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// ErrUnknownAPI is returned for a request whose Model.API names no wire
-// format this package speaks.
-var ErrUnknownAPI = errors.New("provider: unknown api")
+// ErrUnknownAPI is returned (wrapped in an *llm.ModelError) for a request
+// whose Model.API names no wire format this package speaks. It is
+// llm.ErrUnknownAPI.
+var ErrUnknownAPI = llm.ErrUnknownAPI
 
 // Default endpoints, used when Model.BaseURL is empty.
 const (
@@ -150,31 +151,20 @@ func Endpoint(w Wire, m *llm.Model) string {
 	}
 }
 
-// apiKey finds the key: req.APIKey, else <PROVIDER>_API_KEY, else the
-// wire's usual variable (OPENAI_API_KEY / ANTHROPIC_API_KEY). An empty key
-// sends no credentials (local servers).
+// apiKey finds the key: req.APIKey, else the variables of the model's
+// profile (Compat.KeyEnv alone when set, else <PROVIDER>_API_KEY, then
+// the wire's usual OPENAI_API_KEY / ANTHROPIC_API_KEY). An empty key sends
+// no credentials (local servers).
 func (c *Client) apiKey(w Wire, req *llm.Request) string {
 	if req.APIKey != "" {
 		return req.APIKey
 	}
-	if p := req.Model.Provider; p != "" {
-		name := strings.Map(func(r rune) rune {
-			switch {
-			case r >= 'a' && r <= 'z':
-				return r - 'a' + 'A'
-			case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-				return r
-			}
-			return '_'
-		}, p) + "_API_KEY"
-		if k := c.getenv(name); k != "" {
-			return k
+	for _, k := range keyEnvs(w, req.Model.Provider, CompatFor(&req.Model).KeyEnv) {
+		if v := c.getenv(k); v != "" {
+			return v
 		}
 	}
-	if w == WireAnthropic {
-		return c.getenv("ANTHROPIC_API_KEY")
-	}
-	return c.getenv("OPENAI_API_KEY")
+	return ""
 }
 
 // Stream encodes req for req.Model.API, sends it and returns the decoded
@@ -183,7 +173,11 @@ func (c *Client) apiKey(w Wire, req *llm.Request) string {
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	w, ok := WireOf(req.Model.API)
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownAPI, req.Model.API)
+		_, err := llm.ParseAPI(string(req.Model.API))
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	if err := req.Model.Validate(); err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
 	}
 	bp, _ := c.bufPool.Get().(*[]byte)
 	if bp == nil {

@@ -116,13 +116,36 @@ func callID(id []byte) []byte {
 	return id
 }
 
-func joinText(m *llm.Message, dst []byte) []byte {
+// textLen is the length of m's text blocks joined.
+func textLen(m *llm.Message) int {
+	n := 0
 	for i := range m.Content {
 		if b := &m.Content[i]; b.Type == llm.BlockText {
-			dst = append(dst, b.Text...)
+			n += len(b.Text)
 		}
 	}
-	return dst
+	return n
+}
+
+// appendTextString appends m's text blocks, joined, as one JSON string.
+func appendTextString(dst []byte, m *llm.Message) []byte {
+	dst = append(dst, '"')
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Type == llm.BlockText {
+			dst = appendJSONStringBody(dst, b.Text)
+		}
+	}
+	return append(dst, '"')
+}
+
+// appendArgsString appends a tool call's arguments as a JSON string: the
+// text as received when it is JSON, else "{}".
+func appendArgsString(dst, args []byte) []byte {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || !jsonValid(args) {
+		return append(dst, `"{}"`...)
+	}
+	return llm.AppendJSONString(dst, args)
 }
 
 // ---- Chat Completions ----
@@ -145,7 +168,6 @@ func appendChatRequest(dst []byte, o *object, req *llm.Request) []byte {
 		dst = llm.AppendJSONString(dst, req.System)
 		dst = append(dst, '}')
 	}
-	var scratch []byte
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		switch m.Role {
@@ -155,22 +177,22 @@ func appendChatRequest(dst []byte, o *object, req *llm.Request) []byte {
 			dst = appendChatUserContent(dst, m)
 			dst = append(dst, '}')
 		case llm.RoleAssistant:
-			scratch = joinText(m, scratch[:0])
+			text := textLen(m)
 			calls := 0
 			for j := range m.Content {
 				if m.Content[j].Type == llm.BlockToolCall {
 					calls++
 				}
 			}
-			if len(scratch) == 0 && calls == 0 {
+			if text == 0 && calls == 0 {
 				continue
 			}
 			sep()
 			dst = append(dst, `{"role":"assistant","content":`...)
-			if len(scratch) == 0 {
+			if text == 0 {
 				dst = append(dst, "null"...)
 			} else {
-				dst = llm.AppendJSONString(dst, scratch)
+				dst = appendTextString(dst, m)
 			}
 			for j := range m.Content {
 				b := &m.Content[j]
@@ -201,8 +223,7 @@ func appendChatRequest(dst []byte, o *object, req *llm.Request) []byte {
 					dst = append(dst, `,"type":"function","function":{"name":`...)
 					dst = llm.AppendJSONString(dst, b.Name)
 					dst = append(dst, `,"arguments":`...)
-					scratch = appendRaw(scratch[:0], b.Arguments, "{}")
-					dst = llm.AppendJSONString(dst, scratch)
+					dst = appendArgsString(dst, b.Arguments)
 					dst = append(dst, "}}"...)
 				}
 				dst = append(dst, ']')
@@ -213,7 +234,7 @@ func appendChatRequest(dst []byte, o *object, req *llm.Request) []byte {
 			dst = append(dst, `{"role":"tool","tool_call_id":`...)
 			dst = llm.AppendJSONString(dst, callID([]byte(m.ToolCallID)))
 			dst = append(dst, `,"content":`...)
-			dst = llm.AppendJSONString(dst, toolResultText(m, scratch[:0]))
+			dst = appendToolResultString(dst, m, "")
 			dst = append(dst, '}')
 		}
 	}
@@ -312,23 +333,31 @@ func appendJSONStringBody(dst, s []byte) []byte {
 	return dst[:len(dst)-2]
 }
 
-func toolResultText(m *llm.Message, dst []byte) []byte {
+// appendToolResultString appends a tool result's text blocks as one JSON
+// string, joined by line breaks, an image as "(image omitted)"; empty
+// stands in for a result with no text at all.
+func appendToolResultString(dst []byte, m *llm.Message, empty string) []byte {
+	dst = append(dst, '"')
+	start := len(dst)
 	for i := range m.Content {
 		b := &m.Content[i]
 		switch b.Type {
 		case llm.BlockText:
-			if len(dst) > 0 {
-				dst = append(dst, '\n')
+			if len(dst) > start {
+				dst = append(dst, `\n`...)
 			}
-			dst = append(dst, b.Text...)
+			dst = appendJSONStringBody(dst, b.Text)
 		case llm.BlockImage:
-			if len(dst) > 0 {
-				dst = append(dst, '\n')
+			if len(dst) > start {
+				dst = append(dst, `\n`...)
 			}
 			dst = append(dst, "(image omitted)"...)
 		}
 	}
-	return dst
+	if len(dst) == start {
+		dst = append(dst, empty...)
+	}
+	return append(dst, '"')
 }
 
 // ---- Responses ----
@@ -351,7 +380,6 @@ func appendResponsesRequest(dst []byte, o *object, req *llm.Request) []byte {
 		dst = llm.AppendJSONString(dst, req.System)
 		dst = append(dst, '}')
 	}
-	var scratch []byte
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		switch m.Role {
@@ -419,8 +447,7 @@ func appendResponsesRequest(dst []byte, o *object, req *llm.Request) []byte {
 					dst = append(dst, `,"name":`...)
 					dst = llm.AppendJSONString(dst, b.Name)
 					dst = append(dst, `,"arguments":`...)
-					scratch = appendRaw(scratch[:0], b.Arguments, "{}")
-					dst = llm.AppendJSONString(dst, scratch)
+					dst = appendArgsString(dst, b.Arguments)
 					dst = append(dst, '}')
 				}
 			}
@@ -429,7 +456,7 @@ func appendResponsesRequest(dst []byte, o *object, req *llm.Request) []byte {
 			dst = append(dst, `{"type":"function_call_output","call_id":`...)
 			dst = llm.AppendJSONString(dst, callID([]byte(m.ToolCallID)))
 			dst = append(dst, `,"output":`...)
-			dst = llm.AppendJSONString(dst, toolResultText(m, scratch[:0]))
+			dst = appendToolResultString(dst, m, "")
 			dst = append(dst, '}')
 		}
 	}
@@ -559,7 +586,6 @@ func appendAnthropicRequest(dst []byte, o *object, req *llm.Request) []byte {
 	dst = o.key(dst, "messages")
 	dst = append(dst, '[')
 	n := 0
-	var scratch []byte
 	for i := 0; i < len(req.Messages); i++ {
 		m := &req.Messages[i]
 		switch m.Role {
@@ -613,13 +639,8 @@ func appendAnthropicRequest(dst []byte, o *object, req *llm.Request) []byte {
 				dst = append(dst, `{"type":"tool_result","tool_use_id":"`...)
 				dst = anthropicID(dst, []byte(m.ToolCallID))
 				dst = append(dst, `","content":[`...)
-				scratch = toolResultText(m, scratch[:0])
 				dst = append(dst, `{"type":"text","text":`...)
-				if len(scratch) == 0 {
-					dst = append(dst, `"(no output)"`...)
-				} else {
-					dst = llm.AppendJSONString(dst, scratch)
-				}
+				dst = appendToolResultString(dst, m, "(no output)")
 				dst = append(dst, "}]"...)
 				if m.IsError {
 					dst = append(dst, `,"is_error":true`...)
