@@ -94,7 +94,7 @@ func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 		f = when(f, func(next llm.StreamFunc) llm.StreamFunc {
 			return RepairMalformedToolCallArguments(next, RepairConfig{Logf: o.RepairLogf})
 		}, func(req *llm.Request) bool {
-			return ShouldRepairMalformedToolCallArguments(req.Model.Provider, req.Model.API)
+			return RepairsToolCallArgs(&req.Model)
 		})
 	}
 	f = when(f, DecodeHTMLEntityArguments, func(req *llm.Request) bool { return req.Model.HTMLEntityArgs })
