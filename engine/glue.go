@@ -87,7 +87,7 @@ func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, e
 		if rs == nil {
 			rs = &sharedResolver
 		}
-		res, err := rs.Resolve(&cfg, ws.Dir())
+		res, err := rs.ResolveIn(&cfg, ws.root)
 		if err != nil {
 			return "", 0, fmt.Errorf("engine: system prompt: %w", err)
 		}

@@ -67,3 +67,46 @@ func TestResolverSeesNewEntries(t *testing.T) {
 		t.Fatal("removed entries are still seen")
 	}
 }
+
+// ResolveIn on an open workspace gives the prompt Resolve gives for its
+// resolved path.
+func TestResolveInMatchesResolve(t *testing.T) {
+	ws := t.TempDir()
+	if err := MaterializeSample(ws); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := SampleConfig()
+	var r1, r2 Resolver
+	a, err := r1.Resolve(cfg, real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	b, err := r2.ResolveIn(cfg, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rd Renderer
+	pa, _, err := rd.AppendPrompt(nil, &a.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _, err := rd.AppendPrompt(nil, &b.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(pa) != string(pb) || a.Workspace != b.Workspace || strings.Join(a.Warnings, "|") != strings.Join(b.Warnings, "|") {
+		t.Fatalf("ResolveIn differs from Resolve:\n%s\n---\n%s", pa, pb)
+	}
+	if len(pa) < 4000 {
+		t.Fatalf("prompt of %d bytes", len(pa))
+	}
+}

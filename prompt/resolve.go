@@ -244,6 +244,22 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrWorkspace, workspace, err)
 	}
 	defer root.Close()
+	return r.resolveIn(cfg, abs, root, wst)
+}
+
+// ResolveIn is Resolve for a workspace the caller already opened: root
+// was opened on the workspace's absolute path with symlinks resolved
+// (root.Name()), which is then the workspace directory the prompt names.
+// It saves resolving and opening the directory again on every run.
+func (r *Resolver) ResolveIn(cfg *Config, root *os.Root) (*Resolved, error) {
+	wst, err := root.Stat(".")
+	if err != nil || !wst.IsDir() {
+		return nil, fmt.Errorf("%w: %s: not a directory", ErrWorkspace, root.Name())
+	}
+	return r.resolveIn(cfg, root.Name(), root, wst)
+}
+
+func (r *Resolver) resolveIn(cfg *Config, abs string, root *os.Root, wst fs.FileInfo) (*Resolved, error) {
 
 	res := &Resolved{Workspace: abs}
 	p := cfg.Base
