@@ -55,6 +55,17 @@ func peerCacheDir() string {
 	return filepath.Join(d, "ocbench", "peers")
 }
 
+// KeptPeerBinary reports whether a linked test binary of the peer package
+// at dir is kept from an earlier run (of any sources: a first guess).
+func KeptPeerBinary(dir string) bool {
+	cache := peerCacheDir()
+	if cache == "" {
+		return false
+	}
+	m, _ := filepath.Glob(filepath.Join(cache, dir+"-*.test"))
+	return len(m) > 0
+}
+
 // ExpectedBuild is the first estimate of the package's build time.
 func (p PlannedPeer) ExpectedBuild() time.Duration {
 	if p.Cached {
@@ -106,7 +117,7 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 	pr := &PeerRunner{Dir: dir, Opts: o, filter: filter, slots: 1}
 	pr.cond = sync.NewCond(&pr.mu)
 	var pkgs []PlannedPeer
-	for _, p := range PeerPackages() {
+	for _, p := range PeerPackagesIn(dir) {
 		if sel := p.Select(filter); len(sel) > 0 {
 			pkgs = append(pkgs, PlannedPeer{PeerPackage: p, Selected: sel})
 		}

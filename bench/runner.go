@@ -48,6 +48,9 @@ type Result struct {
 	P99Ns        float64 `json:"p99Ns,omitempty"`
 	MaxNs        float64 `json:"maxNs,omitempty"`
 	Err          string  `json:"error,omitempty"`
+	// MemNotMeasured is set for a peer whose allocations cannot be
+	// counted (the Node peer): AllocsPerOp and BytesPerOp are not figures.
+	MemNotMeasured bool `json:"memNotMeasured,omitempty"`
 	// Run is the 1-based repetition (--count) the result belongs to.
 	Run int `json:"run"`
 }
