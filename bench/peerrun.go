@@ -92,6 +92,10 @@ type PeerRunner struct {
 	Built func(p PlannedPeer, took time.Duration, err error)
 	// Measured, when set, is called for each benchmark line read.
 	Measured func(r Result)
+	// Ran, when set, is called when a package's binary is done, with the
+	// number of results it gave (a benchmark may skip itself, a build or
+	// a test may fail).
+	Ran func(p PlannedPeer, results int)
 
 	filter  *regexp.Regexp
 	tmp     string
@@ -427,9 +431,15 @@ func (pr *PeerRunner) Run(ctx context.Context) ([]Result, error) {
 		}
 		if b.err != nil {
 			errs = append(errs, b.err)
+			if pr.Ran != nil {
+				pr.Ran(p, 0)
+			}
 			continue
 		}
 		rs, err := pr.runBinary(ctx, p, b.bin)
+		if pr.Ran != nil {
+			pr.Ran(p, len(rs))
+		}
 		out = append(out, rs...)
 		if err != nil {
 			errs = append(errs, err)

@@ -27,7 +27,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	filter := fs.String("filter", "", "run only scenarios (ours and the peers') whose name matches this regular expression")
 	count := fs.Int("count", 1, "run each scenario this many times (medians are reported)")
-	dur := fs.Duration("duration", 300*time.Millisecond, "measuring time per scenario, like -benchtime")
+	dur := fs.Duration("duration", 100*time.Millisecond, "measuring time per scenario, like -benchtime")
+	all := fs.Bool("all", false, "measure every scenario: all repair quirks, not only "+strings.Join(bench.DefaultRepairQuirks, ", ")+" (a --filter also selects from all)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	benchfmt := fs.String("benchfmt", "", "write Go benchmark lines for benchstat to this file (- for stdout)")
 	htmlOut := fs.String("html", "", "write a self-contained HTML report to this file (- for stdout)")
@@ -77,6 +78,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
 		return 1
+	}
+	// A default run measures a subset; --all or a --filter the full set.
+	if re == nil && !*all {
+		re = bench.DefaultSelection(scs)
 	}
 	scs = bench.Filter(scs, re)
 	opts := bench.Options{Duration: *dur, Count: *count}
@@ -163,6 +168,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 				pr.Log = stderr
 				pr.Built = tr.built
 				pr.Measured = tr.measured
+				pr.Ran = tr.ran
 				tr.planned(pr)
 				pr.Build(ctx)
 				planned <- nil
@@ -282,6 +288,8 @@ type benchTracker struct {
 	peerTotal  int
 	peerDone   int
 	peerName   string
+	peerFirst  time.Time // when the first and the last peer result came
+	peerLast   time.Time
 	// The Node peer: cases to run, done, and whether it is being
 	// installed (with when the install started).
 	nodeTotal   int
@@ -451,12 +459,27 @@ func (t *benchTracker) built(p bench.PlannedPeer, took time.Duration, err error)
 	t.draw()
 }
 
+// ran: a peer package is done; benchmarks it did not give (skipped by
+// the peer, or a failed build or test) are no longer waited for.
+func (t *benchTracker) ran(p bench.PlannedPeer, results int) {
+	t.mu.Lock()
+	if miss := len(p.Selected)*t.opts.Count - results; miss > 0 {
+		t.peerTotal -= miss
+	}
+	t.mu.Unlock()
+	t.draw()
+}
+
 func (t *benchTracker) measured(r bench.Result) {
 	t.mu.Lock()
 	if r.Impl == bench.ImplOpenClawNode {
 		t.nodeDone++
 	} else {
 		t.peerDone++
+		t.peerLast = time.Now()
+		if t.peerDone == 1 {
+			t.peerFirst = t.peerLast
+		}
 	}
 	t.peerName = r.Name + " " + r.Impl
 	t.mu.Unlock()
@@ -489,7 +512,13 @@ func (t *benchTracker) left(now time.Time) time.Duration {
 		}
 		buildLeft += e
 	}
-	peersLeft := time.Duration(max(t.peerTotal-t.peerDone, 0)) * per
+	// The peers' benchmarks: corrected by their pace once two are in
+	// (testing's calibration runs make them longer than our own).
+	peerPer := per
+	if t.peerDone >= 2 {
+		peerPer = t.peerLast.Sub(t.peerFirst) / time.Duration(t.peerDone-1)
+	}
+	peersLeft := time.Duration(max(t.peerTotal-t.peerDone, 0)) * peerPer
 	var installLeft, nodeLeft time.Duration
 	if t.installing {
 		el := now.Sub(t.installFrom)
