@@ -203,6 +203,23 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
+// ResultLine is one result as a line of the run's progress: name,
+// implementation, time per operation, throughput and allocations.
+func ResultLine(r Result) string {
+	if r.Err != "" {
+		return fmt.Sprintf("%-38s %-20s failed: %s", r.Name, r.Impl, oneLine(r.Err))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-38s %-20s %10s/op", r.Name, r.Impl, fmtDur(r.NsPerOp))
+	if r.MBPerSec > 0 {
+		fmt.Fprintf(&b, " %9.1f MB/s", r.MBPerSec)
+	}
+	if !r.MemNotMeasured {
+		fmt.Fprintf(&b, " %8s allocs/op", fmtAllocs(r.AllocsPerOp))
+	}
+	return b.String()
+}
+
 // WriteBenchfmt writes Go benchmark lines (every repetition) that benchstat
 // can compare across runs.
 func (rep *Report) WriteBenchfmt(w io.Writer) error {

@@ -63,6 +63,8 @@ type Options struct {
 	Count int
 	// Progress, when set, is told when a scenario starts and ends.
 	Progress func(done, total int, name string)
+	// Measured, when set, gets each result as soon as it is measured.
+	Measured func(r Result)
 }
 
 func (o *Options) setDefaults() {
@@ -94,6 +96,9 @@ func Run(ctx context.Context, scs []Scenario, o Options) []Result {
 			r := measure(sc, o.Duration)
 			r.Run = run
 			out = append(out, r)
+			if o.Measured != nil {
+				o.Measured(r)
+			}
 			done++
 		}
 	}

@@ -125,6 +125,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	started := time.Now()
 	opts.Progress = tr.ours
+	opts.Measured = tr.result
 	// The Node peer: installed on request (in the background, while our
 	// own scenarios run), run when installed, else a note says how.
 	var np *bench.NodePeer
@@ -459,6 +460,12 @@ func (t *benchTracker) built(p bench.PlannedPeer, took time.Duration, err error)
 	t.draw()
 }
 
+// result prints one measured result above the status line, as go test
+// -bench prints each benchmark: the figures come as they are measured.
+func (t *benchTracker) result(r bench.Result) {
+	t.line.Println("%s", bench.ResultLine(r))
+}
+
 // ran: a peer package is done; benchmarks it did not give (skipped by
 // the peer, or a failed build or test) are no longer waited for.
 func (t *benchTracker) ran(p bench.PlannedPeer, results int) {
@@ -471,6 +478,7 @@ func (t *benchTracker) ran(p bench.PlannedPeer, results int) {
 }
 
 func (t *benchTracker) measured(r bench.Result) {
+	t.result(r)
 	t.mu.Lock()
 	if r.Impl == bench.ImplOpenClawNode {
 		t.nodeDone++

@@ -110,3 +110,23 @@ func TestBenchTrackerGuessCoversPeers(t *testing.T) {
 		t.Errorf("after the plan (one kept binary, one benchmark) %v, want about %v", planned, want)
 	}
 }
+
+// TestBenchPrintsResultsAsMeasured: each figure is on stderr as soon as it
+// is measured (as go test -bench prints its lines), not only in the final
+// table.
+func TestBenchPrintsResultsAsMeasured(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "--filter", `^decode/anthropic$`, "--peers", "none", "--duration", "5ms"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	found := false
+	for _, l := range strings.Split(errb.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 4 && f[0] == "decode/anthropic" && f[1] == "ocbench" && strings.HasSuffix(f[2], "/op") && strings.Contains(l, "MB/s") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no result line on stderr:\n%s", errb.String())
+	}
+}
