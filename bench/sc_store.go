@@ -41,9 +41,11 @@ func storeScenarios() ([]Scenario, error) {
 		}
 		return st, func() { st.Close(); os.RemoveAll(dir) }, nil
 	}}}
-	if pgURL != "" {
+	// PostgreSQL is measured in programs that link transcript/pgstore
+	// (ocbench built with -tags postgres).
+	if pgURL != "" && transcript.StoreRegistered("postgres") {
 		stores = append(stores, store{"postgres", func() (transcript.Store, func(), error) {
-			st, err := transcript.OpenPGStore(context.Background(), pgURL, transcript.PGOptions{})
+			st, err := transcript.OpenStore(context.Background(), pgURL)
 			if err != nil {
 				return nil, nil, err
 			}

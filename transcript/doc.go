@@ -15,8 +15,11 @@
 // policy; Reader; List; Archive): DirStore (JSONL files), SQLiteStore
 // (OpenClaw's exact agent schema 23, its zstd rows and cold archives; it
 // continues sessions OpenClaw wrote and writes sessions OpenClaw reads) and
-// PGStore (append-only rows, per-session sequence, an expiring and fenced
-// writer lease for several gateway nodes). ReadStoreContext gives a stored
+// PostgreSQL (package transcript/pgstore: append-only rows, per-session
+// sequence, an expiring and fenced writer lease for several gateway nodes;
+// a package of its own so that only programs importing it compile the
+// driver, and OpenStore opens postgres:// names once it is linked). A
+// store of rows builds on RowBranch. ReadStoreContext gives a stored
 // session's context.
 //
 // It does not decide when to compact or produce summaries (package engine

@@ -237,7 +237,7 @@ func (s *SQLiteStore) Open(ctx context.Context, id string, opts WriterOptions) (
 		}
 		return nil, err
 	}
-	w := &sqliteWriter{storeBranch: newStoreBranch(id), s: s, opts: opts, lockF: lf}
+	w := &sqliteWriter{RowBranch: NewRowBranch(id), s: s, opts: opts, lockF: lf}
 	if err := w.open(ctx); err != nil {
 		unlockFile(lf) // a forked child may hold a copy of the descriptor
 		lf.Close()
@@ -248,15 +248,11 @@ func (s *SQLiteStore) Open(ctx context.Context, id string, opts WriterOptions) (
 
 // sqliteWriter appends to one session of a SQLiteStore.
 type sqliteWriter struct {
-	storeBranch
+	RowBranch
 	s     *SQLiteStore
 	opts  WriterOptions
 	lockF *os.File
-	size  int64
-	buf   []byte
-	idBuf []byte
 	enc   *zstd.Encoder
-	vp    fastjson.Parser
 	dirty bool
 	// nextSeq is the seq of the next row (0: read it); touched says the
 	// session's derived state was marked for rebuild by this writer.
@@ -275,20 +271,7 @@ func (w *sqliteWriter) open(ctx context.Context) error {
 		return err
 	}
 	if r != nil {
-		var at appendTracker
-		for r.Next() {
-			e := r.Entry()
-			at.step(e, r.Header().Version)
-			w.ids[IDHash(e.ID)] = struct{}{}
-			w.rec.Entries++
-		}
-		w.leaf = append(w.leaf[:0], at.id...)
-		err := r.Err()
-		w.hdr = r.Header()
-		w.size = r.Stats().Bytes
-		w.rec.BadLines = r.Stats().BadLines
-		r.Close()
-		if err != nil {
+		if err := w.Recover(r); err != nil {
 			return err
 		}
 	}
@@ -298,8 +281,8 @@ func (w *sqliteWriter) open(ctx context.Context) error {
 	// A new session: its node, its window and the header row, in one
 	// transaction.
 	now := w.opts.Now()
-	w.hdr = Header{Version: CurrentVersion, ID: w.id, Cwd: w.opts.Cwd, Timestamp: now.UnixMilli()}
-	hdr := string(AppendHeaderJSON(nil, &w.hdr, CurrentVersion))
+	hdrRow := w.NewHeader(now, w.opts.Cwd)
+	hdr := string(hdrRow)
 	key := w.s.sessionKey(w.id)
 	entry := string(llm.AppendJSONString([]byte(`{"sessionId":`), w.id)) + fmt.Sprintf(`,"updatedAt":%d,"sessionStartedAt":%d}`, now.UnixMilli(), now.UnixMilli())
 	w.s.wmu.Lock()
@@ -331,52 +314,12 @@ func (w *sqliteWriter) open(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	w.rec.Created = true
-	w.size = int64(len(hdr) + 1)
 	return nil
 }
 
 // CurrentVersion is the session version ocbench writes to stores that
 // follow OpenClaw 2026.9.6 (SQLite, PostgreSQL).
 const CurrentVersion = 4
-
-// storeBranch is the state the SQLite and PostgreSQL writers share: the
-// session's header, what opening it recovered, the entry ids it holds and
-// the leaf the next append continues. mu guards it and the writer's
-// appends.
-type storeBranch struct {
-	id   string
-	mu   sync.Mutex
-	hdr  Header
-	rec  Recovery
-	leaf []byte
-	ids  map[uint64]struct{}
-}
-
-func newStoreBranch(id string) storeBranch {
-	return storeBranch{id: id, ids: make(map[uint64]struct{})}
-}
-
-func (b *storeBranch) Header() Header     { return b.hdr }
-func (b *storeBranch) Recovery() Recovery { return b.rec }
-
-func (b *storeBranch) Leaf() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.leaf)
-}
-
-func (b *storeBranch) SetLeaf(id string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if id != "" {
-		if _, ok := b.ids[IDHash([]byte(id))]; !ok {
-			return fmt.Errorf("transcript: no entry %q in session %s", id, b.id)
-		}
-	}
-	b.leaf = append(b.leaf[:0], id...)
-	return nil
-}
 
 func (w *sqliteWriter) AppendMessage(m *llm.Message) (string, error) {
 	return w.Append(&Entry{Type: TypeMessage, Message: m, Timestamp: m.Timestamp})
@@ -424,28 +367,21 @@ func (w *sqliteWriter) Append(e *Entry) (string, error) {
 	if w.lockF == nil {
 		return "", ErrClosed
 	}
-	id, err := prepareEntry(e, w.leaf, w.ids, &w.idBuf, &w.buf, &w.vp, w.opts.Now, w.opts.MaxLineSize)
+	row, id, err := w.Prepare(e, &w.opts)
 	if err != nil {
 		return "", err
 	}
-	if lim := w.opts.MaxSessionBytes; lim > 0 && w.size+int64(len(w.buf))+1 > lim {
-		return "", &SizeLimitError{Size: w.size, Entry: int64(len(w.buf)) + 1, Limit: lim}
-	}
-	if err := w.insert(e.Type, id); err != nil {
+	if err := w.insert(e.Type, row, id); err != nil {
 		return "", err
 	}
-	w.ids[IDHash(id)] = struct{}{}
-	w.leaf = append(w.leaf[:0], id...)
-	w.size += int64(len(w.buf)) + 1
-	w.rec.Entries++
+	w.Appended(row, id)
 	w.dirty = true
 	return string(id), nil
 }
 
-// insert writes w.buf as the session's next row (and its identity row) in
+// insert writes ev as the session's next row (and its identity row) in
 // one transaction.
-func (w *sqliteWriter) insert(typ EntryType, id []byte) error {
-	ev := w.buf
+func (w *sqliteWriter) insert(typ EntryType, ev, id []byte) error {
 	now := w.opts.Now().UnixMilli()
 	var zs []byte
 	var nav *string

@@ -17,7 +17,8 @@ import (
 
 // Store is where sessions live: one contract, three implementations
 // (DirStore: JSONL files, the default; SQLiteStore: OpenClaw 2026.9.6's
-// per-agent database; PGStore: PostgreSQL for many gateway nodes).
+// per-agent database; package transcript/pgstore: PostgreSQL for many
+// gateway nodes, compiled only into programs that import it).
 //
 //   - Open takes the session's single-writer lock and returns its writer;
 //     a second Open of the same session, in any process or node, fails
@@ -72,6 +73,11 @@ type ArchiveInfo struct {
 	RawBytes int64
 	Bytes    int64 // compressed
 }
+
+// ErrLeaseLost is returned by a writer of a shared store (PostgreSQL)
+// whose lease expired and was taken by another writer (or the session
+// archived): it must stop.
+var ErrLeaseLost = errors.New("transcript: session lease lost to another writer")
 
 // ErrArchived is returned by Store.Open for an archived session.
 var ErrArchived = errors.New("transcript: session is archived")
@@ -231,18 +237,26 @@ func (d *DirStore) Archive(ctx context.Context, id string) (ArchiveInfo, error) 
 func randUint32() uint32 { return mrand.Uint32() }
 
 // OpenStore opens a store named the way the command line names one:
-// "sqlite:PATH" (OpenClaw's per-agent database), "postgres://..." or
-// "postgresql://..." (PostgreSQL), "jsonl:DIR" or a plain DIR (JSONL files).
+// "sqlite:PATH" (OpenClaw's per-agent database), "jsonl:DIR" or a plain
+// DIR (JSONL files), or a URL of a store package registered with
+// RegisterStore: "postgres://..." or "postgresql://..." once
+// github.com/ocbench/ocbench/transcript/pgstore is imported. A URL whose
+// store is not linked into the program gives a *StoreNotLinkedError
+// (ErrStoreNotLinked) naming the package to import.
 func OpenStore(ctx context.Context, spec string) (Store, error) {
 	switch {
 	case strings.HasPrefix(spec, "sqlite:"):
 		return OpenSQLiteStore(strings.TrimPrefix(spec, "sqlite:"), SQLiteOptions{})
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		return OpenPGStore(ctx, spec, PGOptions{})
 	case strings.HasPrefix(spec, "jsonl:"):
 		return OpenDirStore(strings.TrimPrefix(spec, "jsonl:"))
 	case spec == "":
 		return nil, errors.New("transcript: empty store name (sqlite:PATH, postgres://..., or a directory)")
+	}
+	if scheme := urlScheme(spec); scheme != "" {
+		if open := storeOpener(scheme); open != nil {
+			return open(ctx, spec)
+		}
+		return nil, &StoreNotLinkedError{Scheme: scheme, Import: knownStores[scheme]}
 	}
 	return OpenDirStore(spec)
 }

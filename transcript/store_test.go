@@ -55,7 +55,7 @@ var storeKinds = []storeKind{
 	}},
 	{"postgres", func(t testing.TB) (Store, string) {
 		u := pgURL(t)
-		s, err := OpenPGStore(context.Background(), u, PGOptions{LeaseTTL: 3 * time.Second})
+		s, err := PGOpenForTest(context.Background(), u, 3*time.Second, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,14 +104,14 @@ func copySQLiteTemplate(t testing.TB, path string) {
 }
 
 // openStoreAt opens a store by the location storeKind.open returned.
-func openStoreAt(loc string, pg PGOptions) (Store, error) {
+func openStoreAt(loc string, leaseTTL time.Duration, holder string) (Store, error) {
 	switch {
 	case strings.HasPrefix(loc, "jsonl:"):
 		return OpenDirStore(strings.TrimPrefix(loc, "jsonl:"))
 	case strings.HasPrefix(loc, "sqlite:"):
 		return OpenSQLiteStore(strings.TrimPrefix(loc, "sqlite:"), SQLiteOptions{})
 	default:
-		return OpenPGStore(context.Background(), loc, pg)
+		return PGOpenForTest(context.Background(), loc, leaseTTL, holder)
 	}
 }
 
@@ -230,7 +230,7 @@ func TestStoreSecondWriterGetsLockError(t *testing.T) {
 			t.Fatalf("%d writers opened, %d locked out", len(won), locked)
 		}
 		// Another process (another store handle) is locked out too.
-		s2, err := openStoreAt(loc, PGOptions{LeaseTTL: 3 * time.Second})
+		s2, err := openStoreAt(loc, 3*time.Second, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,8 +333,8 @@ func TestStoreTornWrite(t *testing.T) {
 			if _, err := st.DB().Exec(`INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, 100, ?, 0)`, id, torn); err != nil {
 				t.Fatal(err)
 			}
-		case *PGStore:
-			if _, err := st.Pool().Exec(ctx, `INSERT INTO ocbench_session_events (session_id, seq, entry_id, event_json) VALUES ($1, 100, 'x', $2)`, id, torn); err != nil {
+		default: // PostgreSQL
+			if err := PGExecForTest(ctx, st, `INSERT INTO ocbench_session_events (session_id, seq, entry_id, event_json) VALUES ($1, 100, 'x', $2)`, id, torn); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -356,58 +356,6 @@ func TestStoreTornWrite(t *testing.T) {
 	})
 }
 
-// A PostgreSQL writer whose node dies loses its lease after the TTL; the
-// next writer takes over, and the dead one can never append again.
-func TestPGLeaseExpiresForADeadNode(t *testing.T) {
-	u := pgURL(t)
-	ctx := context.Background()
-	a, err := OpenPGStore(ctx, u, PGOptions{LeaseTTL: time.Second, Holder: "node-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := OpenPGStore(ctx, u, PGOptions{LeaseTTL: time.Second, Holder: "node-b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	id := uniqueID(t)
-	wa, err := a.Open(ctx, id, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wa.AppendMessage(userMsg("from a"))
-	if _, err := b.Open(ctx, id, WriterOptions{}); !errors.Is(err, ErrLocked) {
-		t.Fatalf("b while a is alive: %v", err)
-	}
-	// Node a stops renewing (it "dies" without releasing).
-	pa := wa.(*pgWriter)
-	close(pa.stop)
-	pa.wg.Wait()
-	deadline := time.Now().Add(5 * time.Second)
-	var wb SessionWriter
-	for time.Now().Before(deadline) {
-		if wb, err = b.Open(ctx, id, WriterOptions{}); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if wb == nil {
-		t.Fatalf("b never took over: %v", err)
-	}
-	defer wb.Close()
-	if _, err := wb.AppendMessage(userMsg("from b")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pa.AppendMessage(userMsg("late a")); !errors.Is(err, ErrLeaseLost) {
-		t.Fatalf("dead node's append: %v, want ErrLeaseLost", err)
-	}
-	sc, _ := ReadStoreContext(ctx, b, id)
-	if got := strings.Join(texts(sc.Messages), "|"); got != "from a|from b" {
-		t.Fatalf("context %q", got)
-	}
-}
-
 // crashKills is the number of SIGKILLs per store in TestStoreCrash:
 // OCBENCH_CRASH_KILLS (the full run: OCBENCH_CRASH_KILLS=200), else 4, so
 // that the README's test command stays fast (each kill starts a process).
@@ -425,7 +373,7 @@ func TestStoreCrashHelper(t *testing.T) {
 	if loc == "" {
 		t.Skip("helper process of TestStoreCrash")
 	}
-	s, err := openStoreAt(loc, PGOptions{LeaseTTL: 400 * time.Millisecond, Holder: "crash-" + strconv.Itoa(os.Getpid())})
+	s, err := openStoreAt(loc, 400*time.Millisecond, "crash-"+strconv.Itoa(os.Getpid()))
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(3)
@@ -577,5 +525,44 @@ func TestOpenWriterRemovesStaleRotationTemps(t *testing.T) {
 	sc, _ := LoadContext(path)
 	if got := strings.Join(texts(sc.Messages), "|"); got != "q" {
 		t.Fatalf("context %q", got)
+	}
+}
+
+// A URL whose store package is not linked is a typed error naming the
+// package to import, never a directory of that name.
+func TestOpenStoreNotLinked(t *testing.T) {
+	openersMu.Lock()
+	saved := openers
+	openers = map[string]StoreOpener{}
+	openersMu.Unlock()
+	defer func() {
+		openersMu.Lock()
+		openers = saved
+		openersMu.Unlock()
+	}()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, name := range []string{"postgres://ocbench@127.0.0.1:5432/db", "postgresql://h/db", "POSTGRES://h/db"} {
+		_, err := OpenStore(context.Background(), name)
+		var nl *StoreNotLinkedError
+		if !errors.As(err, &nl) || !errors.Is(err, ErrStoreNotLinked) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if nl.Import != "github.com/ocbench/ocbench/transcript/pgstore" || !strings.Contains(err.Error(), `import _ "github.com/ocbench/ocbench/transcript/pgstore"`) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	_, err := OpenStore(context.Background(), "mysql://h/db")
+	var nl *StoreNotLinkedError
+	if !errors.As(err, &nl) || nl.Import != "" {
+		t.Fatalf("unknown scheme: %v", err)
+	}
+	if des, _ := os.ReadDir(dir); len(des) != 0 {
+		t.Fatalf("a URL made a directory: %v", des)
+	}
+	// A plain directory name is still a JSONL store.
+	st, err := OpenStore(context.Background(), filepath.Join(dir, "sessions"))
+	if err != nil || st.Kind() != "jsonl" {
+		t.Fatalf("directory: %v", err)
 	}
 }

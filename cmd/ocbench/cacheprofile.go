@@ -93,6 +93,10 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		r, err := profileSource(f, opts)
 		if err != nil {
+			if msg, ok := notLinked(err); ok {
+				fmt.Fprintf(stderr, "ocbench cache-profile: %s\n", msg)
+				return 2
+			}
 			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
 			if errors.Is(err, cacheprofile.ErrNotSession) {
 				fmt.Fprintln(stderr, "  (expected an OpenClaw or pi session: JSONL whose first line is a session header, or an openclaw-agent.sqlite store)")
@@ -121,19 +125,18 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 }
 
 // profileSource profiles a file, an OpenClaw SQLite store ("sqlite:PATH"
-// or its file) or every session of a PostgreSQL store ("postgres://...").
+// or its file) or every session of a store named by URL ("postgres://...",
+// in an ocbench built with -tags postgres).
 func profileSource(src string, opts cacheprofile.Options) ([]*cacheprofile.Report, error) {
-	switch {
-	case strings.HasPrefix(src, "postgres://"), strings.HasPrefix(src, "postgresql://"):
-		st, err := transcript.OpenPGStore(context.Background(), src, transcript.PGOptions{})
+	if strings.Contains(src, "://") {
+		st, err := transcript.OpenStore(context.Background(), src)
 		if err != nil {
 			return nil, err
 		}
 		defer st.Close()
-		return cacheprofile.ProfileStore(st, "postgres", opts)
-	case strings.HasPrefix(src, "sqlite:"):
-		src = strings.TrimPrefix(src, "sqlite:")
+		return cacheprofile.ProfileStore(st, st.Kind(), opts)
 	}
+	src = strings.TrimPrefix(src, "sqlite:")
 	return cacheprofile.ProfileFile(src, opts)
 }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
-	"github.com/ocbench/ocbench/transcript"
 )
 
 func init() {
@@ -51,7 +50,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	allowHosts := fs.String("allow-host", "", "comma-separated Host names accepted besides localhost and IP literals (when listening on loopback)")
 	authKey := fs.String("auth-key", "", "the gateway's own API key (prefer $OCBENCH_AUTH_KEY); clients send it as Bearer or x-api-key, and the upstream gets $OCBENCH_UPSTREAM_KEY")
 	maxSession := fs.Int64("max-session-bytes", 128<<20, "limit of one session's stored size; a run past it answers 413 (0: no limit)")
-	sessions := fs.String("sessions", "", "where /v1/runs keeps sessions: a directory of JSONL files, sqlite:PATH (OpenClaw's database) or postgres://... (shared by several gateways) (default: a temporary directory)")
+	sessions := fs.String("sessions", "", "where /v1/runs keeps sessions: a directory of JSONL files, sqlite:PATH (OpenClaw's database) or postgres://... (shared by several gateways; needs an ocbench built with -tags postgres) (default: a temporary directory)")
 	workspace := fs.String("workspace", "", "workspace of /v1/runs (default: the built-in sample workspace)")
 	upCompat := fs.String("upstream-compat", "auto", "what --upstream's chat endpoint accepts: auto (OpenAI's own host or not), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the gateway to this file until it stops")
@@ -145,11 +144,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		runs.ModelFromRequest = *runsModel == ""
 		runs.StreamFunc = nil // the engine's HTTP transport, key from the environment
 	}
-	if strings.HasPrefix(*sessions, "sqlite:") || strings.HasPrefix(*sessions, "postgres://") || strings.HasPrefix(*sessions, "postgresql://") {
-		st, err := transcript.OpenStore(context.Background(), *sessions)
-		if err != nil {
-			fmt.Fprintf(stderr, "ocbench serve: --sessions: %v\n", err)
-			return 1
+	if strings.HasPrefix(*sessions, "sqlite:") || strings.Contains(*sessions, "://") {
+		st, code := openNamedStore("serve", "--sessions", *sessions, stderr)
+		if st == nil {
+			return code
 		}
 		defer st.Close()
 		runs.Store, *sessions = st, "" // the (unused) JSONL directory is a temporary one

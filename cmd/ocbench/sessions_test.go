@@ -17,6 +17,7 @@ import (
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/transcript"
+	"github.com/ocbench/ocbench/transcript/pgstore"
 )
 
 // `ocbench run --sessions sqlite:PATH` continues a session OpenClaw
@@ -119,7 +120,7 @@ func TestTwoServesOnOnePostgres(t *testing.T) {
 			t.Fatalf("run %d on node %d: %d %s", i, i%2, resp.StatusCode, b)
 		}
 	}
-	st, err := transcript.OpenPGStore(context.Background(), url, transcript.PGOptions{})
+	st, err := pgstore.Open(context.Background(), url, pgstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

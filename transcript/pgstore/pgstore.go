@@ -1,4 +1,15 @@
-package transcript
+// Package pgstore is the PostgreSQL session store (a transcript.Store for
+// several gateway nodes sharing sessions): append-only rows per session
+// sequence under an expiring, fenced writer lease. It owns its tables and
+// the lease protocol; the entry format, recovery and the Store contract are
+// package transcript's.
+//
+// It is a package of its own so that only programs that use PostgreSQL
+// compile the driver (pgx): importing it, even for its side effect only
+// (import _ "github.com/ocbench/ocbench/transcript/pgstore"), registers it
+// with transcript.OpenStore for postgres:// and postgresql:// names. The
+// ocbench command links it when built with -tags postgres.
+package pgstore
 
 import (
 	"context"
@@ -15,11 +26,19 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/ocbench/ocbench/llm"
-	"github.com/valyala/fastjson"
+	"github.com/ocbench/ocbench/transcript"
 )
 
-// PGOptions configure OpenPGStore.
-type PGOptions struct {
+func init() {
+	open := func(ctx context.Context, spec string) (transcript.Store, error) {
+		return Open(ctx, spec, Options{})
+	}
+	transcript.RegisterStore("postgres", open)
+	transcript.RegisterStore("postgresql", open)
+}
+
+// Options configure Open.
+type Options struct {
 	// LeaseTTL is how long a session's writer lease lasts without renewal:
 	// a node that dies holding it loses it after at most this long.
 	// Default 15 s; the writer renews it every third of it, and on every
@@ -29,7 +48,7 @@ type PGOptions struct {
 	Holder string
 }
 
-// PGStore keeps sessions in PostgreSQL, for many gateway nodes sharing
+// Store keeps sessions in PostgreSQL, for many gateway nodes sharing
 // them. Each entry is one append-only row of ocbench_session_events
 // (session_id, seq, entry_id, event_json), seq being the session's own
 // sequence from 1 (the header). One writer per session across all nodes:
@@ -38,7 +57,7 @@ type PGOptions struct {
 // (its holder stopped renewing it: a dead node), and a takeover raises the
 // token. Every append is one statement that inserts the row only while the
 // lease row still holds this writer's holder and token, and renews it. So
-// a node whose lease was taken over can never write again (ErrLeaseLost),
+// a node whose lease was taken over can never write again (transcript.ErrLeaseLost),
 // one whose lease merely expired while nobody took it goes on (nobody else
 // can have written), and a row is either wholly there or not at all.
 //
@@ -47,10 +66,10 @@ type PGOptions struct {
 // entry id); it reports success only when the row is there, and otherwise
 // inserts it again (still under the lease) or fails. Nothing acknowledged
 // is lost, nothing half-written is read.
-type PGStore struct {
+type Store struct {
 	pool *pgxpool.Pool
 	lazy *pgxpool.Pool // synchronous_commit off
-	opts PGOptions
+	opts Options
 }
 
 const pgSchema = `
@@ -74,13 +93,9 @@ CREATE TABLE IF NOT EXISTS ocbench_session_leases (
 	expires_at TIMESTAMPTZ NOT NULL
 );`
 
-// ErrLeaseLost is returned by a PostgreSQL writer whose lease expired and
-// was taken by another writer (or the session archived): it must stop.
-var ErrLeaseLost = errors.New("transcript: session lease lost to another writer")
-
-// OpenPGStore connects to the database at url (postgres://...) and creates
-// the tables if needed.
-func OpenPGStore(ctx context.Context, url string, opts PGOptions) (*PGStore, error) {
+// Open connects to the database at url (postgres://...) and creates the
+// tables if needed.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.LeaseTTL <= 0 {
 		opts.LeaseTTL = 15 * time.Second
 	}
@@ -91,7 +106,7 @@ func OpenPGStore(ctx context.Context, url string, opts PGOptions) (*PGStore, err
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("transcript: postgres url: %w", err)
+		return nil, fmt.Errorf("pgstore: postgres url: %w", err)
 	}
 	lazyCfg := cfg.Copy()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -108,7 +123,7 @@ func OpenPGStore(ctx context.Context, url string, opts PGOptions) (*PGStore, err
 		pool.Close()
 		return nil, err
 	}
-	s := &PGStore{pool: pool, lazy: lazy, opts: opts}
+	s := &Store{pool: pool, lazy: lazy, opts: opts}
 	// Concurrent first openers race on CREATE TABLE IF NOT EXISTS; an
 	// advisory lock serialises them.
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -121,29 +136,29 @@ func OpenPGStore(ctx context.Context, url string, opts PGOptions) (*PGStore, err
 	if err != nil {
 		pool.Close()
 		lazy.Close()
-		return nil, fmt.Errorf("transcript: postgres schema: %w", err)
+		return nil, fmt.Errorf("pgstore: postgres schema: %w", err)
 	}
 	return s, nil
 }
 
-func (s *PGStore) Kind() string { return "postgres" }
-func (s *PGStore) Close() error { s.pool.Close(); s.lazy.Close(); return nil }
+func (s *Store) Kind() string { return "postgres" }
+func (s *Store) Close() error { s.pool.Close(); s.lazy.Close(); return nil }
 
 // Pool returns the connection pool (for tests and inspection).
-func (s *PGStore) Pool() *pgxpool.Pool { return s.pool }
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-func (s *PGStore) Open(ctx context.Context, id string, opts WriterOptions) (SessionWriter, error) {
+func (s *Store) Open(ctx context.Context, id string, opts transcript.WriterOptions) (transcript.SessionWriter, error) {
 	if id == "" {
-		id = newUUID()
+		id = transcript.NewSessionID()
 	}
-	if err := validSessionID(id); err != nil {
+	if err := transcript.ValidSessionID(id); err != nil {
 		return nil, err
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.MaxLineSize <= 0 {
-		opts.MaxLineSize = DefaultMaxLineSize
+		opts.MaxLineSize = transcript.DefaultMaxLineSize
 	}
 	var archived bool
 	err := s.pool.QueryRow(ctx, `SELECT archived_at IS NOT NULL FROM ocbench_sessions WHERE session_id = $1`, id).Scan(&archived)
@@ -151,7 +166,7 @@ func (s *PGStore) Open(ctx context.Context, id string, opts WriterOptions) (Sess
 		return nil, err
 	}
 	if archived {
-		return nil, fmt.Errorf("%w: %s", ErrArchived, id)
+		return nil, fmt.Errorf("%w: %s", transcript.ErrArchived, id)
 	}
 	var token int64
 	err = s.pool.QueryRow(ctx, `
@@ -161,12 +176,12 @@ func (s *PGStore) Open(ctx context.Context, id string, opts WriterOptions) (Sess
 		WHERE l.expires_at < now()
 		RETURNING token`, id, s.opts.Holder, s.opts.LeaseTTL.String()).Scan(&token)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, &LockedError{Path: "postgres:" + id}
+		return nil, &transcript.LockedError{Path: "postgres:" + id}
 	}
 	if err != nil {
 		return nil, err
 	}
-	w := &pgWriter{storeBranch: newStoreBranch(id), s: s, opts: opts, token: token, stop: make(chan struct{})}
+	w := &pgWriter{RowBranch: transcript.NewRowBranch(id), s: s, opts: opts, token: token, stop: make(chan struct{})}
 	if err := w.load(ctx); err != nil {
 		w.release()
 		return nil, err
@@ -176,17 +191,13 @@ func (s *PGStore) Open(ctx context.Context, id string, opts WriterOptions) (Sess
 	return w, nil
 }
 
-// pgWriter appends to one session of a PGStore while holding its lease.
+// pgWriter appends to one session of a Store while holding its lease.
 type pgWriter struct {
-	storeBranch
-	s     *PGStore
-	opts  WriterOptions
+	transcript.RowBranch
+	s     *Store
+	opts  transcript.WriterOptions
 	token int64
 	next  int64 // seq of the next row
-	size  int64
-	buf   []byte
-	idBuf []byte
-	vp    fastjson.Parser
 	err   error
 	dirty bool // asynchronous commits since the last synchronous one
 	stop  chan struct{}
@@ -195,44 +206,26 @@ type pgWriter struct {
 }
 
 func (w *pgWriter) load(ctx context.Context) error {
-	r, err := w.s.Reader(ctx, w.id, Options{KeepUnknown: true, SkipContent: true, MaxLineSize: w.opts.MaxLineSize})
-	if err != nil && !errors.Is(err, ErrNoSession) {
+	r, err := w.s.Reader(ctx, w.ID(), transcript.Options{KeepUnknown: true, SkipContent: true, MaxLineSize: w.opts.MaxLineSize})
+	if err != nil && !errors.Is(err, transcript.ErrNoSession) {
 		return err
 	}
 	if r != nil {
-		var at appendTracker
-		for r.Next() {
-			e := r.Entry()
-			at.step(e, r.Header().Version)
-			w.ids[IDHash(e.ID)] = struct{}{}
-			w.rec.Entries++
-		}
-		w.leaf = append(w.leaf[:0], at.id...)
-		err := r.Err()
-		w.hdr = r.Header()
-		w.size = r.Stats().Bytes
+		err := w.Recover(r) // closes r; its Stats stay readable
 		w.next = r.Stats().Lines + 1
-		r.Close()
 		if err != nil {
 			return err
 		}
 	}
-	if w.hdr.Version != 0 {
+	if w.Header().Version != 0 {
 		return nil
 	}
-	now := w.opts.Now()
-	w.hdr = Header{Version: CurrentVersion, ID: w.id, Cwd: w.opts.Cwd, Timestamp: now.UnixMilli()}
-	hdr := AppendHeaderJSON(nil, &w.hdr, CurrentVersion)
-	if _, err := w.s.pool.Exec(ctx, `INSERT INTO ocbench_sessions (session_id) VALUES ($1) ON CONFLICT DO NOTHING`, w.id); err != nil {
+	hdr := w.NewHeader(w.opts.Now(), w.opts.Cwd)
+	if _, err := w.s.pool.Exec(ctx, `INSERT INTO ocbench_sessions (session_id) VALUES ($1) ON CONFLICT DO NOTHING`, w.ID()); err != nil {
 		return err
 	}
 	w.next = 1
-	if err := w.insert(ctx, hdr, ""); err != nil {
-		return err
-	}
-	w.rec.Created = true
-	w.size = int64(len(hdr) + 1)
-	return nil
+	return w.insert(ctx, hdr, "")
 }
 
 // insert writes the row of seq w.next under the lease, renewing it, and
@@ -249,15 +242,15 @@ func (w *pgWriter) insert(ctx context.Context, ev []byte, entryID string) error 
 	}
 	evs := string(ev)
 	pool := w.s.pool
-	if w.opts.Durability != SyncEntry && entryID != "session" {
+	if w.opts.Durability != transcript.SyncEntry && entryID != "session" {
 		pool = w.s.lazy
 		w.dirty = true
 	}
 	for attempt := 0; ; attempt++ {
-		tag, err := pool.Exec(ctx, q, w.id, w.s.opts.Holder, w.token, w.next, entryID, w.s.opts.LeaseTTL.String(), evs)
+		tag, err := pool.Exec(ctx, q, w.ID(), w.s.opts.Holder, w.token, w.next, entryID, w.s.opts.LeaseTTL.String(), evs)
 		if err == nil {
 			if tag.RowsAffected() != 1 {
-				return w.fail(ErrLeaseLost)
+				return w.fail(transcript.ErrLeaseLost)
 			}
 			w.next++
 			return nil
@@ -265,23 +258,23 @@ func (w *pgWriter) insert(ctx context.Context, ev []byte, entryID string) error 
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) {
 			if pe.Code == "23505" { // unique violation: seq taken, someone else wrote
-				return w.fail(fmt.Errorf("%w: row %d of %s already written", ErrLeaseLost, w.next, w.id))
+				return w.fail(fmt.Errorf("%w: row %d of %s already written", transcript.ErrLeaseLost, w.next, w.ID()))
 			}
 			return err // the statement failed: nothing was written
 		}
 		// The connection failed: the row may or may not be there.
 		if attempt >= 3 || ctx.Err() != nil {
-			return fmt.Errorf("transcript: append to %s: outcome unknown after connection errors: %w", w.id, err)
+			return fmt.Errorf("transcript: append to %s: outcome unknown after connection errors: %w", w.ID(), err)
 		}
 		time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
 		var got string
-		lerr := w.s.pool.QueryRow(ctx, `SELECT entry_id FROM ocbench_session_events WHERE session_id = $1 AND seq = $2`, w.id, w.next).Scan(&got)
+		lerr := w.s.pool.QueryRow(ctx, `SELECT entry_id FROM ocbench_session_events WHERE session_id = $1 AND seq = $2`, w.ID(), w.next).Scan(&got)
 		switch {
 		case lerr == nil && got == entryID:
 			w.next++
 			return nil
 		case lerr == nil:
-			return w.fail(fmt.Errorf("%w: row %d of %s holds another entry", ErrLeaseLost, w.next, w.id))
+			return w.fail(fmt.Errorf("%w: row %d of %s holds another entry", transcript.ErrLeaseLost, w.next, w.ID()))
 		case errors.Is(lerr, pgx.ErrNoRows):
 			continue // not written: insert again, under the lease
 		}
@@ -305,12 +298,12 @@ func (w *pgWriter) renew() {
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), w.s.opts.LeaseTTL/3)
 			tag, err := w.s.pool.Exec(ctx, `UPDATE ocbench_session_leases SET expires_at = now() + $4::interval
-				WHERE session_id = $1 AND holder = $2 AND token = $3`, w.id, w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
+				WHERE session_id = $1 AND holder = $2 AND token = $3`, w.ID(), w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
 			cancel()
 			if err == nil && tag.RowsAffected() == 0 {
-				w.mu.Lock()
-				w.err = ErrLeaseLost
-				w.mu.Unlock()
+				w.Lock()
+				w.err = transcript.ErrLeaseLost
+				w.Unlock()
 				return
 			}
 		}
@@ -320,39 +313,33 @@ func (w *pgWriter) renew() {
 func (w *pgWriter) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	w.s.pool.Exec(ctx, `DELETE FROM ocbench_session_leases WHERE session_id = $1 AND holder = $2 AND token = $3`, w.id, w.s.opts.Holder, w.token)
+	w.s.pool.Exec(ctx, `DELETE FROM ocbench_session_leases WHERE session_id = $1 AND holder = $2 AND token = $3`, w.ID(), w.s.opts.Holder, w.token)
 }
 
 func (w *pgWriter) AppendMessage(m *llm.Message) (string, error) {
-	return w.Append(&Entry{Type: TypeMessage, Message: m, Timestamp: m.Timestamp})
+	return w.Append(&transcript.Entry{Type: transcript.TypeMessage, Message: m, Timestamp: m.Timestamp})
 }
 
-func (w *pgWriter) Append(e *Entry) (string, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func (w *pgWriter) Append(e *transcript.Entry) (string, error) {
+	w.Lock()
+	defer w.Unlock()
 	if w.done {
-		return "", ErrClosed
+		return "", transcript.ErrClosed
 	}
 	if w.err != nil {
 		return "", w.err
 	}
-	id, err := prepareEntry(e, w.leaf, w.ids, &w.idBuf, &w.buf, &w.vp, w.opts.Now, w.opts.MaxLineSize)
+	row, id, err := w.Prepare(e, &w.opts)
 	if err != nil {
 		return "", err
 	}
-	if strings.IndexByte(string(w.buf), 0) >= 0 {
-		return "", fmt.Errorf("%w: NUL byte", ErrBadEntry) // PostgreSQL text cannot hold it
+	if strings.IndexByte(string(row), 0) >= 0 {
+		return "", fmt.Errorf("%w: NUL byte", transcript.ErrBadEntry) // PostgreSQL text cannot hold it
 	}
-	if lim := w.opts.MaxSessionBytes; lim > 0 && w.size+int64(len(w.buf))+1 > lim {
-		return "", &SizeLimitError{Size: w.size, Entry: int64(len(w.buf)) + 1, Limit: lim}
-	}
-	if err := w.insert(context.Background(), w.buf, string(id)); err != nil {
+	if err := w.insert(context.Background(), row, string(id)); err != nil {
 		return "", err
 	}
-	w.ids[IDHash(id)] = struct{}{}
-	w.leaf = append(w.leaf[:0], id...)
-	w.size += int64(len(w.buf)) + 1
-	w.rec.Entries++
+	w.Appended(row, id)
 	return string(id), nil
 }
 
@@ -360,48 +347,48 @@ func (w *pgWriter) Append(e *Entry) (string, error) {
 // server: one synchronous commit (the lease renewal), which flushes the
 // server's WAL through every earlier asynchronous commit.
 func (w *pgWriter) EndTurn() error {
-	if w.opts.Durability != SyncTurn {
+	if w.opts.Durability != transcript.SyncTurn {
 		return nil
 	}
 	return w.Sync()
 }
 
 func (w *pgWriter) Sync() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.Lock()
+	defer w.Unlock()
 	if w.done {
-		return ErrClosed
+		return transcript.ErrClosed
 	}
 	if !w.dirty {
 		return nil
 	}
 	tag, err := w.s.pool.Exec(context.Background(), `UPDATE ocbench_session_leases SET expires_at = now() + $4::interval
-		WHERE session_id = $1 AND holder = $2 AND token = $3`, w.id, w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
+		WHERE session_id = $1 AND holder = $2 AND token = $3`, w.ID(), w.s.opts.Holder, w.token, w.s.opts.LeaseTTL.String())
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() != 1 {
-		return w.fail(ErrLeaseLost)
+		return w.fail(transcript.ErrLeaseLost)
 	}
 	w.dirty = false
 	return nil
 }
 
 func (w *pgWriter) Close() error {
-	w.mu.Lock()
+	w.Lock()
 	if w.done {
-		w.mu.Unlock()
-		return ErrClosed
+		w.Unlock()
+		return transcript.ErrClosed
 	}
 	w.done = true
-	w.mu.Unlock()
+	w.Unlock()
 	close(w.stop)
 	w.wg.Wait()
 	w.release()
 	return nil
 }
 
-func (s *PGStore) Reader(ctx context.Context, id string, opts Options) (*Reader, error) {
+func (s *Store) Reader(ctx context.Context, id string, opts transcript.Options) (*transcript.Reader, error) {
 	rows, err := s.pool.Query(ctx, `SELECT event_json FROM ocbench_session_events WHERE session_id = $1 ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
@@ -412,12 +399,10 @@ func (s *PGStore) Reader(ctx context.Context, id string, opts Options) (*Reader,
 		if err := rows.Err(); err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %s", ErrNoSession, id)
+		return nil, fmt.Errorf("%w: %s", transcript.ErrNoSession, id)
 	}
 	pr.primed = true
-	r := NewReader(pr, opts)
-	r.closers = append(r.closers, pr)
-	return r, nil
+	return transcript.NewReaderCloser(pr, opts), nil
 }
 
 type pgRows struct {
@@ -451,7 +436,7 @@ func (p *pgRows) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-func (s *PGStore) List(ctx context.Context) ([]SessionInfo, error) {
+func (s *Store) List(ctx context.Context) ([]transcript.SessionInfo, error) {
 	rows, err := s.pool.Query(ctx, `SELECT s.session_id, count(e.seq), coalesce(sum(length(e.event_json) + 1), 0), coalesce(max(e.created_at), s.created_at), s.archived_at
 		FROM ocbench_sessions s LEFT JOIN ocbench_session_events e ON e.session_id = s.session_id
 		GROUP BY s.session_id ORDER BY s.session_id`)
@@ -459,9 +444,9 @@ func (s *PGStore) List(ctx context.Context) ([]SessionInfo, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []SessionInfo
+	var out []transcript.SessionInfo
 	for rows.Next() {
-		var si SessionInfo
+		var si transcript.SessionInfo
 		var arch *time.Time
 		if err := rows.Scan(&si.ID, &si.Entries, &si.Bytes, &si.Updated, &arch); err != nil {
 			return nil, err
@@ -470,7 +455,7 @@ func (s *PGStore) List(ctx context.Context) ([]SessionInfo, error) {
 			si.Entries--
 		}
 		if arch != nil {
-			si.Archived = &ArchiveInfo{Location: "postgres:ocbench_session_events", Events: si.Entries, RawBytes: si.Bytes, Bytes: si.Bytes}
+			si.Archived = &transcript.ArchiveInfo{Location: "postgres:ocbench_session_events", Events: si.Entries, RawBytes: si.Bytes, Bytes: si.Bytes}
 		}
 		out = append(out, si)
 	}
@@ -479,19 +464,19 @@ func (s *PGStore) List(ctx context.Context) ([]SessionInfo, error) {
 
 // Archive marks the session archived (its rows stay, read-only) under its
 // lease, so no writer can append afterwards.
-func (s *PGStore) Archive(ctx context.Context, id string) (ArchiveInfo, error) {
-	w, err := s.Open(ctx, id, WriterOptions{})
+func (s *Store) Archive(ctx context.Context, id string) (transcript.ArchiveInfo, error) {
+	w, err := s.Open(ctx, id, transcript.WriterOptions{})
 	if err != nil {
-		return ArchiveInfo{}, err
+		return transcript.ArchiveInfo{}, err
 	}
 	pw := w.(*pgWriter)
 	defer pw.Close()
 	var n, bytes int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(length(event_json) + 1), 0) FROM ocbench_session_events WHERE session_id = $1`, id).Scan(&n, &bytes); err != nil {
-		return ArchiveInfo{}, err
+		return transcript.ArchiveInfo{}, err
 	}
 	if _, err := s.pool.Exec(ctx, `UPDATE ocbench_sessions SET archived_at = now() WHERE session_id = $1`, id); err != nil {
-		return ArchiveInfo{}, err
+		return transcript.ArchiveInfo{}, err
 	}
-	return ArchiveInfo{Location: "postgres:ocbench_session_events", Events: n - 1, RawBytes: bytes, Bytes: bytes}, nil
+	return transcript.ArchiveInfo{Location: "postgres:ocbench_session_events", Events: n - 1, RawBytes: bytes, Bytes: bytes}, nil
 }
