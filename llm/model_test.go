@@ -75,3 +75,56 @@ func TestModelValidate(t *testing.T) {
 		t.Errorf("message %v", err)
 	}
 }
+
+// FuzzModelNames: ParseAPI, ParseProvider and Validate never panic; what
+// they accept is well-formed, what they refuse is a typed *ModelError,
+// and a suggestion is always a known value.
+func FuzzModelNames(f *testing.F) {
+	for _, s := range []string{"openai", "opneai", "openai-completions", "anthropic-mesages", "kimi-coding", "a b", "", "\xff", "OPENAI"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, api, prov string) {
+		check := func(err error, known []string) {
+			if err == nil {
+				return
+			}
+			var me *ModelError
+			if !errors.As(err, &me) || me.Err == nil || !errors.Is(err, me.Err) {
+				t.Fatalf("untyped refusal %v", err)
+			}
+			if me.Suggest != "" && !slicesContains(known, me.Suggest) {
+				t.Fatalf("suggested %q, not a known value", me.Suggest)
+			}
+		}
+		a, err := ParseAPI(api)
+		if err == nil && (!a.Known() || string(a) != api) {
+			t.Fatalf("ParseAPI(%q) = %q", api, a)
+		}
+		check(err, []string{string(APIOpenAICompletions), string(APIOpenAIResponses), string(APIAnthropicMessages)})
+		p, err := ParseProvider(prov)
+		if err == nil {
+			if p != prov || len(p) > 128 || strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+				t.Fatalf("ParseProvider(%q) = %q", prov, p)
+			}
+		}
+		var known []string
+		for _, k := range Providers {
+			known = append(known, k)
+		}
+		check(err, known)
+		m := Model{API: API(api), Provider: prov, BaseURL: prov}
+		check(m.Validate(), append(known, string(APIOpenAICompletions), string(APIOpenAIResponses), string(APIAnthropicMessages)))
+		if d1, d2 := editDistance(api, prov), editDistance(prov, api); d1 != d2 {
+			t.Fatalf("distance not symmetric: %d %d", d1, d2)
+		}
+	})
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -159,7 +159,8 @@ func (c *Client) apiKey(w Wire, req *llm.Request) string {
 	if req.APIKey != "" {
 		return req.APIKey
 	}
-	for _, k := range keyEnvs(w, req.Model.Provider, CompatFor(&req.Model).KeyEnv) {
+	var buf [2]string
+	for _, k := range keyEnvs(buf[:0], w, req.Model.Provider, CompatFor(&req.Model).KeyEnv) {
 		if v := c.getenv(k); v != "" {
 			return v
 		}

@@ -164,3 +164,21 @@ func TestHostOf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHostOf: for every base URL Model.Validate accepts (net/url parses it,
+// http or https, with a host), hostOf reads the host net/url reads.
+func FuzzHostOf(f *testing.F) {
+	for _, s := range []string{"https://api.openai.com/v1", "http://[::1]:9/v1", "https://u:p@h:1/x?y#z", "http://a@b@c/", "http://h/p:q", "http://h?x=/y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := hostOf(s)
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return
+		}
+		if want := u.Hostname(); got != want {
+			t.Fatalf("hostOf(%q) = %q, net/url %q", s, got, want)
+		}
+	})
+}
