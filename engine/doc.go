@@ -42,7 +42,8 @@
 // is written. Failures during the loop (a refused request, an in-stream
 // error, an idle timeout, an endless stream, an abort) end the run with
 // the failed assistant message in the transcript, every tool call paired
-// with a result, and the error both returned and in Result.Err. Tool
+// with a result, and the error returned (the Result still holds what was
+// done). Tool
 // failures never end a run: they are error results the model sees, and a
 // tool that does not return within Params.ToolTimeout is left behind with
 // an ErrToolTimeout result.

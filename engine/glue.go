@@ -126,6 +126,9 @@ func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
 	if o.LastToolActivity == nil {
 		o.LastToolActivity = func() time.Time { return r.lastTool }
 	}
+	// The run passes its call context (cancelled at the end of the run) to
+	// every call, so the idle timer may keep what it derives from it.
+	o.IdleReuseContext = true
 	return streamwrap.Chain(fn, o)
 }
 

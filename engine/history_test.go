@@ -106,6 +106,11 @@ func TestConversationSameInMemoryFileAndStore(t *testing.T) {
 					if len(res.Conversation) == 0 {
 						t.Fatal("no Conversation from an in-memory run")
 					}
+					if !res.Compaction.Compacted {
+						if got, want := describe(res.Conversation), describe(append(append([]llm.Message(nil), history...), res.NewMessages...)); got != want {
+							t.Fatalf("run %d: conversation %s, want History + NewMessages %s", i, got, want)
+						}
+					}
 					history = res.Conversation
 				} else if res.Conversation != nil {
 					t.Fatal("Conversation set for a stored session")

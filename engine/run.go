@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ocbench/ocbench/internal/redact"
@@ -16,7 +17,8 @@ import (
 
 // Errors of a run. Setup failures are returned before anything is written;
 // failures during the loop are also recorded in the transcript (an
-// assistant message with stopReason error or aborted) and in Result.Err.
+// assistant message with stopReason error or aborted); Run returns the
+// error, and the Result holds everything done up to it.
 var (
 	// ErrNoPrompt means Params.Prompt was empty.
 	ErrNoPrompt = errors.New("engine: empty prompt")
@@ -79,6 +81,16 @@ type Params struct {
 	MaxTokens   int
 	Temperature *float64
 	Reasoning   string
+	// RequestOptions (tool choice, parallel tool calls, response format,
+	// stop sequences, top_p, extra headers and body fields) are sent with
+	// every model call of the run, encoded per wire by package provider,
+	// which refuses an option the wire cannot express
+	// (provider.ErrUnsupportedOption) before anything is sent. Mind that a
+	// ToolChoiceRequired or ToolChoiceTool makes every call ask for a tool,
+	// so such a run only ends at MaxTurns. Compaction's summary call
+	// carries only the Headers and ExtraBody (transport concerns, such as
+	// a gateway's routing header); the others would shape the summary.
+	RequestOptions llm.RequestOptions
 
 	// Workspace is the directory the built-in tools are confined to and
 	// whose bootstrap files and skills OpenClaw's prompt injects; a
@@ -268,8 +280,6 @@ type Result struct {
 	// MaxTurns did.
 	Aborted   bool
 	TurnLimit bool
-	// Err is the error that ended the run, nil for a clean end.
-	Err error
 	// NewMessages are the messages the run added to the conversation, in
 	// order: the prompt, each assistant message (failed ones included),
 	// each tool result (also the error results that close the calls of a
@@ -309,16 +319,13 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	// The model never sees a configured key either.
 	p.Prompt = red.String(p.Prompt)
 	if p.Prompt == "" {
-		res.Err = ErrNoPrompt
-		return res, res.Err
+		return res, ErrNoPrompt
 	}
 	if err := p.check(); err != nil {
-		res.Err = err
 		return res, err
 	}
 	sel, err := SelectHarness(p.Harness, HarnessQuery{Provider: p.Model.Provider, ModelID: p.Model.ID}, p.Harnesses)
 	if err != nil {
-		res.Err = err
 		return res, err
 	}
 	res.Harness = sel
@@ -330,10 +337,7 @@ func Run(ctx context.Context, p Params) (Result, error) {
 			res = *r
 		}
 		res.Harness = sel
-		if err != nil && res.Err == nil {
-			res.Err = err
-		}
-		err, res.Err = red.Error(err), red.Error(res.Err)
+		err = red.Error(err)
 		if res.Final != nil {
 			res.Final = res.Final.Clone()
 			redactMessage(red, res.Final)
@@ -346,7 +350,6 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	}
 	r := runner{p: &p, res: &res, red: red}
 	err = red.Error(r.run(ctx))
-	res.Err = err
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
 	return res, err
@@ -380,6 +383,11 @@ type runner struct {
 	guardEst   []int
 	guardTotal int
 	guardBase  *llm.Message
+	// call is the run's current call context (see callScope), turnTimer
+	// the one timer of Params.TurnTimeout, armed during a call.
+	call      atomic.Pointer[callScope]
+	turnTimer *time.Timer
+	turnArmed atomic.Bool
 	// lastTool is when the last tool call ended (the idle timer's tool
 	// activity); read by the chain on the run's goroutine only.
 	lastTool time.Time
@@ -410,7 +418,7 @@ func (r *runner) takeNotes() {
 func (r *runner) run(ctx context.Context) (err error) {
 	defer func() {
 		if r.sess != nil && r.sess.w == nil {
-			r.res.Conversation = r.sess.messages()
+			r.res.Conversation = r.sess.conversation(r.res.NewMessages)
 		}
 		if cerr := r.close(); cerr != nil && err == nil {
 			err = cerr
@@ -452,6 +460,7 @@ func (r *runner) close() error {
 		r.tw.stop()
 		r.tw = nil
 	}
+	r.endCalls()
 	if r.toolCancel != nil {
 		r.toolCancel(nil)
 		r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil
@@ -526,6 +535,7 @@ func (r *runner) setup() (err error) {
 		MaxTokens:     p.MaxTokens,
 		Temperature:   p.Temperature,
 		Reasoning:     p.Reasoning,
+		Options:       p.RequestOptions,
 	}
 	return nil
 }
@@ -697,13 +707,18 @@ func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
 	r.idx = m.ToolCalls(r.idx[:0])
 	for _, i := range r.idx {
 		b := &m.Content[i]
-		res := toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now())
-		_ = r.record(&res)
+		_ = r.record(toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now()))
 	}
 }
 
-func toolResultMessage(id, name, text string, isErr bool, now time.Time) llm.Message {
-	m := llm.TextMessage(llm.RoleToolResult, text)
+// toolResultMessage returns a tool result holding text, its message and
+// first block in one allocation and its text in another.
+func toolResultMessage(id, name, text string, isErr bool, now time.Time) *llm.Message {
+	a := new(messageWith1)
+	a.b[0] = llm.Block{Type: llm.BlockText, Text: []byte(text)}
+	m := &a.m
+	m.Role = llm.RoleToolResult
+	m.Content = a.b[:1:1]
 	m.ToolCallID = id
 	m.ToolName = name
 	m.IsError = isErr
@@ -761,8 +776,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 
 // skipCall records a call that was not run because the run was stopped.
 func (r *runner) skipCall(id, name, stopText string) error {
-	res := toolResultMessage(id, name, stopText, true, r.p.Now())
-	if err := r.appendMsg(&res); err != nil {
+	if err := r.appendMsg(toolResultMessage(id, name, stopText, true, r.p.Now())); err != nil {
 		return err
 	}
 	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: true, Err: ErrInterrupted})
@@ -801,8 +815,8 @@ func (r *runner) finishCall(ctx context.Context, cause error, id, name string, c
 			res.Content = append(res.Content, llm.Block{Type: llm.BlockImage, Text: bytes.Clone(b.Text), MimeType: bytes.Clone(b.MimeType)})
 		}
 	}
-	r.capToolResult(&res)
-	if err := r.appendMsg(&res); err != nil {
+	r.capToolResult(res)
+	if err := r.appendMsg(res); err != nil {
 		return "", err
 	}
 	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})

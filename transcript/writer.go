@@ -108,9 +108,16 @@ type Writer struct {
 	ids   map[uint64]struct{}
 	buf   []byte
 	dirty bool // written since the last sync
-	err   error
-	id    []byte
-	vp    fastjson.Parser
+	// newFile: the file was created and its directory not yet flushed.
+	newFile bool
+	err     error
+	id      []byte
+	vp      fastjson.Parser
+	// store, for a writer a DirStore opened: Close parks the handle there.
+	store *DirStore
+	// cleanTemps: the first open removes stale temporary files (stale).
+	cleanTemps bool
+	stale      []string
 }
 
 // LockedError is returned by OpenWriter when the session file is locked
@@ -144,13 +151,13 @@ func OpenWriter(path string, opts WriterOptions) (*Writer, error) {
 		}
 		return nil, err
 	}
-	w := &Writer{path: path, opts: opts, lockF: lf, ids: make(map[uint64]struct{})}
-	stale := removeStaleTemps(path)
+	w := &Writer{path: path, opts: opts, lockF: lf, ids: make(map[uint64]struct{}), cleanTemps: true}
 	if err := w.open(); err != nil {
 		w.closeFiles()
 		return nil, err
 	}
-	w.rec.StaleTemps = stale
+	w.rec.StaleTemps = w.stale
+	w.stale = nil
 	return w, nil
 }
 
@@ -207,6 +214,14 @@ func (w *Writer) open() error {
 		return err
 	}
 	size := st.Size()
+	if w.cleanTemps {
+		// A rotation or migration runs beside a live file that has its
+		// header; a new (empty) file has none to clean up.
+		w.cleanTemps = false
+		if size > 0 {
+			w.stale = removeStaleTemps(w.path)
+		}
+	}
 	r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, SkipContent: true})
 	clear(w.ids)
 	w.leaf = w.leaf[:0]
@@ -248,10 +263,15 @@ func (w *Writer) open() error {
 		if err := w.write(w.buf); err != nil {
 			return err
 		}
-		if err := syncData(f); err != nil {
-			return err
+		// The new file (and its directory entry) is flushed under the
+		// policy: at once under SyncEntry, with the turn's entries under
+		// SyncTurn, never under SyncNone.
+		w.newFile = true
+		if w.opts.Durability == SyncEntry {
+			if err := w.syncLocked(); err != nil {
+				return err
+			}
 		}
-		syncDir(w.path)
 		w.rec.Created = true
 		return nil
 	}
@@ -589,6 +609,10 @@ func (w *Writer) syncLocked() error {
 	if err := syncData(w.f); err != nil {
 		return err
 	}
+	if w.newFile {
+		syncDir(w.path) // the file's name, once
+		w.newFile = false
+	}
 	w.dirty = false
 	return nil
 }
@@ -600,6 +624,9 @@ func (w *Writer) Close() error {
 	defer w.mu.Unlock()
 	if w.f == nil {
 		return ErrClosed
+	}
+	if w.store != nil {
+		return w.store.park(w)
 	}
 	var err error
 	if w.opts.Durability != SyncNone {
