@@ -214,7 +214,8 @@ type Compat struct {
 	PromptCacheKey bool
 	// RepairToolCallArgs overrides OpenClaw's gate for repairing
 	// malformed tool-call arguments (see Provider); the zero value,
-	// RepairAsOpenClaw, keeps the gate.
+	// RepairAsOpenClaw, keeps the gate. The decorator chain reads it from
+	// Model.Compat (streamwrap.RepairsToolCallArgs).
 	RepairToolCallArgs RepairMode
 	// KeyEnv names the environment variable holding the API key; empty
 	// means <PROVIDER>_API_KEY, then the wire's usual variable.

@@ -31,11 +31,14 @@ var compatOverrides sync.Map // normalised base URL -> Compat
 // SetCompat overrides detection for one endpoint (its base URL, as in
 // llm.Model.BaseURL), process-wide; the flags of `ocbench run --base-url`
 // and `ocbench serve --upstream` call it. A model's own Model.Compat wins
-// over it. A zero MaxTokensField keeps the detected one.
+// over it. A zero MaxTokensField keeps the detected one. The repair
+// override is a model's, not an endpoint's (the decorator chain reads
+// Model.Compat): RepairToolCallArgs is ignored here.
 func SetCompat(baseURL string, c Compat) {
 	if c.MaxTokensField == "" {
 		c.MaxTokensField = DetectCompat(baseURL, "").MaxTokensField
 	}
+	c.RepairToolCallArgs = llm.RepairAsOpenClaw
 	compatOverrides.Store(compatKey(baseURL), c)
 }
 

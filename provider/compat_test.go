@@ -87,6 +87,12 @@ func TestModelCompatWins(t *testing.T) {
 	if got := CompatFor(&m); got.MaxTokensField != llm.MaxCompletionTokens || !got.PromptCacheKey {
 		t.Errorf("SetCompat: %+v", got)
 	}
+	// The chain reads the repair override from the model only, so the
+	// endpoint registry keeps OpenClaw's gate (and the profile says so).
+	SetCompat("http://127.0.0.4:9/v1", Compat{RepairToolCallArgs: llm.RepairNever})
+	if got := CompatFor(&llm.Model{BaseURL: "http://127.0.0.4:9/v1"}); got.RepairToolCallArgs != llm.RepairAsOpenClaw {
+		t.Errorf("SetCompat kept a repair override: %+v", got)
+	}
 }
 
 // The profile says what the transport will do, and a typo fails there,
