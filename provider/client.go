@@ -180,13 +180,12 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err := req.Model.Validate(); err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
+	if err := checkHeaders(w, req.Options.Headers); err != nil {
+		return nil, err
+	}
 	bp, _ := c.bufPool.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
-	}
-	if err := checkHeaders(w, req.Options.Headers); err != nil {
-		c.bufPool.Put(bp)
-		return nil, err
 	}
 	body, err := AppendRequestJSON((*bp)[:0], w, req)
 	if err != nil {
