@@ -26,13 +26,13 @@ func TestParseAPI(t *testing.T) {
 }
 
 func TestParseProvider(t *testing.T) {
-	for _, ok := range []string{"", "openai", "anthropic", "kimi", "kimi-coding", "openai-codex", "openrouter", "local", "my.vllm_1", "OpenAI", "xai", "ollama", "amazon-bedrock"} {
+	for _, ok := range []string{"", "openai", "anthropic", "kimi", "kimi-coding", "openai-codex", "openrouter", "local", "my.vllm_1", "MyServer", "xai", "ollama", "amazon-bedrock"} {
 		if _, err := ParseProvider(ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
 		}
 	}
 	for in, suggest := range map[string]string{
-		"opneai": "openai", "antropic": "anthropic", "anthropics": "anthropic", "kimj": "kimi",
+		"opneai": "openai", "antropic": "anthropic", "OpenAI": "openai", "KIMI": "kimi", "anthropics": "anthropic", "kimj": "kimi",
 		"openai-compatable": "openai-compatible", "scriptd": "scripted",
 		"open ai": "", "openai/gpt": "", strings.Repeat("a", 129): "",
 	} {
