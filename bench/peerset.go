@@ -40,6 +40,8 @@ const (
 	ImplEncodingJSON = "encoding-json"
 	ImplKaptinlin    = "kaptinlin-jsonrepair"
 	ImplPkoukk       = "pkoukk-tiktoken-go"
+	ImplFastjson     = "fastjson"
+	ImplSonic        = "bytedance-sonic"
 )
 
 // PeerTokenizeEncodings are the encodings the tokenizer peer counts.
@@ -63,12 +65,23 @@ func PeerPackages() []PeerPackage {
 			{"decode", "openai-chat", ImplStdlib},
 			{"decode", "anthropic", ImplStdlib},
 		}, validate...)},
+		{Dir: "fastjson", Benchmarks: allWires("decode", ImplFastjson)},
+		{Dir: "sonic", Benchmarks: allWires("decode", ImplSonic)},
 		{Dir: "jsonrepair", Benchmarks: repair},
 		{Dir: "tiktoken", Benchmarks: tok},
 		{Dir: "openairesponses", Benchmarks: []PeerBench{{"decode", "openai-responses", ImplOpenAIGo}}},
 		{Dir: "openaichat", Heavy: "github.com/openai/openai-go/v3", Benchmarks: []PeerBench{{"decode", "openai-chat", ImplOpenAIGo}}},
 		{Dir: "anthropicsdk", Heavy: "github.com/anthropics/anthropic-sdk-go/v2", Benchmarks: []PeerBench{{"decode", "anthropic", ImplAnthropicGo}}},
 	}
+}
+
+// allWires is the stage's benchmark of impl on every wire stream.
+func allWires(stage, impl string) []PeerBench {
+	var out []PeerBench
+	for _, ws := range WireStreams() {
+		out = append(out, PeerBench{stage, ws.Name, impl})
+	}
+	return out
 }
 
 // PeerPackageIn returns the package of PeerPackages at dir.
