@@ -61,7 +61,14 @@ type shape struct {
 	nroles  int
 	aux     uint32 // the wire's facts of the scan that are not spans
 	refined bool   // act holds only the holes that varied
-	used    uint64
+	// fixed has bit i set when role i is absent or lies in literal bytes
+	// only: the same value in every event the shape matches.
+	fixed uint64
+	// memo is what the wire's apply derived from fixed roles alone (its
+	// dispatch), valid when memoOK; compile clears it.
+	memo   uint8
+	memoOK bool
+	used   uint64
 }
 
 // shapeState is a decoder's shapes of the current stream.
@@ -73,19 +80,19 @@ type shapeState struct {
 	off          bool
 	tmp          []hole
 	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
-	sp           [maxShapeRoles]span // the spans of the last match
+	sp           [maxShapeRoles]span      // the spans of the last match
 }
 
 func (s *shapeState) reset() {
 	s.n, s.hits, s.misses, s.off = 0, 0, 0, false
 }
 
-// shapeMatch returns the spans and aux of the learned shape data matches.
-// The spans are valid until the next match.
-func (d *Decoder) shapeMatch(data []byte) (*[maxShapeRoles]span, uint32, bool) {
+// shapeMatch returns the learned shape data matches, nil when none does.
+// The matched event's spans are in d.shapes.sp until the next match.
+func (d *Decoder) shapeMatch(data []byte) *shape {
 	s := &d.shapes
 	if s.off {
-		return nil, 0, false
+		return nil
 	}
 	for j := 0; j < s.n; j++ {
 		i := s.ord[j]
@@ -100,7 +107,7 @@ func (d *Decoder) shapeMatch(data []byte) (*[maxShapeRoles]span, uint32, bool) {
 		if !sh.refined {
 			sh.refine(data, &s.pos)
 		}
-		return &s.sp, sh.aux, true
+		return sh
 	}
 	if s.n > 0 {
 		s.misses++
@@ -108,7 +115,7 @@ func (d *Decoder) shapeMatch(data []byte) (*[maxShapeRoles]span, uint32, bool) {
 			s.off = true
 		}
 	}
-	return nil, 0, false
+	return nil
 }
 
 // match compares data with the shape, leaving the active holes' spans in
@@ -169,12 +176,30 @@ func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int, out *[maxShapeRoles]span) 
 // compile places the learned spans relative to the active holes.
 func (sh *shape) compile() {
 	sh.refs = sh.refs[:0]
+	sh.fixed, sh.memo, sh.memoOK = 0, 0, false
 	for i := 0; i < sh.nroles; i++ {
 		sh.blank[i] = absent
-		if v := sh.learned[i]; v.ok() {
-			sh.refs = append(sh.refs, spanRef{role: int16(i), s: sh.place(v.s), e: sh.place(v.e)})
+		v := sh.learned[i]
+		if !v.ok() {
+			sh.fixed |= 1 << i
+			continue
+		}
+		sh.refs = append(sh.refs, spanRef{role: int16(i), s: sh.place(v.s), e: sh.place(v.e)})
+		if sh.literal(v) {
+			sh.fixed |= 1 << i
 		}
 	}
+}
+
+// literal reports whether no active hole lies within v.
+func (sh *shape) literal(v span) bool {
+	for _, hi := range sh.act {
+		h := sh.holes[hi]
+		if int(h.e) >= v.s && int(h.s) < v.e {
+			return false
+		}
+	}
+	return true
 }
 
 func (sh *shape) place(o int) posRef {
