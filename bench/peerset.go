@@ -50,7 +50,7 @@ const (
 	ImplKaptinlin    = "kaptinlin-jsonrepair"
 	ImplPkoukk       = "pkoukk-tiktoken-go"
 	ImplFastjson     = "fastjson"
-	ImplSonic        = "sonic"
+	ImplSonic        = "bytedance-sonic"
 )
 
 // PeerTokenizeEncodings are the encodings the tokenizer peer counts.
