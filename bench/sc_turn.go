@@ -43,6 +43,8 @@ func turnScenarios() ([]Scenario, error) {
 					Prompt:    "Read the workspace instructions.",
 					Model:     llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
 					Workspace: ws,
+					// OpenClaw's agent: its prompt and tools.
+					OpenClawPrompt: true, BuiltinTools: true,
 				}
 				teardown := removeWS
 				if input == "in-process" {
@@ -84,8 +86,8 @@ func checkTurn(res *engine.Result) error {
 	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "read" || res.ToolCalls[0].IsError {
 		return fmt.Errorf("turn: tool calls %+v, want one successful read", res.ToolCalls)
 	}
-	if want := "I read " + scripted.DefaultReadPath; !strings.HasPrefix(res.Text(), want) {
-		return fmt.Errorf("turn: final text %q, want it to start with %q", res.Text(), want)
+	if want := "I read " + scripted.DefaultReadPath; !strings.HasPrefix(res.FinalText(), want) {
+		return fmt.Errorf("turn: final text %q, want it to start with %q", res.FinalText(), want)
 	}
 	return nil
 }

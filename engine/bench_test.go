@@ -22,7 +22,7 @@ import (
 
 // echoTool is a tool with no I/O, so that benchmarks measure the engine,
 // not the file system.
-var echoTool = MustNewTool("echo", "echoes its text", []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+var echoTool = MustNewSchemaTool("echo", "echoes its text", []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 	func(ctx context.Context, args []byte) (ToolOutput, error) { return ToolOutput{Text: "ok"}, nil })
 
 // toolLoopScript answers every request with a text and an echo call, in
@@ -40,7 +40,6 @@ func benchParams(fn llm.StreamFunc, api llm.API, turns int) Params {
 		Model:        llm.Model{ID: "scripted-1", API: api, Provider: "scripted"},
 		StreamFunc:   fn,
 		SystemPrompt: "You are a benchmark.",
-		NoBuiltins:   true,
 		Tools:        []*Tool{echoTool},
 		MaxTurns:     turns,
 	}
@@ -257,10 +256,11 @@ func BenchmarkRunSetup(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			p := Params{
-				Prompt:        "hi",
-				Model:         llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
-				StreamFunc:    prov.StreamFunc(),
-				Workspace:     ws,
+				Prompt:         "hi",
+				Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
+				StreamFunc:     prov.StreamFunc(),
+				Workspace:      ws,
+				OpenClawPrompt: true, BuiltinTools: true,
 				PromptOptions: PromptOptions{Config: prompt.SampleConfig(), Renderer: rd},
 				Session:       SessionOptions{Durability: transcript.SyncNone},
 			}

@@ -246,7 +246,7 @@ var builtinSpecs = [...]builtinSpec{
 var compiledBuiltins = sync.OnceValue(func() []*Tool {
 	out := make([]*Tool, len(builtinSpecs))
 	for i, s := range builtinSpecs {
-		out[i] = MustNewTool(s.name, s.desc, []byte(s.params), func(context.Context, []byte) (ToolOutput, error) {
+		out[i] = MustNewSchemaTool(s.name, s.desc, []byte(s.params), func(context.Context, []byte) (ToolOutput, error) {
 			return ToolOutput{}, errors.New("BUG: unbound built-in tool")
 		})
 	}
@@ -267,6 +267,9 @@ func Builtins(ws *Workspace, opt BuiltinOptions) []*Tool {
 		}
 		t := *proto
 		t.handler = handlers[i]
+		// write, edit and exec change the workspace: under
+		// Params.ParallelTools they never overlap other calls.
+		t.exclusive = proto.name != "read" && proto.name != "ls"
 		tools = append(tools, &t)
 	}
 	return tools

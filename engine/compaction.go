@@ -376,6 +376,9 @@ func summarize(ctx context.Context, fn llm.StreamFunc, base *llm.Request, msgs [
 		Messages:  append(append(make([]llm.Message, 0, len(msgs)+1), msgs...), llm.TextMessage(llm.RoleUser, instr)),
 		SessionID: base.SessionID,
 		APIKey:    base.APIKey,
+		// Transport options only: a tool choice or response format
+		// would shape the summary.
+		Options: llm.RequestOptions{Headers: base.Options.Headers, ExtraBody: base.Options.ExtraBody},
 	}
 	s, err := fn(ctx, &req)
 	if err != nil {

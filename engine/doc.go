@@ -3,14 +3,16 @@
 // opens the session transcript (holding its lock), builds the system prompt,
 // registers the tools, wraps the provider's StreamFunc in the decorator
 // chain, prepares the history, and then loops: call the model, run the
-// final message's tool calls one after another in order, append each
-// result to the transcript, and repeat until the stop reason is not toolUse
+// final message's tool calls one after another in order (or, with
+// Params.ParallelTools, independent calls concurrently), append each
+// result to the transcript in the model's order, and repeat until the stop reason is not toolUse
 // or a turn limit is reached. Messages queued while a run is active are
 // delivered between turns (steering), and the whole run can be aborted
 // through its context with the transcript left consistent.
 //
-// The package also owns the tool registry (JSON-schema parameters
-// validated before execution; built-in read, write, edit and ls confined
+// The package also owns the tool registry (typed tools whose JSON schema
+// is derived from a Go type by NewTool, or hand-written schemas with
+// NewSchemaTool; arguments validated before execution; built-in read, write, edit and ls confined
 // to a workspace, and exec when enabled), the preemptive compaction
 // decision and compaction through the model, and harness selection
 // (embedded or plugin harnesses registered by embedding code).
@@ -40,7 +42,8 @@
 // is written. Failures during the loop (a refused request, an in-stream
 // error, an idle timeout, an endless stream, an abort) end the run with
 // the failed assistant message in the transcript, every tool call paired
-// with a result, and the error both returned and in Result.Err. Tool
+// with a result, and the error returned (the Result still holds what was
+// done). Tool
 // failures never end a run: they are error results the model sees, and a
 // tool that does not return within Params.ToolTimeout is left behind with
 // an ErrToolTimeout result.

@@ -51,10 +51,10 @@ func startE2E(t *testing.T, api llm.API, o scripted.Options) *e2e {
 
 func (e *e2e) params(msg string) Params {
 	return Params{
-		Prompt:      msg,
-		Model:       llm.Model{ID: "scripted-1", API: e.api, Provider: "scripted", BaseURL: e.url},
-		APIKey:      "test-key",
-		Workspace:   e.ws,
+		Prompt:    msg,
+		Model:     llm.Model{ID: "scripted-1", API: e.api, Provider: "scripted", BaseURL: e.url},
+		APIKey:    "test-key",
+		Workspace: e.ws, OpenClawPrompt: true, BuiltinTools: true,
 		SessionFile: e.session,
 	}
 }
@@ -91,8 +91,8 @@ func TestE2EDefaultScript(t *testing.T) {
 		if res.Turns != 2 || len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "read" || res.ToolCalls[0].IsError {
 			t.Fatalf("%+v", res)
 		}
-		if !strings.Contains(res.Text(), "I read AGENTS.md") || !strings.Contains(deltas.String(), "I'll start by reading") {
-			t.Fatalf("text %q / deltas %q", res.Text(), deltas.String())
+		if !strings.Contains(res.FinalText(), "I read AGENTS.md") || !strings.Contains(deltas.String(), "I'll start by reading") {
+			t.Fatalf("text %q / deltas %q", res.FinalText(), deltas.String())
 		}
 		if res.Usage.CacheRead != 2*3072 || res.Usage.Output != 38+46 {
 			t.Errorf("usage %+v", res.Usage)
@@ -174,8 +174,8 @@ func TestE2EUnknownToolLoopGuard(t *testing.T) {
 		}
 		// Three unknown-tool turns pass (each answered by an error
 		// result); the fourth is rewritten into a text that stops.
-		if res.Turns != 4 || len(res.ToolCalls) != 3 || !strings.Contains(res.Text(), `can't use the tool "teleport"`) {
-			t.Fatalf("turns %d calls %d text %q", res.Turns, len(res.ToolCalls), res.Text())
+		if res.Turns != 4 || len(res.ToolCalls) != 3 || !strings.Contains(res.FinalText(), `can't use the tool "teleport"`) {
+			t.Fatalf("turns %d calls %d text %q", res.Turns, len(res.ToolCalls), res.FinalText())
 		}
 		for _, c := range res.ToolCalls {
 			if !errors.Is(c.Err, ErrUnknownTool) {
@@ -279,7 +279,7 @@ func TestE2ESteering(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Steered != 1 || res.Text() != "switched to the notes" || res.Turns != 2 {
+		if res.Steered != 1 || res.FinalText() != "switched to the notes" || res.Turns != 2 {
 			t.Fatalf("%+v", res)
 		}
 		_, roles := sessionRoles(t, e.session)
@@ -323,8 +323,8 @@ func TestE2ECompaction(t *testing.T) {
 		if !c.Compacted || c.Trigger != TriggerOverflow || !strings.HasPrefix(c.Summary, "Goal:") || c.FirstKeptEntryID == "" {
 			t.Fatalf("%+v", c)
 		}
-		if !strings.HasPrefix(res.Text(), "answer to third") {
-			t.Fatalf("%q", res.Text())
+		if !strings.HasPrefix(res.FinalText(), "answer to third") {
+			t.Fatalf("%q", res.FinalText())
 		}
 		msgs, _ := sessionRoles(t, e.session)
 		if !strings.Contains(msgs[0].TextContent(), "Progress: two questions answered.") {
@@ -402,7 +402,7 @@ func TestE2EHTTPErrors(t *testing.T) {
 		mu.Unlock()
 		calls.Store(0)
 		res, err = Run(context.Background(), e.params("hi again"))
-		if err != nil || res.Retries != 1 || res.Text() != "fine now" {
+		if err != nil || res.Retries != 1 || res.FinalText() != "fine now" {
 			t.Fatalf("429: %v %+v", err, res)
 		}
 		mu.Lock()
@@ -484,8 +484,8 @@ func TestE2EInterruptAndFollowUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Text() != "bye" || res.Steered != 2 || res.Turns != 3 {
-			t.Fatalf("text %q steered %d turns %d", res.Text(), res.Steered, res.Turns)
+		if res.FinalText() != "bye" || res.Steered != 2 || res.Turns != 3 {
+			t.Fatalf("text %q steered %d turns %d", res.FinalText(), res.Steered, res.Turns)
 		}
 		msgs, roles := sessionRoles(t, e.session)
 		if roles != "user,assistant:aborted,user,assistant:stop,user,assistant:stop" {

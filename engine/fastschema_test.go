@@ -28,7 +28,7 @@ func TestValidateValidArgumentsWithoutAllocating(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
-	tool := MustNewTool("read", "", []byte(readSchema), func(context.Context, []byte) (ToolOutput, error) { return ToolOutput{}, nil })
+	tool := MustNewSchemaTool("read", "", []byte(readSchema), func(context.Context, []byte) (ToolOutput, error) { return ToolOutput{}, nil })
 	args := []byte(`{"path":"notes/é.txt","offset":3,"limit":20}`)
 	if err := tool.Validate(args); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func FuzzFastSchemaAgrees(f *testing.F) {
 	}
 	tools := make([]*Tool, len(fastSchemas))
 	for i, s := range fastSchemas {
-		tools[i] = MustNewTool("t", "", []byte(s), func(context.Context, []byte) (ToolOutput, error) { return ToolOutput{}, nil })
+		tools[i] = MustNewSchemaTool("t", "", []byte(s), func(context.Context, []byte) (ToolOutput, error) { return ToolOutput{}, nil })
 	}
 	f.Fuzz(func(t *testing.T, i int, args string) {
 		if i < 0 {

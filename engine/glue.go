@@ -58,12 +58,13 @@ func resolveProvider(p *Params) (llm.StreamFunc, error) {
 }
 
 // buildSystemPrompt returns the system prompt and the byte offset where
-// its stable (cacheable) prefix ends. Params.SystemPrompt wins; otherwise
-// package prompt resolves the workspace (bootstrap files, skills) and
-// renders OpenClaw's prompt for the run's tools and model.
+// its stable (cacheable) prefix ends: Params.SystemPrompt as given, or,
+// when Params.OpenClawPrompt chose it, OpenClaw's prompt rendered by
+// package prompt for the workspace (bootstrap files, skills), the run's
+// tools and model.
 func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, error) {
-	if p.SystemPrompt != "" {
-		return p.SystemPrompt, p.CacheBoundary, nil
+	if !p.OpenClawPrompt {
+		return p.SystemPrompt, min(max(p.CacheBoundary, 0), len(p.SystemPrompt)), nil
 	}
 	var cfg prompt.Config
 	if p.PromptOptions.Config != nil {
@@ -125,6 +126,9 @@ func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
 	if o.LastToolActivity == nil {
 		o.LastToolActivity = func() time.Time { return r.lastTool }
 	}
+	// The run passes its call context (cancelled at the end of the run) to
+	// every call, so the idle timer may keep what it derives from it.
+	o.IdleReuseContext = true
 	return streamwrap.Chain(fn, o)
 }
 

@@ -26,28 +26,21 @@ func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 	r.req.Messages = msgs
 	r.emit(EventTurnStart, nil)
 	for attempt := 0; ; attempt++ {
-		// The phase context exists only when a Queue can interrupt the
-		// call; otherwise the turn timeout's context is the only one.
-		pctx, cancel := ctx, context.CancelCauseFunc(nil)
-		if p.Queue != nil {
-			pctx, cancel = context.WithCancelCause(ctx)
-		}
-		tctx, tcancel := context.WithTimeout(pctx, p.TurnTimeout)
+		// One cancellable call context serves every call of the run until
+		// something cancels it (the turn timeout, an interrupt, a cut
+		// stream); the turn timer is reset per call, not made anew.
+		cctx, cancel := r.callScope(ctx)
 		if p.Queue.setPhase(cancel) {
 			p.Queue.setPhase(nil)
-			tcancel()
-			cancel(nil)
 			m := r.failedMessage(llm.StopAborted, "Request was aborted")
 			return m, true, ErrInterrupted
 		}
-		s, err := r.fn(tctx, &r.req)
+		r.armTurnTimer()
+		s, err := r.fn(cctx, &r.req)
 		if err != nil {
+			r.disarmTurnTimer()
 			p.Queue.setPhase(nil)
-			cause := context.Cause(pctx)
-			tcancel()
-			if cancel != nil {
-				cancel(nil)
-			}
+			cause := context.Cause(cctx)
 			if errors.Is(cause, ErrInterrupted) && ctx.Err() == nil {
 				return r.failedMessage(llm.StopAborted, "Request was aborted"), true, ErrInterrupted
 			}
@@ -68,13 +61,75 @@ func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 			}
 			return r.failedMessage(llm.StopError, err.Error()), false, fmt.Errorf("%w: %w", ErrProvider, err)
 		}
-		m, interrupted, err := r.drain(ctx, pctx, tctx, cancel, tcancel, s)
+		m, interrupted, err := r.drain(ctx, cctx, cancel, s)
+		r.disarmTurnTimer()
 		p.Queue.setPhase(nil)
-		tcancel()
-		if cancel != nil {
-			cancel(nil)
-		}
 		return m, interrupted, err
+	}
+}
+
+// errTurnTimeout is the cause of a call context ended by Params.TurnTimeout.
+var errTurnTimeout = errors.New("engine: model call timed out")
+
+// callScope returns the run's call context, derived from ctx: the one of
+// the previous call while nothing has cancelled it, else a new one.
+func (r *runner) callScope(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	if c := r.call.Load(); c != nil && c.parent == ctx && c.ctx.Err() == nil {
+		return c.ctx, c.cancel
+	}
+	if c := r.call.Load(); c != nil {
+		c.cancel(nil)
+	}
+	c := &callScope{parent: ctx}
+	c.ctx, c.cancel = context.WithCancelCause(ctx)
+	r.call.Store(c)
+	return c.ctx, c.cancel
+}
+
+// callScope is one call context of a run; the turn timer cancels the
+// current one.
+type callScope struct {
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// armTurnTimer starts Params.TurnTimeout for the current call: one timer
+// per run, reset per call.
+func (r *runner) armTurnTimer() {
+	r.turnArmed.Store(true)
+	if r.turnTimer == nil {
+		r.turnTimer = time.AfterFunc(r.p.TurnTimeout, r.turnTimedOut)
+		return
+	}
+	r.turnTimer.Reset(r.p.TurnTimeout)
+}
+
+func (r *runner) disarmTurnTimer() {
+	r.turnArmed.Store(false)
+	r.turnTimer.Stop()
+}
+
+// turnTimedOut runs on the timer's goroutine: it ends the current call.
+// A late firing after the call ended finds the timer disarmed, or at worst
+// spends a call context the next call replaces.
+func (r *runner) turnTimedOut() {
+	if !r.turnArmed.Load() {
+		return
+	}
+	if c := r.call.Load(); c != nil {
+		c.cancel(errTurnTimeout)
+	}
+}
+
+// endCalls releases the run's call context and turn timer.
+func (r *runner) endCalls() {
+	if r.turnTimer != nil {
+		r.turnArmed.Store(false)
+		r.turnTimer.Stop()
+	}
+	if c := r.call.Load(); c != nil {
+		c.cancel(nil)
 	}
 }
 
@@ -109,7 +164,7 @@ func (r *runner) failedMessage(reason llm.StopReason, text string) *llm.Message 
 
 // drain reads the stream to its end, forwarding events, and returns a
 // clone of the final message.
-func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCauseFunc, tcancel context.CancelFunc, s llm.Stream) (*llm.Message, bool, error) {
+func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc, s llm.Stream) (*llm.Message, bool, error) {
 	p := r.p
 	size := 0
 	tooLarge := false
@@ -126,11 +181,7 @@ func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCau
 			// the chain see the stream end, rather than closing it
 			// mid-flight.
 			tooLarge, emit = true, false
-			if cancel != nil {
-				cancel(ErrMessageTooLarge)
-			} else {
-				tcancel()
-			}
+			cancel(ErrMessageTooLarge)
 		}
 	}
 	serr := s.Err()
@@ -149,7 +200,7 @@ func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCau
 	if m.Model == "" {
 		m.Model = p.Model.ID
 	}
-	cause := context.Cause(pctx)
+	cause := context.Cause(cctx)
 	switch {
 	case tooLarge:
 		m.Fail(llm.StopError, fmt.Sprintf("assistant message exceeded %d bytes; the stream was cut (endless stream?)", p.MaxMessageBytes))
@@ -160,7 +211,7 @@ func (r *runner) drain(ctx, pctx, tctx context.Context, cancel context.CancelCau
 	case errors.Is(cause, ErrInterrupted):
 		m.Fail(llm.StopAborted, "Request was aborted")
 		return m, true, ErrInterrupted
-	case tctx.Err() != nil:
+	case errors.Is(cause, errTurnTimeout):
 		m.Fail(llm.StopError, fmt.Sprintf("model call timed out after %s", p.TurnTimeout))
 		return m, false, fmt.Errorf("%w: %s", ErrProvider, m.ErrorMessage)
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ocbench/ocbench/internal/redact"
@@ -15,7 +17,8 @@ import (
 
 // Errors of a run. Setup failures are returned before anything is written;
 // failures during the loop are also recorded in the transcript (an
-// assistant message with stopReason error or aborted) and in Result.Err.
+// assistant message with stopReason error or aborted); Run returns the
+// error, and the Result holds everything done up to it.
 var (
 	// ErrNoPrompt means Params.Prompt was empty.
 	ErrNoPrompt = errors.New("engine: empty prompt")
@@ -35,6 +38,10 @@ var (
 	// ErrContextOverflow means the prompt did not fit the model's context
 	// even after the allowed compactions.
 	ErrContextOverflow = errors.New("engine: context overflow")
+	// ErrParams means Params asked for two things that exclude each other
+	// (SystemPrompt and OpenClawPrompt, BuiltinTools without a Workspace,
+	// History with a session file or store); nothing was run.
+	ErrParams = errors.New("engine: conflicting parameters")
 )
 
 // Defaults of Params.
@@ -74,21 +81,55 @@ type Params struct {
 	MaxTokens   int
 	Temperature *float64
 	Reasoning   string
+	// RequestOptions (tool choice, parallel tool calls, response format,
+	// stop sequences, top_p, extra headers and body fields) are sent with
+	// every model call of the run, encoded per wire by package provider,
+	// which refuses an option the wire cannot express
+	// (provider.ErrUnsupportedOption) before anything is sent. Mind that a
+	// ToolChoiceRequired or ToolChoiceTool makes every call ask for a tool,
+	// so such a run only ends at MaxTurns. Compaction's summary call
+	// carries only the Headers and ExtraBody (transport concerns, such as
+	// a gateway's routing header); the others would shape the summary.
+	RequestOptions llm.RequestOptions
 
 	// Workspace is the directory the built-in tools are confined to and
-	// whose bootstrap files the system prompt injects. Empty means no
-	// built-in tools and no workspace section.
+	// whose bootstrap files and skills OpenClaw's prompt injects; a
+	// session's header records it as the working directory. On its own it
+	// adds nothing to what the model sees: OpenClawPrompt and
+	// BuiltinTools choose that.
 	Workspace string
-	// Builtins configures the built-in tools (exec is off unless enabled);
-	// NoBuiltins leaves them out.
-	Builtins   BuiltinOptions
-	NoBuiltins bool
+	// BuiltinTools offers the built-in tools (read, write, edit, ls, and
+	// exec when Builtins.Exec is set), confined to Workspace, which must
+	// then be set. The zero value offers only Tools.
+	BuiltinTools bool
+	// Builtins configures the built-in tools.
+	Builtins BuiltinOptions
 	// Tools are extra tools offered besides the built-ins.
 	Tools []*Tool
+	// ParallelTools, above 1, lets the tool calls of one assistant message
+	// run concurrently, at most ParallelTools at a time: consecutive calls
+	// of tools not marked Exclusive (the built-in write, edit and exec
+	// are) run together, an exclusive call runs alone after the calls
+	// before it. Results are still appended in the model's order. 0 or 1
+	// runs every call after the one before it, in order, as OpenClaw does.
+	ParallelTools int
 
-	// SessionFile is the session transcript. Empty means an ephemeral
-	// in-memory session (nothing is written).
+	// The conversation lives in one of three places:
+	//   - SessionFile: a JSONL session transcript (created when missing),
+	//     held under its lock for the run.
+	//   - SessionStore: a session of a store (see below).
+	//   - memory: neither set. History is then the conversation so far
+	//     (typically the previous run's Result.Conversation, or nil for a
+	//     new one); nothing is written anywhere.
+	// History preparation (sanitizing, pairing repair, HistoryLimit,
+	// tool-result caps) and compaction work the same on all three; with
+	// a file or a store the new messages are in it after the run, in
+	// memory they are in Result.Conversation.
 	SessionFile string
+	// History is the prior conversation of an in-memory session, oldest
+	// first. The run does not modify it. It cannot be combined with
+	// SessionFile or SessionStore (ErrParams).
+	History []llm.Message
 	// SessionID names the session in the header of a new file and in
 	// requests (prompt-cache key); empty derives one.
 	SessionID string
@@ -104,11 +145,20 @@ type Params struct {
 	// store's single-writer lock for the run. SessionFile is then ignored.
 	SessionStore transcript.Store
 
-	// SystemPrompt, when set, replaces the generated system prompt (and
-	// CacheBoundary its cache boundary). Otherwise package prompt builds it.
-	SystemPrompt  string
-	CacheBoundary int
-	// Prompt options passed to package prompt.
+	// The system prompt is an explicit choice, one of:
+	//   - SystemPrompt as given (CacheBoundary: the byte offset where its
+	//     cacheable prefix ends, 0 for none). With neither SystemPrompt nor
+	//     OpenClawPrompt the zero value sends no system prompt at all.
+	//   - OpenClawPrompt: OpenClaw's assembled agent prompt (package
+	//     prompt): identity, tool list and tool-call style, safety, skills,
+	//     the workspace's bootstrap files (AGENTS.md, SOUL.md, ...) when
+	//     Workspace is set, the runtime line, configured by PromptOptions.
+	//     It is some 7.5 KB before any workspace file; ocbench run and the
+	//     gateway's /v1/runs choose it. SystemPrompt must then be empty.
+	SystemPrompt   string
+	CacheBoundary  int
+	OpenClawPrompt bool
+	// Prompt options passed to package prompt (OpenClawPrompt only).
 	PromptOptions PromptOptions
 
 	// ToolTimeout bounds one tool call, built-in or not (default
@@ -151,6 +201,19 @@ type Params struct {
 
 	// Now returns the current time (default time.Now); tests pin it.
 	Now func() time.Time
+}
+
+// check refuses parameters that exclude each other.
+func (p *Params) check() error {
+	switch {
+	case p.OpenClawPrompt && p.SystemPrompt != "":
+		return fmt.Errorf("%w: SystemPrompt and OpenClawPrompt are two choices of system prompt; set one", ErrParams)
+	case p.BuiltinTools && p.Workspace == "":
+		return fmt.Errorf("%w: BuiltinTools needs a Workspace to confine them to", ErrParams)
+	case len(p.History) > 0 && (p.SessionFile != "" || p.SessionStore != nil):
+		return fmt.Errorf("%w: History is an in-memory conversation; a SessionFile or SessionStore holds its own", ErrParams)
+	}
+	return nil
 }
 
 func (p *Params) setDefaults() {
@@ -217,16 +280,27 @@ type Result struct {
 	// MaxTurns did.
 	Aborted   bool
 	TurnLimit bool
-	// Err is the error that ended the run, nil for a clean end.
-	Err error
+	// NewMessages are the messages the run added to the conversation, in
+	// order: the prompt, each assistant message (failed ones included),
+	// each tool result (also the error results that close the calls of a
+	// failed message) and each delivered steering or follow-up message.
+	NewMessages []llm.Message
+	// Conversation is the whole conversation after the run, for an
+	// in-memory session (neither SessionFile nor SessionStore): the
+	// History with NewMessages appended or, after a compaction, the
+	// compaction summary and the messages it kept. Pass it as the next
+	// run's Params.History to continue the conversation.
+	Conversation []llm.Message
 	// Notes are human-readable remarks (compaction timeouts, torn session
 	// lines set aside, repaired history).
 	Notes    []string
 	Duration time.Duration
 }
 
-// Text returns the final message's text.
-func (r *Result) Text() string {
+// FinalText returns the text of the run's final assistant message (the
+// model's answer), "" when no model call finished. The text of every
+// message is in NewMessages.
+func (r *Result) FinalText() string {
 	if r.Final == nil {
 		return ""
 	}
@@ -245,12 +319,13 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	// The model never sees a configured key either.
 	p.Prompt = red.String(p.Prompt)
 	if p.Prompt == "" {
-		res.Err = ErrNoPrompt
-		return res, res.Err
+		return res, ErrNoPrompt
+	}
+	if err := p.check(); err != nil {
+		return res, err
 	}
 	sel, err := SelectHarness(p.Harness, HarnessQuery{Provider: p.Model.Provider, ModelID: p.Model.ID}, p.Harnesses)
 	if err != nil {
-		res.Err = err
 		return res, err
 	}
 	res.Harness = sel
@@ -262,10 +337,7 @@ func Run(ctx context.Context, p Params) (Result, error) {
 			res = *r
 		}
 		res.Harness = sel
-		if err != nil && res.Err == nil {
-			res.Err = err
-		}
-		err, res.Err = red.Error(err), red.Error(res.Err)
+		err = red.Error(err)
 		if res.Final != nil {
 			res.Final = res.Final.Clone()
 			redactMessage(red, res.Final)
@@ -278,7 +350,6 @@ func Run(ctx context.Context, p Params) (Result, error) {
 	}
 	r := runner{p: &p, res: &res, red: red}
 	err = red.Error(r.run(ctx))
-	res.Err = err
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
 	return res, err
@@ -312,6 +383,11 @@ type runner struct {
 	guardEst   []int
 	guardTotal int
 	guardBase  *llm.Message
+	// call is the run's current call context (see callScope), turnTimer
+	// the one timer of Params.TurnTimeout, armed during a call.
+	call      atomic.Pointer[callScope]
+	turnTimer *time.Timer
+	turnArmed atomic.Bool
 	// lastTool is when the last tool call ended (the idle timer's tool
 	// activity); read by the chain on the run's goroutine only.
 	lastTool time.Time
@@ -341,6 +417,9 @@ func (r *runner) takeNotes() {
 
 func (r *runner) run(ctx context.Context) (err error) {
 	defer func() {
+		if r.sess != nil && r.sess.w == nil {
+			r.res.Conversation = r.sess.conversation(r.res.NewMessages)
+		}
 		if cerr := r.close(); cerr != nil && err == nil {
 			err = cerr
 		}
@@ -381,6 +460,7 @@ func (r *runner) close() error {
 		r.tw.stop()
 		r.tw = nil
 	}
+	r.endCalls()
 	if r.toolCancel != nil {
 		r.toolCancel(nil)
 		r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil
@@ -416,7 +496,7 @@ func (r *runner) setup() (err error) {
 		}
 	}
 	var tools []*Tool
-	if r.ws != nil && !p.NoBuiltins {
+	if r.ws != nil && p.BuiltinTools {
 		tools = Builtins(r.ws, p.Builtins)
 	}
 	tools = append(tools, p.Tools...)
@@ -455,16 +535,26 @@ func (r *runner) setup() (err error) {
 		MaxTokens:     p.MaxTokens,
 		Temperature:   p.Temperature,
 		Reasoning:     p.Reasoning,
+		Options:       p.RequestOptions,
 	}
 	return nil
 }
 
 // appendMsg writes m to the transcript, then adds it to the history.
 func (r *runner) appendMsg(m *llm.Message) error {
-	if err := r.sess.append(m); err != nil {
+	if err := r.record(m); err != nil {
 		return err
 	}
 	r.hist = append(r.hist, *m)
+	return nil
+}
+
+// record writes m to the transcript as a new message of the run.
+func (r *runner) record(m *llm.Message) error {
+	if err := r.sess.append(m); err != nil {
+		return err
+	}
+	r.res.NewMessages = append(r.res.NewMessages, *m)
 	return nil
 }
 
@@ -497,7 +587,7 @@ func (r *runner) loop(ctx context.Context) error {
 		r.res.StopReason = msg.StopReason
 		r.emit(EventTurnEnd, func(e *Event) { e.Message = msg })
 		addUsage(&r.res.Usage, &msg.Usage)
-		if err := r.sess.append(msg); err != nil {
+		if err := r.record(msg); err != nil {
 			return err
 		}
 		switch msg.StopReason {
@@ -617,13 +707,18 @@ func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
 	r.idx = m.ToolCalls(r.idx[:0])
 	for _, i := range r.idx {
 		b := &m.Content[i]
-		res := toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now())
-		_ = r.sess.append(&res)
+		_ = r.record(toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now()))
 	}
 }
 
-func toolResultMessage(id, name, text string, isErr bool, now time.Time) llm.Message {
-	m := llm.TextMessage(llm.RoleToolResult, text)
+// toolResultMessage returns a tool result holding text, its message and
+// first block in one allocation and its text in another.
+func toolResultMessage(id, name, text string, isErr bool, now time.Time) *llm.Message {
+	a := new(messageWith1)
+	a.b[0] = llm.Block{Type: llm.BlockText, Text: []byte(text)}
+	m := &a.m
+	m.Role = llm.RoleToolResult
+	m.Content = a.b[:1:1]
 	m.ToolCallID = id
 	m.ToolName = name
 	m.IsError = isErr
@@ -631,21 +726,24 @@ func toolResultMessage(id, name, text string, isErr bool, now time.Time) llm.Mes
 	return m
 }
 
-// runTools runs the message's tool calls one after another, in order, and
-// appends each result. An interrupt or abort stops the remaining calls,
-// which still get (error) results so the transcript stays paired.
+// runTools runs the message's tool calls and appends each result, in the
+// model's order: one after another (OpenClaw's order), or under
+// Params.ParallelTools in batches of calls that may overlap. An interrupt
+// or abort stops the remaining calls, which still get (error) results so
+// the transcript stays paired.
 func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 	r.idx = msg.ToolCalls(r.idx[:0])
+	if r.p.ParallelTools > 1 && len(r.idx) > 1 {
+		return r.runToolsParallel(ctx, msg)
+	}
 	stopText := ""
 	for _, i := range r.idx {
 		b := &msg.Content[i]
 		id, name := string(b.ID), r.reg.internName(b.Name)
 		if stopText != "" {
-			res := toolResultMessage(id, name, stopText, true, r.p.Now())
-			if err := r.appendMsg(&res); err != nil {
+			if err := r.skipCall(id, name, stopText); err != nil {
 				return err
 			}
-			r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: true, Err: ErrInterrupted})
 			continue
 		}
 		r.emit(EventToolStart, func(e *Event) { e.ToolCallID = id; e.ToolName = name; e.Args = b.Arguments })
@@ -662,39 +760,176 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		}
 		r.p.Queue.setPhase(nil)
 		r.lastTool = time.Now()
-		// Tool output (a file, a command's output) may hold a key: redact
-		// it before the model, the transcript or an event sees it.
-		cr.Text, cr.Err = r.red.String(cr.Text), r.red.Error(cr.Err)
 		cause := context.Cause(tctx)
 		cancel(nil)
-		if cause != nil && cr.Err == nil {
-			cr.Err = cause
-		}
-		switch {
-		case ctx.Err() != nil:
-			stopText = abortedToolResultText
-		case errors.Is(cause, ErrInterrupted):
-			stopText = interruptedToolText
-		}
-		if stopText != "" && !cr.IsError {
-			// The tool finished anyway; keep its output but say so.
-			cr.Text += "\n\n[" + stopText + "]"
-		}
-		res := toolResultMessage(id, name, cr.Text, cr.IsError, r.p.Now())
-		r.capToolResult(&res)
-		if err := r.appendMsg(&res); err != nil {
+		var err error
+		if stopText, err = r.finishCall(ctx, cause, id, name, &cr); err != nil {
 			return err
 		}
-		r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})
-		r.emit(EventToolEnd, func(e *Event) {
-			e.ToolCallID, e.ToolName, e.Result, e.Duration = id, name, &r.hist[len(r.hist)-1], cr.Duration
-		})
 	}
 	if ctx.Err() != nil {
 		r.res.Aborted = true
 		return ctx.Err()
 	}
 	return nil
+}
+
+// skipCall records a call that was not run because the run was stopped.
+func (r *runner) skipCall(id, name, stopText string) error {
+	if err := r.appendMsg(toolResultMessage(id, name, stopText, true, r.p.Now())); err != nil {
+		return err
+	}
+	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: true, Err: ErrInterrupted})
+	return nil
+}
+
+// finishCall turns a call's outcome into its tool result (redacted,
+// capped), appends it and reports it. cause is the cause of the call's
+// context. It returns the text the calls after it get when the run was
+// aborted or interrupted meanwhile ("" to go on).
+func (r *runner) finishCall(ctx context.Context, cause error, id, name string, cr *CallResult) (string, error) {
+	// Tool output (a file, a command's output) may hold a key: redact
+	// it before the model, the transcript or an event sees it.
+	cr.Text, cr.Err = r.red.String(cr.Text), r.red.Error(cr.Err)
+	if cause != nil && cr.Err == nil {
+		cr.Err = cause
+	}
+	stopText := ""
+	switch {
+	case ctx.Err() != nil:
+		stopText = abortedToolResultText
+	case errors.Is(cause, ErrInterrupted):
+		stopText = interruptedToolText
+	}
+	if stopText != "" && !cr.IsError {
+		// The tool finished anyway; keep its output but say so.
+		cr.Text += "\n\n[" + stopText + "]"
+	}
+	res := toolResultMessage(id, name, cr.Text, cr.IsError, r.p.Now())
+	for i := range cr.Content {
+		b := &cr.Content[i]
+		switch b.Type {
+		case llm.BlockText:
+			res.Content = append(res.Content, llm.Block{Type: llm.BlockText, Text: []byte(r.red.String(string(b.Text)))})
+		case llm.BlockImage:
+			res.Content = append(res.Content, llm.Block{Type: llm.BlockImage, Text: bytes.Clone(b.Text), MimeType: bytes.Clone(b.MimeType)})
+		}
+	}
+	r.capToolResult(res)
+	if err := r.appendMsg(res); err != nil {
+		return "", err
+	}
+	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})
+	r.emit(EventToolEnd, func(e *Event) {
+		e.ToolCallID, e.ToolName, e.Result, e.Duration = id, name, &r.hist[len(r.hist)-1], cr.Duration
+	})
+	return stopText, nil
+}
+
+// exclusiveCall reports whether the call at msg.Content[i] must run alone
+// under ParallelTools: a tool marked Exclusive, or a name that is not
+// registered (its error result is cheap, and it keeps its place).
+func (r *runner) exclusiveCall(b *llm.Block) bool {
+	t, ok := r.reg.byName[string(b.Name)]
+	return !ok || t.exclusive
+}
+
+// runToolsParallel runs the calls of one assistant message in batches: a
+// maximal run of consecutive calls that are not exclusive runs
+// concurrently, at most Params.ParallelTools at a time; an exclusive call
+// is a batch of its own, after every call before it has ended. Results
+// are appended in the model's order once their batch has ended; events
+// are emitted on the run's goroutine (a batch's starts, then its ends, in
+// order). An interrupt or abort cancels the calls of the batch in
+// progress; later calls are not run.
+func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
+	calls := append([]int(nil), r.idx...)
+	stopText := ""
+	var results []CallResult
+	for start := 0; start < len(calls); {
+		end := start + 1
+		if !r.exclusiveCall(&msg.Content[calls[start]]) {
+			for end < len(calls) && !r.exclusiveCall(&msg.Content[calls[end]]) {
+				end++
+			}
+		}
+		batch := calls[start:end]
+		start = end
+		if stopText != "" {
+			for _, i := range batch {
+				b := &msg.Content[i]
+				if err := r.skipCall(string(b.ID), r.reg.internName(b.Name), stopText); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for _, i := range batch {
+			b := &msg.Content[i]
+			r.emit(EventToolStart, func(e *Event) {
+				e.ToolCallID = string(b.ID)
+				e.ToolName = r.reg.internName(b.Name)
+				e.Args = b.Arguments
+			})
+		}
+		tctx, cancel := context.WithCancelCause(ctx)
+		results = append(results[:0], make([]CallResult, len(batch))...)
+		if r.p.Queue.setPhase(cancel) {
+			for j := range results {
+				results[j] = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
+			}
+		} else {
+			r.runBatch(tctx, msg, batch, results)
+		}
+		r.p.Queue.setPhase(nil)
+		r.lastTool = time.Now()
+		cause := context.Cause(tctx)
+		cancel(nil)
+		for j, i := range batch {
+			b := &msg.Content[i]
+			st, err := r.finishCall(ctx, cause, string(b.ID), r.reg.internName(b.Name), &results[j])
+			if err != nil {
+				return err
+			}
+			if st != "" {
+				stopText = st
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		r.res.Aborted = true
+		return ctx.Err()
+	}
+	return nil
+}
+
+// runBatch runs the calls concurrently, at most Params.ParallelTools at
+// once, each bounded by Params.ToolTimeout, and waits for all of them.
+func (r *runner) runBatch(ctx context.Context, msg *llm.Message, batch []int, results []CallResult) {
+	if len(batch) == 1 {
+		b := &msg.Content[batch[0]]
+		results[0] = r.callTool(ctx, r.reg.internName(b.Name), b.Arguments)
+		return
+	}
+	sem := make(chan struct{}, r.p.ParallelTools)
+	var wg sync.WaitGroup
+	for j, i := range batch {
+		b := &msg.Content[i]
+		name, args := r.reg.internName(b.Name), b.Arguments
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[j] = CallResult{Text: "Tool " + name + " was not run: the run was aborted.", IsError: true, Err: context.Cause(ctx)}
+				return
+			}
+			defer func() { <-sem }()
+			results[j] = callWithTimeout(ctx, r.reg, name, args, r.p.ToolTimeout)
+		}()
+	}
+	wg.Wait()
 }
 
 func addUsage(dst, u *llm.Usage) {

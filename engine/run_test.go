@@ -32,10 +32,10 @@ func newRunEnv(t *testing.T, turns ...fakeTurn) *runEnv {
 
 func (e *runEnv) params(prompt string) Params {
 	return Params{
-		Prompt:      prompt,
-		Model:       llm.Model{ID: "fake-model", API: "fake-api", Provider: "fake", ContextWindow: 200000},
-		StreamFunc:  e.fp.stream,
-		Workspace:   e.ws,
+		Prompt:     prompt,
+		Model:      llm.Model{ID: "fake-model", API: "fake-api", Provider: "fake", ContextWindow: 200000},
+		StreamFunc: e.fp.stream,
+		Workspace:  e.ws, OpenClawPrompt: true, BuiltinTools: true,
 		SessionFile: e.session,
 		OnEvent: func(ev *Event) {
 			e.mu.Lock()
@@ -101,7 +101,7 @@ func TestRunToolLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Turns != 3 || len(res.ToolCalls) != 3 || res.Text() != "all done" || res.StopReason != llm.StopStop {
+	if res.Turns != 3 || len(res.ToolCalls) != 3 || res.FinalText() != "all done" || res.StopReason != llm.StopStop {
 		t.Fatalf("result: %+v", res)
 	}
 	if res.Usage.TotalTokens != 15+15+12 {
@@ -126,7 +126,7 @@ func TestRunToolLoop(t *testing.T) {
 	// A second run continues the same session.
 	e.fp.turns = append(e.fp.turns, fakeTurn{msg: assistantText("again")})
 	res, err = Run(context.Background(), e.params("and again"))
-	if err != nil || res.Text() != "again" {
+	if err != nil || res.FinalText() != "again" {
 		t.Fatalf("second run: %v %+v", err, res)
 	}
 	if n := len(e.fp.reqs[3]); n != 8 {
@@ -193,7 +193,7 @@ func TestRunSteerAndFollowUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Steered != 2 || res.Turns != 3 || res.Text() != "summary" {
+	if res.Steered != 2 || res.Turns != 3 || res.FinalText() != "summary" {
 		t.Fatalf("%+v", res)
 	}
 	// The steer message came after the tool result, before call 2; the
@@ -226,7 +226,7 @@ func TestRunInterruptMidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Steered != 1 || res.Text() != "doing it" {
+	if res.Steered != 1 || res.FinalText() != "doing it" {
 		t.Fatalf("%+v", res)
 	}
 	_, roles := sessionRoles(t, e.session)
@@ -236,7 +236,7 @@ func TestRunInterruptMidStream(t *testing.T) {
 }
 
 func slowTool(t *testing.T, started chan<- struct{}) *Tool {
-	return MustNewTool("slow", "sleeps", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+	return MustNewSchemaTool("slow", "sleeps", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
 		started <- struct{}{}
 		select {
 		case <-ctx.Done():
@@ -309,7 +309,7 @@ func TestRunAbortMidTool(t *testing.T) {
 	checkPaired(t, msgs)
 	// The session is unlocked and usable afterwards.
 	e.fp.turns = append(e.fp.turns, fakeTurn{msg: assistantText("resumed")})
-	if res, err := Run(context.Background(), e.params("resume")); err != nil || res.Text() != "resumed" {
+	if res, err := Run(context.Background(), e.params("resume")); err != nil || res.FinalText() != "resumed" {
 		t.Fatalf("resume: %v %+v", err, res)
 	}
 }
@@ -389,7 +389,7 @@ func TestRunOverflowCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Compaction.Compacted || res.Compaction.Trigger != TriggerOverflow || res.Text() != "answer after compaction" {
+	if !res.Compaction.Compacted || res.Compaction.Trigger != TriggerOverflow || res.FinalText() != "answer after compaction" {
 		t.Fatalf("%+v", res.Compaction)
 	}
 	sum := e.fp.reqs[3]
@@ -430,8 +430,8 @@ func TestRunCompactionTimeout(t *testing.T) {
 	if res.Preemptive.Route != RouteCompactOnly || !res.Compaction.TimedOut || res.Compaction.Compacted || !errors.Is(res.Compaction.Err, ErrCompactionTimeout) {
 		t.Fatalf("%+v %+v", res.Preemptive, res.Compaction)
 	}
-	if !strings.Contains(strings.Join(res.Notes, "\n"), "proceeding with pre-compaction state") || res.Text() != "went ahead" {
-		t.Fatalf("%q %q", res.Notes, res.Text())
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "proceeding with pre-compaction state") || res.FinalText() != "went ahead" {
+		t.Fatalf("%q %q", res.Notes, res.FinalText())
 	}
 	// The model got the full pre-compaction history.
 	if n := len(e.fp.reqs[len(e.fp.reqs)-1]); n != 3 {
@@ -481,7 +481,7 @@ func TestRunPluginHarness(t *testing.T) {
 
 func TestRunPreemptiveTruncation(t *testing.T) {
 	big := strings.Repeat("data line\n", 60000) // 600,000 chars
-	bigTool := MustNewTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+	bigTool := MustNewSchemaTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
 		return ToolOutput{Text: big}, nil
 	})
 	e := newRunEnv(t,
@@ -635,8 +635,8 @@ func TestManualCompactionWithRotation(t *testing.T) {
 	}
 	// The next run continues from the compacted session.
 	res, err := Run(context.Background(), e.params("three"))
-	if err != nil || res.Text() != "answer three" {
-		t.Fatalf("%v %q", err, res.Text())
+	if err != nil || res.FinalText() != "answer three" {
+		t.Fatalf("%v %q", err, res.FinalText())
 	}
 	if last := e.fp.reqs[len(e.fp.reqs)-1]; len(last) != 4 {
 		t.Fatalf("next run sent %d messages", len(last))
@@ -658,8 +658,8 @@ func TestThresholdCompactionAfterRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Compaction.Compacted || res.Compaction.Trigger != TriggerThreshold || len(res.Compactions) != 1 || res.Text() != "long answer" {
-		t.Fatalf("%+v %q", res.Compaction, res.Text())
+	if !res.Compaction.Compacted || res.Compaction.Trigger != TriggerThreshold || len(res.Compactions) != 1 || res.FinalText() != "long answer" {
+		t.Fatalf("%+v %q", res.Compaction, res.FinalText())
 	}
 	msgs, _ := sessionRoles(t, e.session)
 	if !strings.Contains(msgs[0].TextContent(), "long answers were given") {
@@ -698,12 +698,12 @@ func TestRewriteToolResultsRemapsCompaction(t *testing.T) {
 		}
 		add(llm.TextMessage(llm.RoleUser, "u1"))
 		add(assistantCalls([3]string{"c1", "read", `{}`}))
-		add(toolResultMessage("c1", "read", strings.Repeat("r", 1000), false, time.Now()))
+		add(*toolResultMessage("c1", "read", strings.Repeat("r", 1000), false, time.Now()))
 		add(assistantText("a2"))
 		add(llm.TextMessage(llm.RoleUser, "u2"))
 		add(assistantText("a3"))
 		mid := toolResultMessage("c1", "read", "r[...1]", false, time.Now())
-		if n, err := s.rewriteToolResults(map[string]*llm.Message{"c1": &mid}); err != nil || n != 1 {
+		if n, err := s.rewriteToolResults(map[string]*llm.Message{"c1": mid}); err != nil || n != 1 {
 			t.Fatalf("%d %v", n, err)
 		}
 		if got := s.messages(); len(got) != 6 || got[2].TextContent() != "r[...1]" || got[5].TextContent() != "a3" {
@@ -718,7 +718,7 @@ func TestRewriteToolResultsRemapsCompaction(t *testing.T) {
 		}
 		before := s.messages()
 		short := toolResultMessage("c1", "read", "r[...]", false, time.Now())
-		n, err := s.rewriteToolResults(map[string]*llm.Message{"c1": &short})
+		n, err := s.rewriteToolResults(map[string]*llm.Message{"c1": short})
 		if err != nil || n != 1 {
 			t.Fatalf("%d %v", n, err)
 		}
@@ -743,7 +743,7 @@ func TestRewriteToolResultsRemapsCompaction(t *testing.T) {
 
 func TestToolResultCapAndContextGuard(t *testing.T) {
 	huge := strings.Repeat("0123456789\n", 5000) // 55,000 chars
-	dump := MustNewTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+	dump := MustNewSchemaTool("dump", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
 		return ToolOutput{Text: huge}, nil
 	})
 	e := newRunEnv(t,

@@ -90,7 +90,6 @@ func TestUpstreamEchoingTheKeyIsRedacted(t *testing.T) {
 					t.Fatal("the run succeeded")
 				}
 				assertNoSecret(t, "the error", err.Error(), testKey)
-				assertNoSecret(t, "Result.Err", res.Err.Error(), testKey)
 				if res.Final == nil || !strings.Contains(res.Final.ErrorMessage, "[REDACTED]") {
 					t.Errorf("final message %+v", res.Final)
 				} else {
@@ -114,7 +113,7 @@ func TestUpstreamEchoingTheKeyIsRedacted(t *testing.T) {
 func TestToolOutputWithSecretsIsRedacted(t *testing.T) {
 	const envKey = "env-secret-value-42"
 	t.Setenv("OCBENCH_TEST_SERVICE_TOKEN", envKey)
-	leak := MustNewTool("leak", "prints secrets", []byte(`{"type":"object"}`), func(context.Context, []byte) (ToolOutput, error) {
+	leak := MustNewSchemaTool("leak", "prints secrets", []byte(`{"type":"object"}`), func(context.Context, []byte) (ToolOutput, error) {
 		return ToolOutput{Text: "config: key=" + testKey + " token=" + envKey + " other=sk-proj-abcdefghijklmnopqrstuvwx"}, nil
 	})
 	e := newRunEnv(t,

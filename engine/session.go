@@ -45,6 +45,12 @@ type session struct {
 	rotate  bool
 	scratch []byte
 	version int // the session's header version (context rules)
+	// seeded are the messages of an in-memory session's History; branched
+	// says the branch is no longer seeded + the appended messages (a
+	// compaction or a rewrite happened).
+	seeded   []llm.Message
+	branched bool
+	idBuf    []byte // ephemeral entry ids are cut from it
 }
 
 // lightEntry is an appended message entry, kept small on the turn path
@@ -75,6 +81,7 @@ func openSession(p *Params) (*session, error) {
 		if s.sid == "" {
 			s.sid = newSessionID()
 		}
+		s.seed(p.History)
 		return s, nil
 	}
 	if dir := filepath.Dir(p.SessionFile); dir != "" {
@@ -127,6 +134,24 @@ func openStoreSession(p *Params, s *session) (*session, error) {
 		return nil, fmt.Errorf("engine: session %s in the %s store: %w", s.sid, st.Kind(), err)
 	}
 	return s, nil
+}
+
+// seed makes msgs the entries of an in-memory session, one branch in
+// order, as if they had been appended (the caller's slice is not kept).
+func (s *session) seed(msgs []llm.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	own := append([]llm.Message(nil), msgs...)
+	s.seeded = own
+	s.entries = make([]transcript.Entry, 0, len(own)+8)
+	for i := range own {
+		id := s.ephemeralID()
+		s.entries = append(s.entries, transcript.Entry{Type: transcript.TypeMessage, ID: id, ParentID: s.leafID,
+			Message: &own[i], Timestamp: own[i].Timestamp})
+		s.leafID = id
+	}
+	s.dirty = true
 }
 
 func (s *session) notesFromRecovery(rec transcript.Recovery) {
@@ -201,6 +226,16 @@ func (s *session) takeNotes() []string {
 	return n
 }
 
+// conversation returns an in-memory session's conversation after the
+// run: seeded + added while the branch is that (no context rebuild),
+// else the rebuilt context of the active branch.
+func (s *session) conversation(added []llm.Message) []llm.Message {
+	if s.branched {
+		return s.messages()
+	}
+	return append(append(make([]llm.Message, 0, len(s.seeded)+len(added)), s.seeded...), added...)
+}
+
 // messages returns the context of the active branch (pi's
 // buildSessionContext + convertToLlm), rebuilt after compaction.
 func (s *session) messages() []llm.Message {
@@ -233,13 +268,19 @@ func (s *session) append(m *llm.Message) error {
 	return nil
 }
 
-// ephemeralID is the next entry number in hex.
+// ephemeralID is the next entry number in hex, cut from a shared buffer.
 func (s *session) ephemeralID() []byte {
-	return strconv.AppendUint(make([]byte, 0, 8), uint64(len(s.entries)+len(s.added)+1), 16)
+	if cap(s.idBuf)-len(s.idBuf) < 16 {
+		s.idBuf = make([]byte, 0, 512)
+	}
+	start := len(s.idBuf)
+	s.idBuf = strconv.AppendUint(s.idBuf, uint64(len(s.entries)+len(s.added)+1), 16)
+	return s.idBuf[start:len(s.idBuf):len(s.idBuf)]
 }
 
 // appendEntry writes a non-message entry (compaction).
 func (s *session) appendEntry(e *transcript.Entry) error {
+	s.branched = true
 	var cid []byte
 	if s.w != nil {
 		id, err := s.w.Append(e)
@@ -435,6 +476,7 @@ func (s *session) commitCompaction(summary, firstKept string, tokensBefore int) 
 // in the file as a dead branch (nothing written is lost). repl maps a tool
 // call id to its new result. It returns how many results were replaced.
 func (s *session) rewriteToolResults(repl map[string]*llm.Message) (int, error) {
+	s.branched = true
 	path := s.activePath()
 	first := -1
 	for i, ix := range path {

@@ -32,10 +32,11 @@ func TestRunSetupAllocationsDoNotGrow(t *testing.T) {
 	}
 	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
 	p := Params{
-		Prompt:        "hi",
-		Model:         llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
-		StreamFunc:    prov.StreamFunc(),
-		Workspace:     ws,
+		Prompt:         "hi",
+		Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
+		StreamFunc:     prov.StreamFunc(),
+		Workspace:      ws,
+		OpenClawPrompt: true, BuiltinTools: true,
 		PromptOptions: PromptOptions{Config: prompt.SampleConfig()},
 		Session:       SessionOptions{Durability: transcript.SyncNone},
 	}
@@ -69,7 +70,7 @@ func TestRunSetupCostIndependentOfSessionCount(t *testing.T) {
 	dir := t.TempDir()
 	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
 	p := Params{Prompt: "hi", Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
-		StreamFunc: prov.StreamFunc(), SystemPrompt: "s", NoBuiltins: true, Session: SessionOptions{Durability: transcript.SyncNone}}
+		StreamFunc: prov.StreamFunc(), SystemPrompt: "s", Session: SessionOptions{Durability: transcript.SyncNone}}
 	i := 0
 	run := func() {
 		i++

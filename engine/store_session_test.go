@@ -28,12 +28,12 @@ func TestRunWithSQLiteSessionStore(t *testing.T) {
 	p.SessionFile = ""
 	p.SessionStore = st
 	p.SessionID = "store-run"
-	if res, err := Run(context.Background(), p); err != nil || res.Err != nil {
-		t.Fatalf("run 1: %v %v", err, res.Err)
+	if _, err := Run(context.Background(), p); err != nil {
+		t.Fatalf("run 1: %v", err)
 	}
 	p.Prompt = "again"
-	if res, err := Run(context.Background(), p); err != nil || res.Err != nil {
-		t.Fatalf("run 2: %v %v", err, res.Err)
+	if _, err := Run(context.Background(), p); err != nil {
+		t.Fatalf("run 2: %v", err)
 	}
 	sc, err := transcript.ReadStoreContext(context.Background(), st, "store-run")
 	if err != nil {
@@ -66,14 +66,11 @@ func TestRunSessionSizeLimit(t *testing.T) {
 	e := newRunEnv(t, fakeTurn{msg: assistantText("fine")}, fakeTurn{msg: assistantText("never")})
 	p := e.params("first")
 	p.Session.MaxSessionBytes = 1200
-	if res, err := Run(context.Background(), p); err != nil || res.Err != nil {
-		t.Fatalf("run 1: %v %v", err, res.Err)
+	if _, err := Run(context.Background(), p); err != nil {
+		t.Fatalf("run 1: %v", err)
 	}
 	p.Prompt = strings.Repeat("a long prompt ", 100)
-	res, err := Run(context.Background(), p)
-	if err == nil {
-		err = res.Err
-	}
+	_, err := Run(context.Background(), p)
 	if !errors.Is(err, transcript.ErrSessionTooLarge) {
 		t.Fatalf("run 2: %v, want ErrSessionTooLarge", err)
 	}

@@ -173,10 +173,11 @@ func TestConcurrentSessionsStress(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				abort := r == runs-1 && i%5 == 4
 				p := Params{
-					Prompt:        fmt.Sprintf("s%d r%d", i, r),
-					Model:         llm.Model{ID: "scripted-1", API: wires[i%len(wires)], Provider: "scripted", ContextWindow: 30000},
-					StreamFunc:    prov.StreamFunc(),
-					Workspace:     ws,
+					Prompt:         fmt.Sprintf("s%d r%d", i, r),
+					Model:          llm.Model{ID: "scripted-1", API: wires[i%len(wires)], Provider: "scripted", ContextWindow: 30000},
+					StreamFunc:     prov.StreamFunc(),
+					Workspace:      ws,
+					OpenClawPrompt: true, BuiltinTools: true,
 					Builtins:      BuiltinOptions{Exec: i%4 < 2, ExecTimeout: 20 * time.Second},
 					Tools:         []*Tool{echoTool},
 					SessionFile:   filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i)),

@@ -28,8 +28,8 @@ var (
 	ErrInvalidArguments = errors.New("engine: invalid tool arguments")
 	// ErrDuplicateTool is returned by Registry.Add for a name already taken.
 	ErrDuplicateTool = errors.New("engine: duplicate tool name")
-	// ErrBadSchema is returned by NewTool when the parameters are not a
-	// usable JSON schema.
+	// ErrBadSchema is returned by NewTool and NewSchemaTool when the
+	// parameters are not a usable JSON schema.
 	ErrBadSchema = errors.New("engine: bad tool schema")
 	// ErrToolPanic means a tool handler panicked; the panic is recovered and
 	// reported as an error result.
@@ -51,10 +51,14 @@ func (e *ArgumentError) Error() string {
 func (e *ArgumentError) Unwrap() error { return ErrInvalidArguments }
 
 // ToolOutput is what a handler returns: the text the model sees, and
-// whether it reports a failure.
+// whether it reports a failure. Content, when set, adds blocks after Text
+// in the tool result: text blocks and image blocks (Block.Text holds the
+// base64 data, Block.MimeType its type), which every wire encodes in a
+// tool result; other block types are dropped.
 type ToolOutput struct {
 	Text    string
 	IsError bool
+	Content []llm.Block
 }
 
 // ToolHandler runs one call. args is the call's JSON object, already
@@ -63,8 +67,10 @@ type ToolOutput struct {
 // aborted or interrupted.
 type ToolHandler func(ctx context.Context, args []byte) (ToolOutput, error)
 
-// Tool is a tool with a compiled parameter schema. Build it with NewTool;
-// a Tool is immutable and may be shared by any number of concurrent runs.
+// Tool is a tool with a compiled parameter schema. Build it with NewTool
+// (typed: the schema is derived from a Go type) or NewSchemaTool (a
+// hand-written schema and a handler of raw JSON); a Tool is immutable and
+// may be shared by any number of concurrent runs.
 type Tool struct {
 	name        string
 	description string
@@ -72,12 +78,13 @@ type Tool struct {
 	schema      *jsonschema.Schema
 	fast        *fastSchema // nil when the schema is outside the fast subset
 	handler     ToolHandler
+	exclusive   bool // never overlaps other calls (see Exclusive)
 }
 
-// NewTool compiles params (a JSON schema, draft 2020-12 unless it says
+// NewSchemaTool compiles params (a JSON schema, draft 2020-12 unless it says
 // otherwise) and returns the tool. Schemas may not reference other
 // documents: nothing is loaded from files or the network.
-func NewTool(name, description string, params []byte, h ToolHandler) (*Tool, error) {
+func NewSchemaTool(name, description string, params []byte, h ToolHandler) (*Tool, error) {
 	if strings.TrimSpace(name) == "" || name != strings.TrimSpace(name) {
 		return nil, fmt.Errorf("%w: tool name %q", ErrBadSchema, name)
 	}
@@ -94,9 +101,9 @@ func NewTool(name, description string, params []byte, h ToolHandler) (*Tool, err
 	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, fast: compileFast(params), handler: h}, nil
 }
 
-// MustNewTool is NewTool for schemas known to be valid; it panics otherwise.
-func MustNewTool(name, description string, params []byte, h ToolHandler) *Tool {
-	t, err := NewTool(name, description, params, h)
+// MustNewSchemaTool is NewSchemaTool for schemas known to be valid; it panics otherwise.
+func MustNewSchemaTool(name, description string, params []byte, h ToolHandler) *Tool {
+	t, err := NewSchemaTool(name, description, params, h)
 	if err != nil {
 		panic("BUG: " + err.Error())
 	}
@@ -259,6 +266,7 @@ func (r *Registry) Definitions(dst []llm.Tool) []llm.Tool {
 // CallResult is the outcome of one tool call.
 type CallResult struct {
 	Text     string
+	Content  []llm.Block // blocks after Text (ToolOutput.Content)
 	IsError  bool
 	Err      error // why it failed, when IsError; nil for handler-reported errors without one
 	Duration time.Duration
@@ -286,7 +294,7 @@ func (r *Registry) Call(ctx context.Context, name string, args []byte) (res Call
 	if err != nil {
 		return CallResult{Text: err.Error(), IsError: true, Err: err}
 	}
-	return CallResult{Text: out.Text, IsError: out.IsError}
+	return CallResult{Text: out.Text, Content: out.Content, IsError: out.IsError}
 }
 
 // DefaultToolTimeout bounds one tool call by default. OpenClaw has no

@@ -71,7 +71,7 @@ func TestRegistryUnknownAndInvalid(t *testing.T) {
 
 func TestValidationBeforeExecution(t *testing.T) {
 	ran := false
-	tool := MustNewTool("count", "counts", []byte(`{"type":"object","properties":{"n":{"type":"integer","maximum":3}},"required":["n"]}`),
+	tool := MustNewSchemaTool("count", "counts", []byte(`{"type":"object","properties":{"n":{"type":"integer","maximum":3}},"required":["n"]}`),
 		func(ctx context.Context, args []byte) (ToolOutput, error) {
 			ran = true
 			return ToolOutput{Text: string(args)}, nil
@@ -94,16 +94,16 @@ func TestValidationBeforeExecution(t *testing.T) {
 	if _, err := NewRegistry(tool, tool); !errors.Is(err, ErrDuplicateTool) {
 		t.Fatalf("duplicate: %v", err)
 	}
-	if _, err := NewTool("bad", "", []byte(`{"type":"nope"}`), tool.handler); !errors.Is(err, ErrBadSchema) {
+	if _, err := NewSchemaTool("bad", "", []byte(`{"type":"nope"}`), tool.handler); !errors.Is(err, ErrBadSchema) {
 		t.Fatalf("bad schema: %v", err)
 	}
-	if _, err := NewTool("ext", "", []byte(`{"$ref":"file:///etc/passwd"}`), tool.handler); !errors.Is(err, ErrBadSchema) {
+	if _, err := NewSchemaTool("ext", "", []byte(`{"$ref":"file:///etc/passwd"}`), tool.handler); !errors.Is(err, ErrBadSchema) {
 		t.Fatalf("external ref: %v", err)
 	}
 }
 
 func TestToolPanicIsAnErrorResult(t *testing.T) {
-	tool := MustNewTool("boom", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
+	tool := MustNewSchemaTool("boom", "", nil, func(ctx context.Context, args []byte) (ToolOutput, error) {
 		panic("kaboom")
 	})
 	r, _ := NewRegistry(tool)

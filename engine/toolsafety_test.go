@@ -116,7 +116,7 @@ func TestToolTimeout(t *testing.T) {
 	defer func() { toolAbandonGrace = old }()
 	block := make(chan struct{})
 	defer close(block)
-	stuck := MustNewTool("stuck", "never returns", []byte(`{"type":"object"}`), func(context.Context, []byte) (ToolOutput, error) {
+	stuck := MustNewSchemaTool("stuck", "never returns", []byte(`{"type":"object"}`), func(context.Context, []byte) (ToolOutput, error) {
 		<-block
 		return ToolOutput{Text: "late"}, nil
 	})
@@ -136,11 +136,11 @@ func TestToolTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run hangs on a stuck tool")
 	}
-	if err != nil || res.Text() != "moved on" || len(res.ToolCalls) != 1 || !errors.Is(res.ToolCalls[0].Err, ErrToolTimeout) {
-		t.Fatalf("%v %q %+v", err, res.Text(), res.ToolCalls)
+	if err != nil || res.FinalText() != "moved on" || len(res.ToolCalls) != 1 || !errors.Is(res.ToolCalls[0].Err, ErrToolTimeout) {
+		t.Fatalf("%v %q %+v", err, res.FinalText(), res.ToolCalls)
 	}
 	// A tool that honours its context gets the deadline too.
-	polite := MustNewTool("polite", "waits for its context", []byte(`{"type":"object"}`), func(ctx context.Context, _ []byte) (ToolOutput, error) {
+	polite := MustNewSchemaTool("polite", "waits for its context", []byte(`{"type":"object"}`), func(ctx context.Context, _ []byte) (ToolOutput, error) {
 		<-ctx.Done()
 		return ToolOutput{}, ctx.Err()
 	})

@@ -82,20 +82,64 @@ func (r *runner) callTool(ctx context.Context, name string, args []byte) CallRes
 	select {
 	case res := <-w.done:
 		w.timer.Stop()
-		if timedOut && ctx.Err() == nil && res.IsError &&
-			(res.Err == nil || errors.Is(res.Err, context.DeadlineExceeded) || errors.Is(res.Err, context.Canceled)) {
-			res.Err = fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
-			res.Text += fmt.Sprintf("\n\n[Tool %s timed out after %s.]", name, d)
-		}
-		return res
+		return timedOutResult(ctx, res, timedOut, name, d)
 	case <-w.timer.C:
 	}
 	// Abandoned: the worker exits when the handler finally returns.
 	w.stop()
 	r.tw = nil
+	return abandonedResult(ctx, name, d, start)
+}
+
+// timedOutResult marks the result of a handler that returned after its
+// context ended at the timeout as a timeout.
+func timedOutResult(ctx context.Context, res CallResult, timedOut bool, name string, d time.Duration) CallResult {
+	if timedOut && ctx.Err() == nil && res.IsError &&
+		(res.Err == nil || errors.Is(res.Err, context.DeadlineExceeded) || errors.Is(res.Err, context.Canceled)) {
+		res.Err = fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
+		res.Text += fmt.Sprintf("\n\n[Tool %s timed out after %s.]", name, d)
+	}
+	return res
+}
+
+// abandonedResult is the result of a call left behind.
+func abandonedResult(ctx context.Context, name string, d time.Duration, start time.Time) CallResult {
 	if ctx.Err() != nil {
 		return CallResult{Text: "Tool " + name + " was not completed: the run was aborted.", IsError: true, Err: ctx.Err(), Duration: time.Since(start)}
 	}
 	err := fmt.Errorf("%w: %q after %s", ErrToolTimeout, name, d)
 	return CallResult{Text: fmt.Sprintf("Tool %s did not finish within %s and was stopped.", name, d), IsError: true, Err: err, Duration: time.Since(start)}
+}
+
+// callWithTimeout is callTool for calls that run concurrently
+// (Params.ParallelTools): the same deadline, grace and results, on a
+// goroutine and a timer of the call's own.
+func callWithTimeout(ctx context.Context, reg *Registry, name string, args []byte, d time.Duration) CallResult {
+	if d <= 0 {
+		return reg.Call(ctx, name, args)
+	}
+	start := time.Now()
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan CallResult, 1)
+	go func() { done <- reg.Call(cctx, name, args) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	timedOut := false
+	select {
+	case res := <-done:
+		return res
+	case <-t.C:
+		timedOut = true
+		cancel(ErrToolTimeout)
+	case <-ctx.Done():
+		cancel(nil)
+	}
+	t.Reset(toolAbandonGrace)
+	select {
+	case res := <-done:
+		return timedOutResult(ctx, res, timedOut, name, d)
+	case <-t.C:
+	}
+	return abandonedResult(ctx, name, d, start)
 }

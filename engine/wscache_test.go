@@ -27,7 +27,7 @@ func TestWorkspaceCacheSeesEdits(t *testing.T) {
 	}
 	run := func() string {
 		t.Helper()
-		p := Params{Prompt: "hi", Model: llm.Model{ID: "m", API: "fake-api", Provider: "fake"}, StreamFunc: fn, Workspace: ws}
+		p := Params{Prompt: "hi", Model: llm.Model{ID: "m", API: "fake-api", Provider: "fake"}, StreamFunc: fn, Workspace: ws, OpenClawPrompt: true, BuiltinTools: true}
 		if _, err := Run(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}

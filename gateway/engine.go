@@ -128,6 +128,7 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 	var emitErr error
 	p := engine.Params{
 		Prompt: req.Message, Model: model, StreamFunc: e.StreamFunc, Workspace: ws,
+		OpenClawPrompt: true, BuiltinTools: true, // OpenClaw's agent: its prompt and tools
 		SessionStore: e.store(), SessionID: req.SessionID,
 		Stream: e.Stream, MaxTurns: e.MaxTurns, Secrets: e.Secrets,
 		Session: engine.SessionOptions{MaxSessionBytes: e.MaxSessionBytes, Durability: e.Durability},
@@ -138,7 +139,7 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 		},
 	}
 	res, err := engine.Run(ctx, p)
-	if errors.Is(err, transcript.ErrSessionTooLarge) || errors.Is(res.Err, transcript.ErrSessionTooLarge) {
+	if errors.Is(err, transcript.ErrSessionTooLarge) {
 		// A session at its size limit takes no more: 413 when the run had
 		// not started streaming, else the run's error.
 		return RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: "error", Error: "the session reached its size limit"},
@@ -151,11 +152,9 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 			&RequestError{Status: http.StatusConflict, Type: "conflict_error", Message: "the session is in use by another run; retry when it ends"}
 	}
 	out := RunResult{Turns: res.Turns, ToolCalls: len(res.ToolCalls), StopReason: res.StopReason.String()}
-	if res.Err != nil {
-		out.Error = e.hidePaths(res.Err.Error())
-	}
 	if err != nil {
-		err = errors.New(e.hidePaths(err.Error()))
+		out.Error = e.hidePaths(err.Error())
+		err = errors.New(out.Error)
 	}
 	return out, err
 }

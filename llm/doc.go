@@ -22,4 +22,17 @@
 //
 // Event types dispatch on small integers; nothing here uses reflection or maps
 // on the per-event path.
+//
+// # Models and requests
+//
+// A Model describes what a request is for: the wire (API, one of the APIs
+// constants), the provider id (Provider, whose documentation lists what it
+// decides), the endpoint (BaseURL) and its compatibility profile (Compat:
+// token field, stream usage, prompt_cache_key, argument repair, key
+// variable; detected by package provider when nil). Model.Validate,
+// ParseAPI and ParseProvider catch a typo before anything is sent, with a
+// *ModelError that suggests the value meant. A Request carries the
+// conversation and RequestOptions (tool choice, parallel tool calls,
+// response format, stop sequences, top_p, headers, extra body members),
+// which package provider encodes under each wire's own names or refuses.
 package llm

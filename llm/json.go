@@ -12,7 +12,7 @@ import (
 
 // AppendJSONString appends s to dst as a JSON string literal. Invalid UTF-8
 // becomes U+FFFD, as encoding/json does.
-func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
+func AppendJSONString[T ~string | ~[]byte](dst []byte, s T) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

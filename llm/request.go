@@ -1,12 +1,19 @@
 package llm
 
-// Model identifies the model a request is for and the few compatibility
-// facts the decorators need.
+// Model describes the model a request is for and its endpoint: the wire
+// (API), who serves it (Provider, BaseURL), the endpoint's compatibility
+// profile (Compat, detected when nil) and the few model facts the
+// decorators need. Validate catches a typo before anything is sent.
 type Model struct {
-	ID       string // e.g. "gpt-4.1", "claude-sonnet-4-5"
-	API      API    // the wire: APIOpenAICompletions, APIOpenAIResponses or APIAnthropicMessages
-	Provider string // "openai", "anthropic", "xai", "openai-compatible", ...
-	BaseURL  string // endpoint root; empty means the provider's default
+	ID       string   // e.g. "gpt-4.1", "claude-sonnet-4-5"
+	API      API      // the wire: APIOpenAICompletions, APIOpenAIResponses or APIAnthropicMessages
+	Provider Provider // OpenClaw's provider id; see Provider for what it decides
+	BaseURL  string   // endpoint root; empty means the wire's default (OpenAI's or Anthropic's API)
+
+	// Compat, when set, is the endpoint's compatibility profile and
+	// replaces detection (provider.CompatFor); nil detects it from
+	// Provider and BaseURL.
+	Compat *Compat
 
 	// HTMLEntityArgs marks models whose tool-call arguments arrive encoded as
 	// HTML entities (OpenClaw's compat.toolCallArgumentsEncoding = "html-entities").

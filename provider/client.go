@@ -19,9 +19,10 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// ErrUnknownAPI is returned for a request whose Model.API names no wire
-// format this package speaks.
-var ErrUnknownAPI = errors.New("provider: unknown api")
+// ErrUnknownAPI is returned (wrapped in an *llm.ModelError) for a request
+// whose Model.API names no wire format this package speaks. It is
+// llm.ErrUnknownAPI.
+var ErrUnknownAPI = llm.ErrUnknownAPI
 
 // Default endpoints, used when Model.BaseURL is empty.
 const (
@@ -150,31 +151,20 @@ func Endpoint(w Wire, m *llm.Model) string {
 	}
 }
 
-// apiKey finds the key: req.APIKey, else <PROVIDER>_API_KEY, else the
-// wire's usual variable (OPENAI_API_KEY / ANTHROPIC_API_KEY). An empty key
-// sends no credentials (local servers).
+// apiKey finds the key: req.APIKey, else the variables of the model's
+// profile (Compat.KeyEnv alone when set, else <PROVIDER>_API_KEY, then
+// the wire's usual OPENAI_API_KEY / ANTHROPIC_API_KEY). An empty key sends
+// no credentials (local servers).
 func (c *Client) apiKey(w Wire, req *llm.Request) string {
 	if req.APIKey != "" {
 		return req.APIKey
 	}
-	if p := req.Model.Provider; p != "" {
-		name := strings.Map(func(r rune) rune {
-			switch {
-			case r >= 'a' && r <= 'z':
-				return r - 'a' + 'A'
-			case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-				return r
-			}
-			return '_'
-		}, p) + "_API_KEY"
-		if k := c.getenv(name); k != "" {
-			return k
+	for _, k := range keyEnvs(w, req.Model.Provider, CompatFor(&req.Model).KeyEnv) {
+		if v := c.getenv(k); v != "" {
+			return v
 		}
 	}
-	if w == WireAnthropic {
-		return c.getenv("ANTHROPIC_API_KEY")
-	}
-	return c.getenv("OPENAI_API_KEY")
+	return ""
 }
 
 // Stream encodes req for req.Model.API, sends it and returns the decoded
@@ -183,13 +173,26 @@ func (c *Client) apiKey(w Wire, req *llm.Request) string {
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	w, ok := WireOf(req.Model.API)
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownAPI, req.Model.API)
+		_, err := llm.ParseAPI(string(req.Model.API))
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	if err := req.Model.Validate(); err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
 	}
 	bp, _ := c.bufPool.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
-	*bp = AppendRequestJSON((*bp)[:0], w, req)
+	if err := checkHeaders(w, req.Options.Headers); err != nil {
+		c.bufPool.Put(bp)
+		return nil, err
+	}
+	body, err := AppendRequestJSON((*bp)[:0], w, req)
+	if err != nil {
+		c.bufPool.Put(bp)
+		return nil, err
+	}
+	*bp = body
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, Endpoint(w, &req.Model), bytes.NewReader(*bp))
 	if err != nil {
 		c.bufPool.Put(bp)
@@ -203,14 +206,19 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	h.Set("Accept", "text/event-stream")
 	key := c.apiKey(w, req)
 	if w == WireAnthropic {
-		if h.Get("anthropic-version") == "" {
-			h.Set("anthropic-version", AnthropicVersion)
-		}
 		if key != "" {
 			h.Set("x-api-key", key)
 		}
 	} else if key != "" {
 		h.Set("Authorization", "Bearer "+key)
+	}
+	// The request's own headers come after the transport's, which
+	// checkHeaders keeps them from replacing.
+	for k, v := range req.Options.Headers {
+		h.Add(k, v)
+	}
+	if w == WireAnthropic && h.Get("anthropic-version") == "" {
+		h.Set("anthropic-version", AnthropicVersion)
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
@@ -229,6 +237,54 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	})
 	d.SetContext(ctx)
 	return &httpStream{d: d, body: resp.Body, c: c, buf: bp}, nil
+}
+
+// transportHeaders are the headers the transport owns: credentials,
+// content negotiation (the body is JSON, the answer an uncompressed event
+// stream the decoder reads) and the connection's own. A request's
+// Options.Headers may not set them.
+var transportHeaders = map[string]bool{
+	"Authorization": true, "Proxy-Authorization": true, "X-Api-Key": true, "Api-Key": true, "Cookie": true,
+	"Content-Type": true, "Content-Length": true, "Content-Encoding": true, "Transfer-Encoding": true,
+	"Accept": true, "Accept-Encoding": true,
+	"Host": true, "Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Te": true, "Trailer": true, "Upgrade": true,
+}
+
+// checkHeaders refuses a request header the transport owns and one that
+// is not a valid HTTP field (its name a token, its value free of control
+// characters but tab). Errors name the header, never its value.
+func checkHeaders(w Wire, headers map[string]string) error {
+	for k, v := range headers {
+		if !headerName(k) {
+			return invalid(w, "headers["+strconv.Quote(k)+"]", "not a valid header name")
+		}
+		if transportHeaders[http.CanonicalHeaderKey(k)] {
+			return invalid(w, "headers["+k+"]", "the transport sets this header itself (credentials go in Request.APIKey)")
+		}
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+				return invalid(w, "headers["+k+"]", "the value holds a control character")
+			}
+		}
+	}
+	return nil
+}
+
+// headerName reports whether s is an RFC 9110 token.
+func headerName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			continue
+		}
+		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // readHTTPError turns a refused request into an *HTTPError, reading a

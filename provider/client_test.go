@@ -355,3 +355,71 @@ func TestEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// A request's headers arrive after the transport's own; the ones the
+// transport owns, and malformed ones, are refused before anything is sent.
+func TestClientRequestHeaders(t *testing.T) {
+	const chatBody = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	srv, reqs, mu := sseServer(t, []byte(chatBody))
+	c, err := NewClient(WithHeader("anthropic-beta", "client-flag"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, api := range []llm.API{llm.APIOpenAICompletions, llm.APIAnthropicMessages} {
+		req := testRequest(api, srv.URL)
+		req.APIKey = "sk-test"
+		req.Options.Headers = map[string]string{"anthropic-beta": "request-flag", "X-Trace": "t-1"}
+		s, err := c.Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = llm.Drain(s)
+		s.Close()
+	}
+	mu.Lock()
+	got := append([]captured(nil), *reqs...)
+	mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("%d requests", len(got))
+	}
+	for i, h := range []http.Header{got[0].header, got[1].header} {
+		if v := h.Values("Anthropic-Beta"); len(v) != 2 || v[0] != "client-flag" || v[1] != "request-flag" {
+			t.Errorf("request %d: anthropic-beta %q", i, v)
+		}
+		if h.Get("X-Trace") != "t-1" || h.Get("Content-Type") != "application/json" || h.Get("Accept") != "text/event-stream" {
+			t.Errorf("request %d: headers %v", i, h)
+		}
+	}
+	if got[0].header.Get("Authorization") != "Bearer sk-test" || got[1].header.Get("X-Api-Key") != "sk-test" || got[1].header.Get("Anthropic-Version") != AnthropicVersion {
+		t.Errorf("credentials/version: %v / %v", got[0].header, got[1].header)
+	}
+	for _, tc := range []struct{ k, v, option string }{
+		{"Authorization", "Bearer other", "headers[Authorization]"},
+		{"x-api-key", "other", "headers[x-api-key]"},
+		{"content-type", "text/plain", "headers[content-type]"},
+		{"Accept-Encoding", "gzip", "headers[Accept-Encoding]"},
+		{"Host", "example.invalid", "headers[Host]"},
+		{"X Bad", "secret-v", `headers["X Bad"]`},
+		{"X-Split", "a\r\nInjected: 1", "headers[X-Split]"},
+	} {
+		req := testRequest(llm.APIOpenAICompletions, srv.URL)
+		req.Options.Headers = map[string]string{tc.k: tc.v}
+		_, err := c.Stream(context.Background(), req)
+		var oe *OptionError
+		if !errors.Is(err, ErrInvalidOption) || !errors.As(err, &oe) || oe.Option != tc.option || strings.Contains(err.Error(), tc.v) {
+			t.Errorf("%q: %v", tc.k, err)
+		}
+	}
+	// Refused options never reach the server.
+	req := testRequest(llm.APIOpenAIResponses, srv.URL)
+	req.Options.Stop = []string{"END"}
+	if _, err := c.Stream(context.Background(), req); !errors.Is(err, ErrUnsupportedOption) {
+		t.Errorf("stop on responses: %v", err)
+	}
+	mu.Lock()
+	n := len(*reqs)
+	mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d requests reached the server, want 2", n)
+	}
+}

@@ -103,19 +103,26 @@ type Decoder struct {
 	// stopUnknown: the wire's stop reason is one the decoder does not know
 	stopUnknown bool
 
-	data  []byte // current event's data
-	name  []byte // current event's name
-	long  []byte // a line longer than the read buffer
-	off   int64  // body offset of the current event
-	cut   bool   // the body ended inside a line
-	noff  int64  // body offset after the last line read
-	slots []slot
-	side  []byte       // Anthropic content_block_start inputs
-	sbuf  []byte       // unescaped strings of the current event (fast path)
-	kbuf  []byte       // an unescaped member name
-	env   []byte       // chat: the last chunk's leading envelope members (fast.go)
-	tc    [4]toolSpans // chat: tool_calls elements of the current choice
-	ref   bool         // decode with the fastjson reference only (tests)
+	data []byte // current event's data: dbuf, or borrowed from the read buffer
+	name []byte // current event's name: nbuf, or borrowed
+	dbuf []byte
+	nbuf []byte
+	win  []byte // buffered bytes not yet framed (a window on br's buffer)
+	wn   int    // bytes taken from win not yet discarded from br
+
+	dataBorrowed, nameBorrowed bool
+	long                       []byte // a line longer than the read buffer
+	off                        int64  // body offset of the current event
+	cut                        bool   // the body ended inside a line
+	noff                       int64  // body offset after the last line read
+	slots                      []slot
+	side                       []byte       // Anthropic content_block_start inputs
+	sbuf                       []byte       // unescaped strings of the current event (fast path)
+	kbuf                       []byte       // an unescaped member name
+	env                        []byte       // chat: the last chunk's leading envelope members (fast.go)
+	tc                         [4]toolSpans // chat: tool_calls elements of the current choice
+	ref                        bool         // decode with the fastjson reference only (tests)
+	flat                       bool         // decode without shapes (tests)
 
 	// usage as the wire reports it; converted at the end
 	uIn, uOut, uCacheRead, uCacheWrite, uReason int64
@@ -125,8 +132,10 @@ type Decoder struct {
 	modelIntern string
 	idIntern    string
 
-	oc      ocState // Options.OpenClaw's per-stream state (openclaw.go)
-	chUsage span    // chat: the usage member of the chunk's first choice
+	oc      ocState    // Options.OpenClaw's per-stream state (openclaw.go)
+	shapes  shapeState // the event shapes of the stream (shape.go)
+	chUsage span       // chat: the usage member of the chunk's first choice
+	chScan  chatScan   // chat: what the scan saw of the chunk's choices
 
 	// ArgMismatches counts Responses tool calls whose .done arguments were
 	// not an extension of the streamed deltas (the .done text won).
@@ -192,8 +201,10 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.stopErr = nil
 	d.stopUnknown = false
 	d.rawStop = d.rawStop[:0]
-	d.data = d.data[:0]
-	d.name = d.name[:0]
+	d.data, d.dbuf = d.dbuf[:0], d.dbuf[:0]
+	d.name, d.nbuf = d.nbuf[:0], d.nbuf[:0]
+	d.dataBorrowed, d.nameBorrowed = false, false
+	d.win, d.wn = nil, 0
 	d.long = d.long[:0]
 	d.off, d.noff = 0, 0
 	d.cut = false
@@ -204,6 +215,8 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.gotModel, d.gotID = false, false
 	d.argMismatches = 0
 	d.oc = ocState{items: d.oc.items[:0]}
+	d.shapes.reset()
+	d.shapes.off = d.flat
 }
 
 // SetContext makes cancellation of ctx end the stream with an error event
@@ -277,12 +290,13 @@ func PutDecoder(d *Decoder) {
 	}
 	d.r = nil
 	d.br.Reset(nil)
+	d.win, d.wn, d.data, d.name = nil, 0, nil, nil
 	d.ctx, d.done = nil, nil
 	d.err = nil
 	d.ev = llm.Event{}
 	// Do not let one huge stream pin its buffers in the pool.
-	if cap(d.data) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer {
-		d.data, d.long, d.sbuf, d.side = nil, nil, nil, nil
+	if cap(d.dbuf) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer {
+		d.dbuf, d.long, d.sbuf, d.side = nil, nil, nil, nil
 	}
 	for i := range d.msg.Content[:cap(d.msg.Content)] {
 		b := &d.msg.Content[:cap(d.msg.Content)][i]
@@ -692,29 +706,56 @@ func (d *Decoder) setRawStop(r []byte) {
 // readEvent reads lines up to the next blank line and returns the event's
 // data (nil for an event without data, e.g. a comment-only block). The name
 // of the event is left in d.name.
+//
+// Lines already in the read buffer are taken from it in place (win), and
+// the event's data and name are then slices of the buffer, valid until the
+// next read; a line that is not buffered whole goes through readLine,
+// which reads, and first moves any borrowed data and name into d.dbuf and
+// d.nbuf.
 func (d *Decoder) readEvent() ([]byte, error) {
-	d.data = d.data[:0]
-	d.name = d.name[:0]
+	d.data = d.dbuf[:0]
+	d.name = d.nbuf[:0]
+	d.dataBorrowed, d.nameBorrowed = false, false
 	hasData := false
 	d.off = d.noff
+	defer d.consume()
 	for {
-		line, err := d.readLine()
-		if err != nil {
-			if err == io.EOF && hasData && d.opts.OpenClaw && d.wire == WireAnthropic && len(bytes.TrimSpace(d.data)) == 0 {
-				return nil, err // a tail without data is nothing
+		var line []byte
+		inWin := false
+		if len(d.win) > 0 && d.win[0] == '\n' {
+			// A blank line: the end of an event, most often.
+			d.win = d.win[1:]
+			d.wn++
+			d.noff++
+			inWin = true
+		} else if i := bytes.IndexByte(d.win, '\n'); i >= 0 {
+			line = trimEOL(d.win[:i])
+			d.win = d.win[i+1:]
+			d.wn += i + 1
+			d.noff += int64(i + 1)
+			inWin = true
+		} else {
+			d.own()
+			var err error
+			line, err = d.readLine()
+			if err != nil {
+				if err == io.EOF && hasData && d.opts.OpenClaw && d.wire == WireAnthropic && len(bytes.TrimSpace(d.data)) == 0 {
+					return nil, err // a tail without data is nothing
+				}
+				if err == io.EOF && hasData && (!d.opts.OpenClaw || d.wire == WireAnthropic) {
+					// The body ended after a complete line but without the
+					// blank line: dispatch what we have. (The OpenAI SDK under
+					// @openclaw/ai dispatches an event only at its blank line;
+					// its Anthropic parser dispatches the tail.)
+					return d.eventData(), nil
+				}
+				return nil, err
 			}
-			if err == io.EOF && hasData && (!d.opts.OpenClaw || d.wire == WireAnthropic) {
-				// The body ended after a complete line but without the
-				// blank line: dispatch what we have. (The OpenAI SDK under
-				// @openclaw/ai dispatches an event only at its blank line;
-				// its Anthropic parser dispatches the tail.)
-				return d.data, nil
-			}
-			return nil, err
+			d.refill()
 		}
 		if len(line) == 0 {
 			if hasData {
-				return d.data, nil
+				return d.eventData(), nil
 			}
 			if len(d.name) > 0 {
 				return nil, nil
@@ -722,31 +763,97 @@ func (d *Decoder) readEvent() ([]byte, error) {
 			d.off = d.noff
 			continue
 		}
-		if line[0] == ':' {
+		// The field is what precedes the first colon (the whole line
+		// without one); one space after the colon is not part of the value.
+		var value []byte
+		var isData bool
+		switch {
+		case len(line) >= 5 && string(line[:5]) == "data:":
+			value, isData = line[5:], true
+		case len(line) >= 6 && string(line[:6]) == "event:":
+			value = line[6:]
+		case string(line) == "data":
+			isData = true
+		case string(line) == "event":
+		default:
+			continue // a comment or another field
+		}
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		if !isData {
+			if inWin {
+				d.name, d.nameBorrowed = value, true
+			} else {
+				d.nbuf = append(d.nbuf[:0], value...)
+				d.name, d.nameBorrowed = d.nbuf, false
+			}
 			continue
 		}
-		var field, value []byte
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		} else {
-			field = line
+		n := len(d.data) + len(value)
+		if hasData {
+			n++
 		}
-		switch string(field) {
-		case "data":
-			if hasData {
-				d.data = append(d.data, '\n')
-			}
-			if len(d.data)+len(value) > d.opts.MaxEventBytes {
-				return nil, &LimitError{What: "SSE event", Limit: d.opts.MaxEventBytes}
-			}
-			d.data = append(d.data, value...)
-			hasData = true
-		case "event":
-			d.name = append(d.name[:0], value...)
+		if n > d.opts.MaxEventBytes {
+			return nil, &LimitError{What: "SSE event", Limit: d.opts.MaxEventBytes}
 		}
+		switch {
+		case !hasData && inWin:
+			d.data, d.dataBorrowed = value, true
+		case !hasData:
+			d.dbuf = append(d.dbuf[:0], value...)
+			d.data = d.dbuf
+		default:
+			if d.dataBorrowed {
+				d.dbuf = append(d.dbuf[:0], d.data...)
+				d.dataBorrowed = false
+			}
+			d.dbuf = append(d.dbuf, '\n')
+			d.dbuf = append(d.dbuf, value...)
+			d.data = d.dbuf
+		}
+		hasData = true
+	}
+}
+
+// eventData is the data of an event that had data lines: nil when they
+// were all empty, an event without data (the SSE rule: nothing is
+// dispatched for an empty data buffer; OpenClaw 2026.9.6 skips such an
+// event on every wire).
+func (d *Decoder) eventData() []byte {
+	if len(d.data) == 0 {
+		return nil
+	}
+	return d.data
+}
+
+// own moves the event's data and name out of the read buffer before a
+// read moves its contents, and gives the consumed bytes back to it.
+func (d *Decoder) own() {
+	if d.dataBorrowed {
+		d.dbuf = append(d.dbuf[:0], d.data...)
+		d.data, d.dataBorrowed = d.dbuf, false
+	}
+	if d.nameBorrowed {
+		d.nbuf = append(d.nbuf[:0], d.name...)
+		d.name, d.nameBorrowed = d.nbuf, false
+	}
+	d.consume()
+	d.win = nil
+}
+
+// consume discards from the reader what was taken from win.
+func (d *Decoder) consume() {
+	if d.wn > 0 {
+		_, _ = d.br.Discard(d.wn)
+		d.wn = 0
+	}
+}
+
+// refill points win at what the reader holds buffered.
+func (d *Decoder) refill() {
+	if n := d.br.Buffered(); n > 0 {
+		d.win, _ = d.br.Peek(n)
 	}
 }
 

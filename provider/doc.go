@@ -38,4 +38,16 @@
 // (wrapping ErrBadJSON or ErrInvalidUTF8), *StopReasonError or the context's
 // error. Errors before streaming starts (HTTP 4xx/5xx) are *HTTPError values
 // returned by the transport's StreamFunc.
+//
+// # Requests
+//
+// AppendRequestJSON encodes an llm.Request in a wire's JSON, with its
+// llm.RequestOptions under the wire's own names; Client.Stream also adds
+// the options' headers after its own. Before anything is sent, a model
+// that cannot be right is refused with an *llm.ModelError
+// (llm.Model.Validate), and an option the wire has no equivalent for, or a
+// malformed one, with an *OptionError wrapping ErrUnsupportedOption or
+// ErrInvalidOption. ProfileOf shows what the transport does for a model:
+// the URL, the compatibility profile (Compat, detected from the provider
+// id and the base URL unless the model sets one) and the key variables.
 package provider

@@ -114,3 +114,42 @@ func excerpt(b []byte) string {
 	}
 	return string(b[:n]) + "..." + string(b[len(b)-n:])
 }
+
+// ErrUnsupportedOption is wrapped by an *OptionError when a request option
+// (llm.RequestOptions) has no equivalent on the request's wire, e.g. stop
+// sequences on OpenAI Responses or a json_object response format on
+// Anthropic Messages. Nothing is sent: an option is never dropped.
+var ErrUnsupportedOption = errors.New("provider: request option not supported by this wire")
+
+// ErrInvalidOption is wrapped by an *OptionError when a request option is
+// malformed or conflicts with the request: an ExtraBody that is not one
+// JSON object or repeats a member the encoder writes, a schema that is not
+// a JSON object, a tool choice naming a tool the request does not offer, a
+// header the transport owns (authentication, content negotiation).
+var ErrInvalidOption = errors.New("provider: invalid request option")
+
+// OptionError reports a request option refused before anything was sent.
+// Option names it as the caller wrote it ("stop", "tool_choice",
+// "response_format", "top_p", "parallel_tool_calls", "headers[Authorization]",
+// "extra_body.model"); Wire is the request's wire; Reason says why; Err is
+// ErrUnsupportedOption or ErrInvalidOption (use errors.Is).
+type OptionError struct {
+	Option string
+	Wire   Wire
+	Reason string
+	Err    error
+}
+
+func (e *OptionError) Error() string {
+	return "provider: request option " + e.Option + " refused for " + e.Wire.String() + ": " + e.Reason
+}
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
+func unsupported(w Wire, option, reason string) error {
+	return &OptionError{Option: option, Wire: w, Reason: reason, Err: ErrUnsupportedOption}
+}
+
+func invalid(w Wire, option, reason string) error {
+	return &OptionError{Option: option, Wire: w, Reason: reason, Err: ErrInvalidOption}
+}

@@ -2,6 +2,8 @@ package provider_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -103,6 +105,82 @@ func ExampleAppendRequestJSON() {
 		MaxTokens:     256,
 		Messages:      []llm.Message{llm.TextMessage(llm.RoleUser, "hi")},
 	}
-	fmt.Println(string(provider.AppendRequestJSON(nil, provider.WireAnthropic, req)))
-	// Output: {"model":"claude-x","max_tokens":256,"stream":true,"system":[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}},{"type":"text","text":" Today is Monday."}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}
+	body, err := provider.AppendRequestJSON(nil, provider.WireAnthropic, req)
+	fmt.Println(string(body), err)
+	// Output: {"model":"claude-x","max_tokens":256,"stream":true,"system":[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}},{"type":"text","text":" Today is Monday."}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]} <nil>
+}
+
+// Pointing at a local OpenAI-compatible server (vLLM, llama.cpp, Ollama,
+// LM Studio...): the model names its endpoint, the profile shows what
+// detection made of it (max_tokens, no prompt_cache_key: not OpenAI's own
+// host), and the request options go out under Chat Completions' names.
+func Example_localServer() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var got struct {
+			MaxTokens      int      `json:"max_tokens"`
+			Stop           []string `json:"stop"`
+			Seed           int      `json:"seed"`
+			ResponseFormat struct {
+				JSONSchema struct{ Name string } `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		fmt.Printf("server: %s max_tokens=%d schema=%s stop=%q seed=%d\n", r.URL.Path, got.MaxTokens, got.ResponseFormat.JSONSchema.Name, got.Stop, got.Seed)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"model\":\"qwen3\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{\\\"sum\\\":4}\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":5}}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+
+	model := llm.Model{ID: "qwen3", API: llm.APIOpenAICompletions, Provider: llm.ProviderOpenAICompatible, BaseURL: srv.URL + "/v1"}
+	profile, err := provider.ProfileOf(&model)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(strings.Replace(profile.String(), srv.URL, "$SERVER", 1))
+
+	c, _ := provider.NewClient()
+	req := &llm.Request{
+		Model:     model,
+		Messages:  []llm.Message{llm.TextMessage(llm.RoleUser, "2+2? Answer as JSON.")},
+		MaxTokens: 64,
+		Options: llm.RequestOptions{
+			ResponseFormat: &llm.ResponseFormat{Type: llm.ResponseJSONSchema, Name: "sum",
+				Schema: []byte(`{"type":"object","properties":{"sum":{"type":"integer"}},"required":["sum"]}`)},
+			Stop:      []string{"\n\n"},
+			ExtraBody: []byte(`{"seed":42}`), // a field of this server's own
+		},
+	}
+	s, err := c.Stream(context.Background(), req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := llm.Drain(s)
+	s.Close()
+	fmt.Println(m.TextContent(), m.StopReason, m.Usage.TotalTokens, err)
+
+	// The same options on the Responses API: it has no stop sequences,
+	// so the request is refused before anything is sent.
+	req.Model.API = llm.APIOpenAIResponses
+	_, err = c.Stream(context.Background(), req)
+	fmt.Println(errors.Is(err, provider.ErrUnsupportedOption), err)
+	// Output:
+	// openai-chat $SERVER/v1/chat/completions: max_tokens, stream_options, no prompt_cache_key, repair openclaw, key $OPENAI_COMPATIBLE_API_KEY or $OPENAI_API_KEY
+	// server: /v1/chat/completions max_tokens=64 schema=sum stop=["\n\n"] seed=42
+	// {"sum":4} stop 14 <nil>
+	// true provider: request option stop refused for openai-responses: the Responses API has no stop sequences
+}
+
+// A typo in the model's description fails before any request, saying
+// what was meant.
+func ExampleProfileOf_typo() {
+	_, err := provider.ProfileOf(&llm.Model{ID: "gpt-x", API: "openai-completion"})
+	fmt.Println(err)
+	_, err = provider.ProfileOf(&llm.Model{ID: "gpt-x", API: llm.APIOpenAICompletions, Provider: "opneai"})
+	fmt.Println(err)
+	// Output:
+	// llm: model api "openai-completion": is not one of openai-completions, openai-responses, anthropic-messages (did you mean "openai-completions"?)
+	// llm: model provider "opneai": is not a provider id this module knows, but close to one (did you mean "openai"?)
 }

@@ -74,10 +74,14 @@ func (d *Decoder) chatFast(data []byte) error {
 		d.finish()
 		return nil
 	}
+	if sp, aux, ok := d.shapeMatch(data); ok {
+		return d.chatShaped(data, sp, aux)
+	}
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return d.badJSON()
 	}
+	d.chScan.elems, d.chScan.objs = 0, 0
 	top := vIter{b: data, i: i + 1}
 	// envEnd is the end of the leading run of envelope members (any
 	// member but choices, usage and error); -1 once the run is over, or
@@ -169,6 +173,18 @@ func (d *Decoder) chatFast(data []byte) error {
 	if !choicesArray && errv.ok() && !errv.isNull(data) {
 		return d.chatEvent(data) // Slow path: in-band error (nothing applied yet).
 	}
+	if err := d.chatEnd(model, id, usage); err != nil {
+		return err
+	}
+	d.keepEnvelope(data, envCand)
+	if choicesArray && d.chScan.elems == 1 && d.chScan.objs == 1 {
+		d.chatLearn(data, model, id, usage, errv)
+	}
+	return nil
+}
+
+// chatEnd applies what a chunk says besides its choices.
+func (d *Decoder) chatEnd(model, id, usage span) error {
 	if !d.gotModel {
 		s, ok := d.str(model)
 		if !ok {
@@ -183,15 +199,102 @@ func (d *Decoder) chatFast(data []byte) error {
 		}
 		d.setResponseID(s)
 	}
-	if usage.isObject(data) {
+	if usage.isObject(d.data) {
 		d.chatUsageFast(usage)
-	} else if d.chUsage.isObject(data) {
+	} else if d.chUsage.isObject(d.data) {
 		// Moonshot reports usage inside the choice: read when the chunk has
 		// no top-level usage, as @openclaw/ai does.
 		d.chatUsageFast(d.chUsage)
 	}
-	d.keepEnvelope(data, envCand)
 	return nil
+}
+
+// The spans the chat scan reports for a chunk of one choice (shape
+// roles): the envelope's, the choice's, its delta's and up to len(d.tc)
+// tool_calls elements' (id, index, name, arguments each).
+const (
+	crModel = iota
+	crID
+	crUsage
+	crErr
+	crChUsage
+	crIdx
+	crFr
+	crContent
+	crRefusal
+	crReason
+	crTools   = crReason + len(reasoningFields)
+	crTC      = crTools + 1
+	chatRoles = crTC + 4*4
+)
+
+// A chat shape's roles fill the shape's spans exactly.
+const _ = uint(maxShapeRoles-chatRoles) + uint(chatRoles-maxShapeRoles)
+
+// aux of a chat shape: the delta's flags and the tool_calls count.
+const (
+	auxPresent     = 1
+	auxToolsInline = 2
+	auxNTCShift    = 8
+)
+
+func (t toolSpans) all() [4]span { return [4]span{t.id, t.index, t.name, t.args} }
+
+// chatScan is what the scan of a chunk saw of its choices.
+type chatScan struct {
+	elems, objs int // elements of the choices array, objects among them
+	idx, fr     span
+	ds          deltaSpans
+}
+
+// chatLearn keeps a chunk of one choice, scanned and applied without
+// error, as a shape.
+func (d *Decoder) chatLearn(data []byte, model, id, usage, errv span) {
+	var sp [chatRoles]span
+	cs := &d.chScan
+	sp[crModel], sp[crID], sp[crUsage], sp[crErr], sp[crChUsage] = model, id, usage, errv, d.chUsage
+	sp[crIdx], sp[crFr] = cs.idx, cs.fr
+	sp[crContent], sp[crRefusal], sp[crTools] = cs.ds.content, cs.ds.refusal, cs.ds.tools
+	copy(sp[crReason:crTools], cs.ds.reasoning[:])
+	for i := range d.tc {
+		if i < cs.ds.ntc {
+			a := d.tc[i].all()
+			copy(sp[crTC+4*i:], a[:])
+		} else {
+			for j := range 4 {
+				sp[crTC+4*i+j] = absent
+			}
+		}
+	}
+	aux := uint32(min(cs.ds.ntc, 255)) << auxNTCShift
+	if cs.ds.present {
+		aux |= auxPresent
+	}
+	if cs.ds.toolsInline {
+		aux |= auxToolsInline
+	}
+	d.shapeLearn(data, sp[:], aux)
+}
+
+// chatShaped applies a chunk that matched a learned shape, as chatFast
+// would after its scan.
+func (d *Decoder) chatShaped(data []byte, sp *[maxShapeRoles]span, aux uint32) error {
+	d.chUsage = sp[crChUsage]
+	ds := deltaSpans{
+		content: sp[crContent], refusal: sp[crRefusal], tools: sp[crTools],
+		present: aux&auxPresent != 0, toolsInline: aux&auxToolsInline != 0,
+		ntc: int(aux >> auxNTCShift),
+	}
+	copy(ds.reasoning[:], sp[crReason:crTools])
+	for i := range min(ds.ntc, len(d.tc)) {
+		b := crTC + 4*i
+		d.tc[i] = toolSpans{id: sp[b], index: sp[b+1], name: sp[b+2], args: sp[b+3]}
+	}
+	if err := d.chatChoiceSpans(int32(intOf(data, sp[crIdx])), &ds, sp[crFr]); err != nil {
+		d.chatIdentityCold(data)
+		return err
+	}
+	return d.chatEnd(sp[crModel], sp[crID], sp[crUsage])
 }
 
 // keepEnvelope remembers the leading envelope members of a chunk decoded
@@ -247,6 +350,7 @@ func (d *Decoder) chatChoices(arr *vIter) error {
 			}
 			return nil
 		}
+		d.chScan.elems++
 		if arr.peek() != '{' {
 			if _, ok := arr.skip(); !ok {
 				return d.badJSON()
@@ -254,6 +358,7 @@ func (d *Decoder) chatChoices(arr *vIter) error {
 			continue
 		}
 		c, _ := arr.child()
+		d.chScan.objs++
 		if err := d.chatChoiceInline(&c); err != nil {
 			return err
 		}
@@ -454,6 +559,9 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 			return d.badJSON()
 		}
 	}
+	if d.chScan.objs == 1 {
+		d.chScan.idx, d.chScan.fr, d.chScan.ds = idx, fr, ds
+	}
 	return d.chatChoiceSpans(int32(intOf(data, idx)), &ds, fr)
 }
 
@@ -615,15 +723,35 @@ func (d *Decoder) chatToolApply(choice int32, pos int, id, index, name, args spa
 
 // ---- Anthropic Messages ----
 
+// The spans the Anthropic scan reports (shape roles).
+const (
+	arType = iota
+	arIndex
+	arDType
+	arText
+	arPJ
+	arThinking
+	arSig
+	anthropicRoles
+)
+
+const auxSawDelta = 1
+
 func (d *Decoder) anthropicFast(data []byte) error {
+	if sp, aux, ok := d.shapeMatch(data); ok {
+		_, err := d.anthropicApply(data, sp[:anthropicRoles], aux&auxSawDelta != 0)
+		return err
+	}
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return d.badJSON()
 	}
 	top := vIter{b: data, i: i + 1}
-	typ, index := absent, absent
+	var sp [anthropicRoles]span
+	for i := range sp {
+		sp[i] = absent
+	}
 	sawDelta := false
-	dtype, text, pj, thinking, sig := absent, absent, absent, absent, absent
 	for {
 		k, ok := top.more()
 		if !ok {
@@ -636,10 +764,10 @@ func (d *Decoder) anthropicFast(data []byte) error {
 		switch string(k) {
 		case "type":
 			v, ok = top.skip()
-			first(&typ, v)
+			first(&sp[arType], v)
 		case "index":
 			v, ok = top.skip()
-			first(&index, v)
+			first(&sp[arIndex], v)
 		case "delta":
 			if sawDelta || top.peek() != '{' {
 				sawDelta = true
@@ -664,15 +792,15 @@ func (d *Decoder) anthropicFast(data []byte) error {
 				}
 				switch string(dk) {
 				case "type":
-					first(&dtype, dv)
+					first(&sp[arDType], dv)
 				case "text":
-					first(&text, dv)
+					first(&sp[arText], dv)
 				case "partial_json":
-					first(&pj, dv)
+					first(&sp[arPJ], dv)
 				case "thinking":
-					first(&thinking, dv)
+					first(&sp[arThinking], dv)
 				case "signature":
-					first(&sig, dv)
+					first(&sp[arSig], dv)
 				}
 			}
 			ok = top.resume(&c)
@@ -686,9 +814,23 @@ func (d *Decoder) anthropicFast(data []byte) error {
 	if !top.closed || skipWS(data, top.i) != len(data) {
 		return d.badJSON()
 	}
-	t, ok := d.str(typ)
+	fast, err := d.anthropicApply(data, sp[:], sawDelta)
+	if fast && err == nil {
+		var aux uint32
+		if sawDelta {
+			aux = auxSawDelta
+		}
+		d.shapeLearn(data, sp[:], aux)
+	}
+	return err
+}
+
+// anthropicApply applies a validated event from its scanned spans. fast
+// reports an event decoded here, not by the reference decoder.
+func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool) (fast bool, err error) {
+	t, ok := d.str(sp[arType])
 	if !ok {
-		return d.badJSON()
+		return false, d.badJSON()
 	}
 	if len(t) == 0 {
 		t = d.name
@@ -696,59 +838,60 @@ func (d *Decoder) anthropicFast(data []byte) error {
 	switch string(t) {
 	case "content_block_delta":
 	case "ping":
-		return nil
+		return true, nil
 	default:
-		return d.anthropicEvent(data) // Slow path: the few structural events.
+		return false, d.anthropicEvent(data) // Slow path: the few structural events.
 	}
+	index := sp[arIndex]
 	if d.opts.OpenClaw && !index.isNumber(data) {
-		return nil // @openclaw/ai ignores a delta without an index
+		return true, nil // @openclaw/ai ignores a delta without an index
 	}
 	si := d.findSlot(0, intOf(data, index), anyKind)
 	if si < 0 || !sawDelta {
-		return nil
+		return true, nil
 	}
-	dt, ok := d.str(dtype)
+	dt, ok := d.str(sp[arDType])
 	if !ok {
-		return d.badJSON()
+		return true, d.badJSON()
 	}
 	s := &d.slots[si]
 	var field span
 	switch string(dt) {
 	case "text_delta":
-		field = text
+		field = sp[arText]
 	case "input_json_delta":
-		field = pj
+		field = sp[arPJ]
 	case "thinking_delta":
-		field = thinking
+		field = sp[arThinking]
 	case "signature_delta":
-		field = sig
+		field = sp[arSig]
 	default:
-		return nil
+		return true, nil
 	}
 	v, ok := d.str(field)
 	if !ok {
-		return d.badJSON()
+		return true, d.badJSON()
 	}
 	switch string(dt) {
 	case "text_delta":
 		if s.kind == llm.BlockText {
-			return d.appendText(si, v)
+			return true, d.appendText(si, v)
 		}
 	case "input_json_delta":
 		if s.kind == llm.BlockToolCall {
 			if len(v) > 0 {
 				s.delta = true
 			}
-			return d.appendArgs(si, v)
+			return true, d.appendArgs(si, v)
 		}
 	case "thinking_delta":
 		if s.kind == llm.BlockThinking {
-			return d.appendText(si, v)
+			return true, d.appendText(si, v)
 		}
 	case "signature_delta":
 		if s.kind == llm.BlockThinking {
 			if !validUTF8(v) {
-				return d.badUTF8(v)
+				return true, d.badUTF8(v)
 			}
 			b := &d.msg.Content[s.ci]
 			if d.opts.OpenClaw && !s.delta {
@@ -758,20 +901,37 @@ func (d *Decoder) anthropicFast(data []byte) error {
 			b.Signature = append(b.Signature, v...)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // ---- Responses ----
+
+// The spans the Responses scan reports (shape roles).
+const (
+	rrType = iota
+	rrOI
+	rrCI
+	rrItem
+	rrDelta
+	responsesRoles
+)
 
 func (d *Decoder) responsesFast(data []byte) error {
 	if isDone(data) {
 		return d.responsesEvent(data)
 	}
+	if sp, _, ok := d.shapeMatch(data); ok {
+		_, err := d.responsesApply(data, sp[:responsesRoles])
+		return err
+	}
 	it, ok := topIter(data)
 	if !ok {
 		return d.badJSON()
 	}
-	typ, oi, ci, itemID, delta := absent, absent, absent, absent, absent
+	var sp [responsesRoles]span
+	for i := range sp {
+		sp[i] = absent
+	}
 	for {
 		k, v, ok := it.next()
 		if !ok {
@@ -779,48 +939,59 @@ func (d *Decoder) responsesFast(data []byte) error {
 		}
 		switch string(d.key(&it, k)) {
 		case "type":
-			first(&typ, v)
+			first(&sp[rrType], v)
 		case "output_index":
-			first(&oi, v)
+			first(&sp[rrOI], v)
 		case "content_index":
-			first(&ci, v)
+			first(&sp[rrCI], v)
 		case "item_id":
-			first(&itemID, v)
+			first(&sp[rrItem], v)
 		case "delta":
-			first(&delta, v)
+			first(&sp[rrDelta], v)
 		}
 	}
 	if !it.complete() {
 		return d.badJSON()
 	}
-	t, ok := d.str(typ)
+	fast, err := d.responsesApply(data, sp[:])
+	if fast && err == nil {
+		d.shapeLearn(data, sp[:], 0)
+	}
+	return err
+}
+
+// responsesApply applies a validated event from its scanned spans. fast
+// reports an event decoded here, not by the reference decoder.
+func (d *Decoder) responsesApply(data []byte, sp []span) (fast bool, err error) {
+	t, ok := d.str(sp[rrType])
 	if !ok {
-		return d.badJSON()
+		return false, d.badJSON()
 	}
 	if len(t) == 0 {
 		t = d.name
 	}
+	oi, delta := sp[rrOI], sp[rrDelta]
 	switch string(t) {
 	case "response.output_text.delta", "response.refusal.delta":
-		key := d.textKey(intOf(data, oi), intOf(data, ci))
+		key := d.textKey(intOf(data, oi), intOf(data, sp[rrCI]))
 		s, ok := d.str(delta)
 		if !ok {
-			return d.badJSON()
+			return true, d.badJSON()
 		}
 		si := d.findSlot(0, key, llm.BlockText)
 		if si < 0 {
 			si = d.open(0, key, llm.BlockText)
 		}
-		return d.appendText(si, s)
+		return true, d.appendText(si, s)
 	case "response.function_call_arguments.delta":
 		si := -1
 		if oi.isNumber(data) {
 			si = d.findSlot(0, intOf(data, oi), llm.BlockToolCall)
 		}
 		if si < 0 {
-			id, ok := d.str(itemID)
+			id, ok := d.str(sp[rrItem])
 			if !ok {
-				return d.badJSON()
+				return true, d.badJSON()
 			}
 			if len(id) > 0 {
 				for i := range d.slots {
@@ -833,13 +1004,13 @@ func (d *Decoder) responsesFast(data []byte) error {
 			}
 		}
 		if si < 0 {
-			return nil
+			return true, nil
 		}
 		s, ok := d.str(delta)
 		if !ok {
-			return d.badJSON()
+			return true, d.badJSON()
 		}
-		return d.appendArgs(si, s)
+		return true, d.appendArgs(si, s)
 	}
-	return d.responsesEvent(data) // Slow path: structural events.
+	return false, d.responsesEvent(data) // Slow path: structural events.
 }

@@ -63,6 +63,19 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 			t.Fatalf("fast and reference messages differ:\n%s\n%s", x, y)
 		}
 	}
+	// Differential: decoding without shapes (every event through the
+	// validating scan) must give exactly the same result, errors included.
+	flat := NewDecoder(w, nil, o)
+	flat.flat = true
+	flat.Reset(w, bytes.NewReader(body), o)
+	rf := drain(flat)
+	if !reflect.DeepEqual(r.events, rf.events) || fmt.Sprint(r.err) != fmt.Sprint(rf.err) {
+		t.Fatalf("events differ without shapes:\n%v\n%v\nerrs %v / %v", r.events, rf.events, r.err, rf.err)
+	}
+	rf.msg.Timestamp = r.msg.Timestamp
+	if a, b := r.msg.AppendJSON(nil), rf.msg.AppendJSON(nil); !bytes.Equal(a, b) {
+		t.Fatalf("message differs without shapes:\n%s\n%s", a, b)
+	}
 	// Differential: one byte per read must give the same events and message.
 	d := NewDecoder(w, iotest.OneByteReader(bytes.NewReader(body)), o)
 	r2 := drain(d)

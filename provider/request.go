@@ -2,7 +2,9 @@ package provider
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -16,28 +18,75 @@ const defaultMaxTokens = 4096
 // AppendRequestJSON appends the streaming request body of req in wire w's
 // JSON to dst: Chat Completions (max_tokens or max_completion_tokens,
 // stream_options.include_usage and prompt_cache_key as the endpoint's
-// Compat allows: CompatFor),
-// Responses (store:false) or Anthropic Messages (with cache_control
-// breakpoints on the stable part of the system prompt, at
-// req.CacheBoundary, and on the last user message).
-func AppendRequestJSON(dst []byte, w Wire, req *llm.Request) []byte {
+// Compat allows: CompatFor), Responses (store:false) or Anthropic Messages
+// (with cache_control breakpoints on the stable part of the system prompt,
+// at req.CacheBoundary, and on the last user message).
+//
+// req.Options are encoded under the wire's own names (see
+// llm.RequestOptions; Headers are the transport's business and are not
+// read here). An option the wire has no equivalent for, or a malformed
+// one, is refused with an *OptionError wrapping ErrUnsupportedOption or
+// ErrInvalidOption, and dst is returned unchanged.
+func AppendRequestJSON(dst []byte, w Wire, req *llm.Request) ([]byte, error) {
+	if w >= numWires {
+		return dst, fmt.Errorf("%w: wire %d", ErrUnknownAPI, w)
+	}
+	if err := checkOptions(w, req); err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	var o object
+	dst = append(dst, '{')
 	switch w {
 	case WireOpenAIResponses:
-		return appendResponsesRequest(dst, req)
+		dst = appendResponsesRequest(dst, &o, req)
 	case WireAnthropic:
-		return appendAnthropicRequest(dst, req)
+		dst = appendAnthropicRequest(dst, &o, req)
 	default:
-		return appendChatRequest(dst, req)
+		dst = appendChatRequest(dst, &o, req)
 	}
+	dst = appendOptions(dst, &o, w, req)
+	if len(req.Options.ExtraBody) > 0 {
+		var err error
+		if dst, err = mergeExtraBody(dst, &o, w, req.Options.ExtraBody); err != nil {
+			return dst[:start], err
+		}
+	}
+	return append(dst, '}'), nil
 }
 
-func appendKey(dst []byte, first *bool, key string) []byte {
-	if !*first {
+// maxMembers bounds the top-level members one encoder writes (14 at most
+// today: TestEncoderMembersFit keeps the bound honest).
+const maxMembers = 20
+
+// object writes the members of one top-level JSON object and remembers
+// their names, so that ExtraBody can refuse a member the encoder wrote.
+// It lives on the encoder's stack: the names are the encoder's constants.
+type object struct {
+	n    int
+	keys [maxMembers]string
+}
+
+func (o *object) key(dst []byte, key string) []byte {
+	if o.n > 0 {
 		dst = append(dst, ',')
 	}
-	*first = false
+	if o.n < len(o.keys) {
+		o.keys[o.n] = key
+	}
+	o.n++
 	dst = llm.AppendJSONString(dst, key)
 	return append(dst, ':')
+}
+
+// wrote reports whether the encoder wrote member key (unescaped).
+func (o *object) wrote(key []byte) bool {
+	for _, k := range o.keys[:min(o.n, len(o.keys))] {
+		if k == string(key) {
+			return true
+		}
+	}
+	return false
 }
 
 func appendRaw(dst, raw []byte, fallback string) []byte {
@@ -67,23 +116,44 @@ func callID(id []byte) []byte {
 	return id
 }
 
-func joinText(m *llm.Message, dst []byte) []byte {
+// textLen is the length of m's text blocks joined.
+func textLen(m *llm.Message) int {
+	n := 0
 	for i := range m.Content {
 		if b := &m.Content[i]; b.Type == llm.BlockText {
-			dst = append(dst, b.Text...)
+			n += len(b.Text)
 		}
 	}
-	return dst
+	return n
+}
+
+// appendTextString appends m's text blocks, joined, as one JSON string.
+func appendTextString(dst []byte, m *llm.Message) []byte {
+	dst = append(dst, '"')
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Type == llm.BlockText {
+			dst = appendJSONStringBody(dst, b.Text)
+		}
+	}
+	return append(dst, '"')
+}
+
+// appendArgsString appends a tool call's arguments as a JSON string: the
+// text as received when it is JSON, else "{}".
+func appendArgsString(dst, args []byte) []byte {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || !jsonValid(args) {
+		return append(dst, `"{}"`...)
+	}
+	return llm.AppendJSONString(dst, args)
 }
 
 // ---- Chat Completions ----
 
-func appendChatRequest(dst []byte, req *llm.Request) []byte {
-	first := true
-	dst = append(dst, '{')
-	dst = appendKey(dst, &first, "model")
+func appendChatRequest(dst []byte, o *object, req *llm.Request) []byte {
+	dst = o.key(dst, "model")
 	dst = llm.AppendJSONString(dst, req.Model.ID)
-	dst = appendKey(dst, &first, "messages")
+	dst = o.key(dst, "messages")
 	dst = append(dst, '[')
 	n := 0
 	sep := func() {
@@ -98,7 +168,6 @@ func appendChatRequest(dst []byte, req *llm.Request) []byte {
 		dst = llm.AppendJSONString(dst, req.System)
 		dst = append(dst, '}')
 	}
-	var scratch []byte
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		switch m.Role {
@@ -108,22 +177,22 @@ func appendChatRequest(dst []byte, req *llm.Request) []byte {
 			dst = appendChatUserContent(dst, m)
 			dst = append(dst, '}')
 		case llm.RoleAssistant:
-			scratch = joinText(m, scratch[:0])
+			text := textLen(m)
 			calls := 0
 			for j := range m.Content {
 				if m.Content[j].Type == llm.BlockToolCall {
 					calls++
 				}
 			}
-			if len(scratch) == 0 && calls == 0 {
+			if text == 0 && calls == 0 {
 				continue
 			}
 			sep()
 			dst = append(dst, `{"role":"assistant","content":`...)
-			if len(scratch) == 0 {
+			if text == 0 {
 				dst = append(dst, "null"...)
 			} else {
-				dst = llm.AppendJSONString(dst, scratch)
+				dst = appendTextString(dst, m)
 			}
 			for j := range m.Content {
 				b := &m.Content[j]
@@ -154,8 +223,7 @@ func appendChatRequest(dst []byte, req *llm.Request) []byte {
 					dst = append(dst, `,"type":"function","function":{"name":`...)
 					dst = llm.AppendJSONString(dst, b.Name)
 					dst = append(dst, `,"arguments":`...)
-					scratch = appendRaw(scratch[:0], b.Arguments, "{}")
-					dst = llm.AppendJSONString(dst, scratch)
+					dst = appendArgsString(dst, b.Arguments)
 					dst = append(dst, "}}"...)
 				}
 				dst = append(dst, ']')
@@ -166,36 +234,36 @@ func appendChatRequest(dst []byte, req *llm.Request) []byte {
 			dst = append(dst, `{"role":"tool","tool_call_id":`...)
 			dst = llm.AppendJSONString(dst, callID([]byte(m.ToolCallID)))
 			dst = append(dst, `,"content":`...)
-			dst = llm.AppendJSONString(dst, toolResultText(m, scratch[:0]))
+			dst = appendToolResultString(dst, m, "")
 			dst = append(dst, '}')
 		}
 	}
 	dst = append(dst, ']')
 	compat := CompatFor(&req.Model)
-	dst = appendKey(dst, &first, "stream")
+	dst = o.key(dst, "stream")
 	dst = append(dst, "true"...)
 	if compat.StreamOptions {
-		dst = appendKey(dst, &first, "stream_options")
+		dst = o.key(dst, "stream_options")
 		dst = append(dst, `{"include_usage":true}`...)
 	}
 	if mt := maxTokens(req); mt > 0 {
-		dst = appendKey(dst, &first, compat.MaxTokensField)
+		dst = o.key(dst, compat.MaxTokensField)
 		dst = strconv.AppendInt(dst, int64(mt), 10)
 	}
 	if req.Temperature != nil {
-		dst = appendKey(dst, &first, "temperature")
+		dst = o.key(dst, "temperature")
 		dst = strconv.AppendFloat(dst, *req.Temperature, 'g', -1, 64)
 	}
 	if req.Reasoning != "" {
-		dst = appendKey(dst, &first, "reasoning_effort")
+		dst = o.key(dst, "reasoning_effort")
 		dst = llm.AppendJSONString(dst, req.Reasoning)
 	}
 	if req.SessionID != "" && compat.PromptCacheKey {
-		dst = appendKey(dst, &first, "prompt_cache_key")
+		dst = o.key(dst, "prompt_cache_key")
 		dst = llm.AppendJSONString(dst, req.SessionID)
 	}
 	if len(req.Tools) > 0 {
-		dst = appendKey(dst, &first, "tools")
+		dst = o.key(dst, "tools")
 		dst = append(dst, '[')
 		for i := range req.Tools {
 			t := &req.Tools[i]
@@ -212,7 +280,7 @@ func appendChatRequest(dst []byte, req *llm.Request) []byte {
 		}
 		dst = append(dst, ']')
 	}
-	return append(dst, '}')
+	return dst
 }
 
 func isReasoningField(sig []byte) bool {
@@ -265,33 +333,39 @@ func appendJSONStringBody(dst, s []byte) []byte {
 	return dst[:len(dst)-2]
 }
 
-func toolResultText(m *llm.Message, dst []byte) []byte {
+// appendToolResultString appends a tool result's text blocks as one JSON
+// string, joined by line breaks, an image as "(image omitted)"; empty
+// stands in for a result with no text at all.
+func appendToolResultString(dst []byte, m *llm.Message, empty string) []byte {
+	dst = append(dst, '"')
+	start := len(dst)
 	for i := range m.Content {
 		b := &m.Content[i]
 		switch b.Type {
 		case llm.BlockText:
-			if len(dst) > 0 {
-				dst = append(dst, '\n')
+			if len(dst) > start {
+				dst = append(dst, `\n`...)
 			}
-			dst = append(dst, b.Text...)
+			dst = appendJSONStringBody(dst, b.Text)
 		case llm.BlockImage:
-			if len(dst) > 0 {
-				dst = append(dst, '\n')
+			if len(dst) > start {
+				dst = append(dst, `\n`...)
 			}
 			dst = append(dst, "(image omitted)"...)
 		}
 	}
-	return dst
+	if len(dst) == start {
+		dst = append(dst, empty...)
+	}
+	return append(dst, '"')
 }
 
 // ---- Responses ----
 
-func appendResponsesRequest(dst []byte, req *llm.Request) []byte {
-	first := true
-	dst = append(dst, '{')
-	dst = appendKey(dst, &first, "model")
+func appendResponsesRequest(dst []byte, o *object, req *llm.Request) []byte {
+	dst = o.key(dst, "model")
 	dst = llm.AppendJSONString(dst, req.Model.ID)
-	dst = appendKey(dst, &first, "input")
+	dst = o.key(dst, "input")
 	dst = append(dst, '[')
 	n := 0
 	sep := func() {
@@ -306,7 +380,6 @@ func appendResponsesRequest(dst []byte, req *llm.Request) []byte {
 		dst = llm.AppendJSONString(dst, req.System)
 		dst = append(dst, '}')
 	}
-	var scratch []byte
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		switch m.Role {
@@ -374,8 +447,7 @@ func appendResponsesRequest(dst []byte, req *llm.Request) []byte {
 					dst = append(dst, `,"name":`...)
 					dst = llm.AppendJSONString(dst, b.Name)
 					dst = append(dst, `,"arguments":`...)
-					scratch = appendRaw(scratch[:0], b.Arguments, "{}")
-					dst = llm.AppendJSONString(dst, scratch)
+					dst = appendArgsString(dst, b.Arguments)
 					dst = append(dst, '}')
 				}
 			}
@@ -384,37 +456,37 @@ func appendResponsesRequest(dst []byte, req *llm.Request) []byte {
 			dst = append(dst, `{"type":"function_call_output","call_id":`...)
 			dst = llm.AppendJSONString(dst, callID([]byte(m.ToolCallID)))
 			dst = append(dst, `,"output":`...)
-			dst = llm.AppendJSONString(dst, toolResultText(m, scratch[:0]))
+			dst = appendToolResultString(dst, m, "")
 			dst = append(dst, '}')
 		}
 	}
 	dst = append(dst, ']')
-	dst = appendKey(dst, &first, "stream")
+	dst = o.key(dst, "stream")
 	dst = append(dst, "true"...)
-	dst = appendKey(dst, &first, "store")
+	dst = o.key(dst, "store")
 	dst = append(dst, "false"...)
 	if mt := maxTokens(req); mt > 0 {
-		dst = appendKey(dst, &first, "max_output_tokens")
+		dst = o.key(dst, "max_output_tokens")
 		dst = strconv.AppendInt(dst, int64(mt), 10)
 	}
 	if req.Temperature != nil {
-		dst = appendKey(dst, &first, "temperature")
+		dst = o.key(dst, "temperature")
 		dst = strconv.AppendFloat(dst, *req.Temperature, 'g', -1, 64)
 	}
 	if req.Reasoning != "" {
-		dst = appendKey(dst, &first, "reasoning")
+		dst = o.key(dst, "reasoning")
 		dst = append(dst, `{"effort":`...)
 		dst = llm.AppendJSONString(dst, req.Reasoning)
 		dst = append(dst, `,"summary":"auto"}`...)
-		dst = appendKey(dst, &first, "include")
+		dst = o.key(dst, "include")
 		dst = append(dst, `["reasoning.encrypted_content"]`...)
 	}
 	if req.SessionID != "" {
-		dst = appendKey(dst, &first, "prompt_cache_key")
+		dst = o.key(dst, "prompt_cache_key")
 		dst = llm.AppendJSONString(dst, req.SessionID)
 	}
 	if len(req.Tools) > 0 {
-		dst = appendKey(dst, &first, "tools")
+		dst = o.key(dst, "tools")
 		dst = append(dst, '[')
 		for i := range req.Tools {
 			t := &req.Tools[i]
@@ -431,7 +503,7 @@ func appendResponsesRequest(dst []byte, req *llm.Request) []byte {
 		}
 		dst = append(dst, ']')
 	}
-	return append(dst, '}')
+	return dst
 }
 
 // ---- Anthropic Messages ----
@@ -459,10 +531,8 @@ func anthropicID(dst, id []byte) []byte {
 
 const cacheControl = `,"cache_control":{"type":"ephemeral"}`
 
-func appendAnthropicRequest(dst []byte, req *llm.Request) []byte {
-	first := true
-	dst = append(dst, '{')
-	dst = appendKey(dst, &first, "model")
+func appendAnthropicRequest(dst []byte, o *object, req *llm.Request) []byte {
+	dst = o.key(dst, "model")
 	dst = llm.AppendJSONString(dst, req.Model.ID)
 	mt := maxTokens(req)
 	if mt <= 0 {
@@ -480,12 +550,12 @@ func appendAnthropicRequest(dst []byte, req *llm.Request) []byte {
 			budget = min(budget, max(mt-1024, 1024))
 		}
 	}
-	dst = appendKey(dst, &first, "max_tokens")
+	dst = o.key(dst, "max_tokens")
 	dst = strconv.AppendInt(dst, int64(mt), 10)
-	dst = appendKey(dst, &first, "stream")
+	dst = o.key(dst, "stream")
 	dst = append(dst, "true"...)
 	if req.System != "" {
-		dst = appendKey(dst, &first, "system")
+		dst = o.key(dst, "system")
 		dst = append(dst, '[')
 		cb := req.CacheBoundary
 		if cb > 0 && cb < len(req.System) {
@@ -513,10 +583,9 @@ func appendAnthropicRequest(dst []byte, req *llm.Request) []byte {
 			lastUser = i
 		}
 	}
-	dst = appendKey(dst, &first, "messages")
+	dst = o.key(dst, "messages")
 	dst = append(dst, '[')
 	n := 0
-	var scratch []byte
 	for i := 0; i < len(req.Messages); i++ {
 		m := &req.Messages[i]
 		switch m.Role {
@@ -570,13 +639,8 @@ func appendAnthropicRequest(dst []byte, req *llm.Request) []byte {
 				dst = append(dst, `{"type":"tool_result","tool_use_id":"`...)
 				dst = anthropicID(dst, []byte(m.ToolCallID))
 				dst = append(dst, `","content":[`...)
-				scratch = toolResultText(m, scratch[:0])
 				dst = append(dst, `{"type":"text","text":`...)
-				if len(scratch) == 0 {
-					dst = append(dst, `"(no output)"`...)
-				} else {
-					dst = llm.AppendJSONString(dst, scratch)
-				}
+				dst = appendToolResultString(dst, m, "(no output)")
 				dst = append(dst, "}]"...)
 				if m.IsError {
 					dst = append(dst, `,"is_error":true`...)
@@ -667,17 +731,17 @@ func appendAnthropicRequest(dst []byte, req *llm.Request) []byte {
 	}
 	dst = append(dst, ']')
 	if req.Temperature != nil && budget == 0 {
-		dst = appendKey(dst, &first, "temperature")
+		dst = o.key(dst, "temperature")
 		dst = strconv.AppendFloat(dst, *req.Temperature, 'g', -1, 64)
 	}
 	if budget > 0 {
-		dst = appendKey(dst, &first, "thinking")
+		dst = o.key(dst, "thinking")
 		dst = append(dst, `{"type":"enabled","budget_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(budget), 10)
 		dst = append(dst, '}')
 	}
 	if len(req.Tools) > 0 {
-		dst = appendKey(dst, &first, "tools")
+		dst = o.key(dst, "tools")
 		dst = append(dst, '[')
 		for i := range req.Tools {
 			t := &req.Tools[i]
@@ -695,10 +759,287 @@ func appendAnthropicRequest(dst []byte, req *llm.Request) []byte {
 		dst = append(dst, ']')
 	}
 	if req.SessionID != "" {
-		dst = appendKey(dst, &first, "metadata")
+		dst = o.key(dst, "metadata")
 		dst = append(dst, `{"user_id":`...)
 		dst = llm.AppendJSONString(dst, req.SessionID)
 		dst = append(dst, '}')
 	}
-	return append(dst, '}')
+	return dst
+}
+
+// ---- Request options ----
+
+// checkOptions refuses, before anything is written, the options wire w has
+// no equivalent for and the ones that are malformed or contradict the
+// request.
+func checkOptions(w Wire, req *llm.Request) error {
+	op := &req.Options
+	tc := op.ToolChoice
+	switch {
+	case tc.Mode > llm.ToolChoiceTool:
+		return invalid(w, "tool_choice", "unknown mode "+strconv.Itoa(int(tc.Mode)))
+	case tc.Mode == llm.ToolChoiceTool && tc.Name == "":
+		return invalid(w, "tool_choice", "mode tool needs the tool's name")
+	case tc.Mode != llm.ToolChoiceTool && tc.Name != "":
+		return invalid(w, "tool_choice", "a name is given only with mode tool, not "+tc.Mode.String())
+	case tc.Mode != llm.ToolChoiceDefault && len(req.Tools) == 0:
+		return invalid(w, "tool_choice", "the request offers no tools")
+	case tc.Mode == llm.ToolChoiceTool && !offers(req.Tools, tc.Name):
+		return invalid(w, "tool_choice", "names tool "+strconv.Quote(tc.Name)+", which the request does not offer")
+	case w == WireAnthropic && req.Reasoning != "" && (tc.Mode == llm.ToolChoiceRequired || tc.Mode == llm.ToolChoiceTool):
+		// Anthropic: "Thinking may not be enabled when tool_choice forces tool use".
+		return unsupported(w, "tool_choice", "Anthropic's extended thinking (Reasoning "+strconv.Quote(req.Reasoning)+") allows only tool_choice auto or none, not "+tc.Mode.String())
+	}
+	if op.ParallelToolCalls != nil && len(req.Tools) == 0 {
+		return invalid(w, "parallel_tool_calls", "the request offers no tools")
+	}
+	if rf := op.ResponseFormat; rf != nil {
+		if err := checkResponseFormat(w, rf); err != nil {
+			return err
+		}
+	}
+	if len(op.Stop) > 0 && w == WireOpenAIResponses {
+		return unsupported(w, "stop", "the Responses API has no stop sequences")
+	}
+	for _, s := range op.Stop {
+		if s == "" {
+			return invalid(w, "stop", "an empty stop sequence")
+		}
+	}
+	if p := op.TopP; p != nil && !(*p >= 0 && *p <= 1) {
+		return invalid(w, "top_p", "must be within [0, 1], not "+strconv.FormatFloat(*p, 'g', -1, 64))
+	}
+	return nil
+}
+
+func offers(tools []llm.Tool, name string) bool {
+	for i := range tools {
+		if tools[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func checkResponseFormat(w Wire, rf *llm.ResponseFormat) error {
+	const opt = "response_format"
+	switch rf.Type {
+	case llm.ResponseText, llm.ResponseJSONObject:
+		if len(rf.Schema) > 0 || rf.Name != "" || rf.Strict {
+			return invalid(w, opt, "name, schema and strict go only with type json_schema, not "+rf.Type.String())
+		}
+		if rf.Type == llm.ResponseJSONObject && w == WireAnthropic {
+			return unsupported(w, opt, "Anthropic's structured output takes a JSON schema only (output_config.format json_schema), not json_object")
+		}
+		return nil
+	case llm.ResponseJSONSchema:
+	default:
+		return invalid(w, opt, "unknown type "+strconv.Itoa(int(rf.Type)))
+	}
+	s := bytes.TrimSpace(rf.Schema)
+	if len(s) == 0 || s[0] != '{' || !jsonValid(s) || !utf8.Valid(s) {
+		return invalid(w, opt, "the schema is not one JSON object")
+	}
+	if w != WireAnthropic && !schemaName(rf.Name) {
+		// OpenAI: a name of a-z, A-Z, 0-9, '_' and '-', at most 64 long.
+		return invalid(w, opt, "json_schema needs a name of 1-64 letters, digits, '_' or '-', not "+strconv.Quote(rf.Name))
+	}
+	return nil
+}
+
+func schemaName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// appendOptions writes the checked options under wire w's names.
+func appendOptions(dst []byte, o *object, w Wire, req *llm.Request) []byte {
+	op := &req.Options
+	if tc := op.ToolChoice; tc.Mode != llm.ToolChoiceDefault || w == WireAnthropic && op.ParallelToolCalls != nil {
+		dst = o.key(dst, "tool_choice")
+		dst = appendToolChoice(dst, w, tc, op.ParallelToolCalls)
+	}
+	if p := op.ParallelToolCalls; p != nil && w != WireAnthropic {
+		dst = o.key(dst, "parallel_tool_calls")
+		dst = strconv.AppendBool(dst, *p)
+	}
+	if rf := op.ResponseFormat; rf != nil {
+		dst = appendResponseFormat(dst, o, w, rf)
+	}
+	if len(op.Stop) > 0 {
+		if w == WireAnthropic {
+			dst = o.key(dst, "stop_sequences")
+		} else {
+			dst = o.key(dst, "stop")
+		}
+		dst = append(dst, '[')
+		for i, s := range op.Stop {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = llm.AppendJSONString(dst, s)
+		}
+		dst = append(dst, ']')
+	}
+	if op.TopP != nil {
+		dst = o.key(dst, "top_p")
+		dst = strconv.AppendFloat(dst, *op.TopP, 'g', -1, 64)
+	}
+	return dst
+}
+
+// appendToolChoice writes a tool_choice value. Chat Completions: "auto",
+// "none", "required" or {"type":"function","function":{"name":N}};
+// Responses: the same strings or {"type":"function","name":N}; Anthropic:
+// {"type":"auto"|"none"|"any"|"tool"[,"name":N]}, where parallel tool
+// calls are switched with disable_parallel_tool_use (an auto choice is
+// written for it when no mode is set; tool_choice none has no such member
+// and needs none: it allows no call at all).
+func appendToolChoice(dst []byte, w Wire, tc llm.ToolChoice, parallel *bool) []byte {
+	if w == WireAnthropic {
+		dst = append(dst, `{"type":`...)
+		switch tc.Mode {
+		case llm.ToolChoiceNone:
+			return append(dst, `"none"}`...)
+		case llm.ToolChoiceRequired:
+			dst = append(dst, `"any"`...)
+		case llm.ToolChoiceTool:
+			dst = append(dst, `"tool","name":`...)
+			dst = llm.AppendJSONString(dst, tc.Name)
+		default:
+			dst = append(dst, `"auto"`...)
+		}
+		if parallel != nil {
+			dst = append(dst, `,"disable_parallel_tool_use":`...)
+			dst = strconv.AppendBool(dst, !*parallel)
+		}
+		return append(dst, '}')
+	}
+	switch tc.Mode {
+	case llm.ToolChoiceNone:
+		return append(dst, `"none"`...)
+	case llm.ToolChoiceRequired:
+		return append(dst, `"required"`...)
+	case llm.ToolChoiceTool:
+		if w == WireOpenAIResponses {
+			dst = append(dst, `{"type":"function","name":`...)
+			dst = llm.AppendJSONString(dst, tc.Name)
+			return append(dst, '}')
+		}
+		dst = append(dst, `{"type":"function","function":{"name":`...)
+		dst = llm.AppendJSONString(dst, tc.Name)
+		return append(dst, "}}"...)
+	default:
+		return append(dst, `"auto"`...)
+	}
+}
+
+// appendResponseFormat writes the response format: Chat Completions'
+// response_format {"type":"text"|"json_object"} or {"type":"json_schema",
+// "json_schema":{"name","schema","strict"}}; Responses' text.format with
+// the same types and the schema's members inline; Anthropic's
+// output_config.format {"type":"json_schema","schema"} (plain text is
+// Anthropic's only other output and needs no member; its schema outputs
+// are always enforced, so Strict has nothing to switch).
+func appendResponseFormat(dst []byte, o *object, w Wire, rf *llm.ResponseFormat) []byte {
+	switch w {
+	case WireAnthropic:
+		if rf.Type != llm.ResponseJSONSchema {
+			return dst
+		}
+		dst = o.key(dst, "output_config")
+		dst = append(dst, `{"format":{"type":"json_schema","schema":`...)
+		dst = append(dst, bytes.TrimSpace(rf.Schema)...)
+		return append(dst, "}}"...)
+	case WireOpenAIResponses:
+		dst = o.key(dst, "text")
+		dst = append(dst, `{"format":{"type":`...)
+		switch rf.Type {
+		case llm.ResponseJSONSchema:
+			dst = append(dst, `"json_schema","name":`...)
+			dst = llm.AppendJSONString(dst, rf.Name)
+			dst = append(dst, `,"schema":`...)
+			dst = append(dst, bytes.TrimSpace(rf.Schema)...)
+			dst = append(dst, `,"strict":`...)
+			dst = strconv.AppendBool(dst, rf.Strict)
+		case llm.ResponseJSONObject:
+			dst = append(dst, `"json_object"`...)
+		default:
+			dst = append(dst, `"text"`...)
+		}
+		return append(dst, "}}"...)
+	default:
+		dst = o.key(dst, "response_format")
+		switch rf.Type {
+		case llm.ResponseJSONSchema:
+			dst = append(dst, `{"type":"json_schema","json_schema":{"name":`...)
+			dst = llm.AppendJSONString(dst, rf.Name)
+			dst = append(dst, `,"schema":`...)
+			dst = append(dst, bytes.TrimSpace(rf.Schema)...)
+			dst = append(dst, `,"strict":`...)
+			dst = strconv.AppendBool(dst, rf.Strict)
+			return append(dst, "}}"...)
+		case llm.ResponseJSONObject:
+			return append(dst, `{"type":"json_object"}`...)
+		default:
+			return append(dst, `{"type":"text"}`...)
+		}
+	}
+}
+
+// mergeExtraBody appends the members of extra, which must be one JSON
+// object in valid UTF-8, to the body's top-level object. A member the
+// encoder wrote, or one extra repeats, is refused: a JSON object with a
+// member twice means whatever the reading parser makes of it.
+func mergeExtraBody(dst []byte, o *object, w Wire, extra []byte) ([]byte, error) {
+	const opt = "extra_body"
+	if !utf8.Valid(extra) {
+		return dst, invalid(w, opt, "not valid UTF-8")
+	}
+	// The whole text is validated first: the member iterator below checks
+	// values, not the control characters of member names.
+	it, ok := topIter(extra)
+	if !ok || !jsonValid(extra) {
+		return dst, invalid(w, opt, "not a JSON object")
+	}
+	var seenBuf [16][]byte
+	seen := seenBuf[:0]
+	for {
+		raw, v, ok := it.next()
+		if !ok {
+			break
+		}
+		key := raw
+		if it.keyEsc {
+			// Escaped names are rare: compare them unescaped, on the heap.
+			if key, ok = unescapeTo(nil, raw); !ok {
+				return dst, invalid(w, opt, "a malformed member name")
+			}
+		}
+		if o.wrote(key) {
+			return dst, invalid(w, opt+"."+string(key), "the encoder writes this member itself")
+		}
+		for _, k := range seen {
+			if bytes.Equal(k, key) {
+				return dst, invalid(w, opt+"."+string(key), "the member appears twice")
+			}
+		}
+		seen = append(seen, key)
+		dst = append(dst, ',', '"')
+		dst = append(dst, raw...)
+		dst = append(dst, '"', ':')
+		dst = append(dst, extra[v.s:v.e]...)
+	}
+	if !it.complete() {
+		return dst, invalid(w, opt, "not one well-formed JSON object")
+	}
+	return dst, nil
 }

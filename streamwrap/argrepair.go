@@ -396,3 +396,19 @@ func hasSmartQuote(b []byte) bool {
 	}
 	return false
 }
+
+// RepairsToolCallArgs reports whether Chain repairs model m's malformed
+// tool-call arguments: m.Compat.RepairToolCallArgs when it says always or
+// never, else OpenClaw's gate (ShouldRepairMalformedToolCallArguments of
+// m's provider id and API).
+func RepairsToolCallArgs(m *llm.Model) bool {
+	if m.Compat != nil {
+		switch m.Compat.RepairToolCallArgs {
+		case llm.RepairAlways:
+			return true
+		case llm.RepairNever:
+			return false
+		}
+	}
+	return ShouldRepairMalformedToolCallArguments(m.Provider, m.API)
+}

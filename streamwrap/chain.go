@@ -43,6 +43,8 @@ type Options struct {
 	FirstEventTimeout time.Duration
 	OnIdleTimeout     func(error)
 	LastToolActivity  func() time.Time
+	// IdleReuseContext is IdleConfig.ReuseContext.
+	IdleReuseContext bool
 	// Diagnostics receives model-call events; nil disables them.
 	Diagnostics DiagnosticSink
 	RunID       string
@@ -92,7 +94,7 @@ func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 		f = when(f, func(next llm.StreamFunc) llm.StreamFunc {
 			return RepairMalformedToolCallArguments(next, RepairConfig{Logf: o.RepairLogf})
 		}, func(req *llm.Request) bool {
-			return ShouldRepairMalformedToolCallArguments(req.Model.Provider, req.Model.API)
+			return RepairsToolCallArgs(&req.Model)
 		})
 	}
 	f = when(f, DecodeHTMLEntityArguments, func(req *llm.Request) bool { return req.Model.HTMLEntityArgs })
@@ -103,9 +105,9 @@ func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 	f = handleSensitiveStopReason(f, extended)
 	switch {
 	case o.IdleTimeout > 0:
-		f = IdleTimeout(f, IdleConfig{Timeout: o.IdleTimeout, Scope: IdleFull, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity})
+		f = IdleTimeout(f, IdleConfig{Timeout: o.IdleTimeout, Scope: IdleFull, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity, ReuseContext: o.IdleReuseContext})
 	case o.FirstEventTimeout > 0:
-		f = IdleTimeout(f, IdleConfig{Timeout: o.FirstEventTimeout, Scope: IdleCreationOnly, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity})
+		f = IdleTimeout(f, IdleConfig{Timeout: o.FirstEventTimeout, Scope: IdleCreationOnly, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity, ReuseContext: o.IdleReuseContext})
 	}
 	return DiagnosticModelCallEvents(f, DiagnosticsConfig{Sink: o.Diagnostics, RunID: o.RunID, PromptStats: o.PromptStats})
 }

@@ -65,6 +65,13 @@ type IdleConfig struct {
 	// the first timer of a stream is shortened by the time since then when
 	// that is within Timeout (never below 1 ms).
 	LastToolActivity func() time.Time
+	// ReuseContext lets consecutive calls made with the same context share
+	// the context derived for the inner stream (until a timeout cancels
+	// it), so that a call allocates nothing. The caller then promises to
+	// cancel the contexts it passes once it stops calling (the engine
+	// does: its per-run call context); otherwise the last derived context
+	// stays registered with its parent until the parent ends.
+	ReuseContext bool
 }
 
 // IdleTimeout is OpenClaw's streamWithIdleTimeout (streamwrap.md §4.8).
@@ -82,46 +89,43 @@ type IdleConfig struct {
 // "LLM idle timeout (Ns): no response from model". Inner streams must
 // honour their context; one that does not keeps its Next blocked.
 //
+// Calls one after another (an agent run's model calls) reuse one stream
+// state, its timer and, when IdleConfig.ReuseContext allows it, the
+// derived contexts: a steady-state call allocates nothing here.
+//
 // The creation phase (the inner StreamFunc call) is policed in both scopes:
 // a stream that arrives after the timeout is closed and the call returns
 // the *IdleTimeoutError. A failure of the inner call passes through
 // unchanged without calling OnIdleTimeout.
 func IdleTimeout(next llm.StreamFunc, cfg IdleConfig) llm.StreamFunc {
+	if cfg.Timeout <= 0 {
+		return next
+	}
+	// free holds the state of the last closed stream for the next call;
+	// concurrent calls get states of their own.
+	free := new(atomic.Pointer[idleStream])
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		if cfg.Timeout <= 0 {
-			return next(ctx, req)
+		s := free.Swap(nil)
+		if s == nil {
+			s = &idleStream{cfg: cfg, free: free}
+			s.fireFn, s.activityFn = s.fire, s.activity
 		}
-		s := &idleStream{cfg: cfg, epoch: time.Now()}
-		ictx, cancel := context.WithCancelCause(ctx)
-		s.cancel = cancel
-		s.ctx = ictx
-		first := cfg.Timeout
-		if cfg.LastToolActivity != nil {
-			if t := cfg.LastToolActivity(); !t.IsZero() {
-				if since := time.Since(t); since >= 0 && since < cfg.Timeout {
-					first = max(cfg.Timeout-since, time.Millisecond)
-				}
-			}
-		}
-		s.deadline.Store(int64(first))
-		s.armed.Store(true)
-		s.timer = time.AfterFunc(first, s.fire)
-		inner, err := next(llm.WithActivity(ictx, s.activity), req)
+		s.begin(ctx)
+		inner, err := next(s.actx, req)
 		if s.fired.Load() {
 			if inner != nil {
 				inner.Close()
 			}
 			s.stop()
-			return nil, s.idleErr
+			return nil, s.timeoutErr()
 		}
 		if err != nil {
 			s.stop()
-			cancel(nil)
+			s.release()
 			return nil, err
 		}
 		if cfg.Scope == IdleCreationOnly {
-			s.timer.Stop()
-			s.armed.Store(false)
+			s.stop()
 		}
 		s.init(inner)
 		return s, nil
@@ -130,20 +134,78 @@ func IdleTimeout(next llm.StreamFunc, cfg IdleConfig) llm.StreamFunc {
 
 type idleStream struct {
 	base
-	cfg    IdleConfig
+	cfg  IdleConfig
+	free *atomic.Pointer[idleStream]
+	// parent is the context ctx derives from; ctx is the inner stream's
+	// (cancelled at a timeout) and actx carries the activity hook.
+	parent context.Context
 	ctx    context.Context
+	actx   context.Context
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
 	epoch  time.Time
+	// fireFn and activityFn are the bound methods, made once.
+	fireFn, activityFn func()
 	// deadline is the time since epoch at which the timer may fire; activity
 	// moves it forward.
 	deadline atomic.Int64
 	fired    atomic.Bool
-	armed    atomic.Bool
-	idleErr  *IdleTimeoutError
-	errMu    sync.Mutex
-	ended    bool
-	closed   bool
+	// mu orders the timer's decision to fire with the start and end of a
+	// call, so that a late firing never reaches the next call.
+	mu      sync.Mutex
+	armed   bool
+	idleErr *IdleTimeoutError
+	ended   bool
+	closed  bool
+}
+
+// begin starts a call under ctx: the contexts of the previous call are
+// kept when allowed and still live, and the timer is armed.
+func (s *idleStream) begin(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.cfg.ReuseContext || s.parent != ctx || s.ctx == nil || s.fired.Load() || s.ctx.Err() != nil {
+		if s.cancel != nil {
+			s.cancel(nil)
+		}
+		s.parent = ctx
+		s.ctx, s.cancel = context.WithCancelCause(ctx)
+		s.actx = llm.WithActivity(s.ctx, s.activityFn)
+	}
+	s.fired.Store(false)
+	s.idleErr = nil
+	s.ended, s.closed = false, false
+	s.epoch = time.Now()
+	first := s.cfg.Timeout
+	if s.cfg.LastToolActivity != nil {
+		if t := s.cfg.LastToolActivity(); !t.IsZero() {
+			if since := time.Since(t); since >= 0 && since < s.cfg.Timeout {
+				first = max(s.cfg.Timeout-since, time.Millisecond)
+			}
+		}
+	}
+	s.deadline.Store(int64(first))
+	s.armed = true
+	if s.timer == nil {
+		s.timer = time.AfterFunc(first, s.fireFn)
+	} else {
+		s.timer.Reset(first)
+	}
+}
+
+// release ends the call: the state goes back for the next call, its
+// contexts kept only when ReuseContext allows it and nothing cancelled
+// them.
+func (s *idleStream) release() {
+	s.base.clear()
+	s.mu.Lock()
+	keep := s.cfg.ReuseContext && !s.fired.Load()
+	if !keep && s.cancel != nil {
+		s.cancel(nil)
+		s.ctx, s.actx, s.cancel, s.parent = nil, nil, nil, nil
+	}
+	s.mu.Unlock()
+	s.free.CompareAndSwap(nil, s)
 }
 
 // activity records activity: the timer, when it fires, re-arms itself for
@@ -153,32 +215,41 @@ func (s *idleStream) activity() {
 }
 
 func (s *idleStream) fire() {
-	if s.fired.Load() || !s.armed.Load() {
+	s.mu.Lock()
+	if s.fired.Load() || !s.armed {
+		s.mu.Unlock()
 		return
 	}
 	now := time.Since(s.epoch)
 	if d := time.Duration(s.deadline.Load()); d > now {
 		s.timer.Reset(d - now)
+		s.mu.Unlock()
 		return
 	}
 	err := &IdleTimeoutError{Timeout: s.cfg.Timeout}
-	s.errMu.Lock()
 	s.idleErr = err
-	s.errMu.Unlock()
-	if !s.fired.CompareAndSwap(false, true) {
-		return
-	}
+	s.fired.Store(true)
+	cancel := s.cancel
+	s.mu.Unlock()
 	// The hook runs before the cancellation releases the blocked reader, so
 	// that it has run by the time the consumer sees the error.
 	if s.cfg.OnIdleTimeout != nil {
 		s.cfg.OnIdleTimeout(err)
 	}
-	s.cancel(err)
+	cancel(err)
 }
 
 func (s *idleStream) stop() {
-	s.armed.Store(false)
+	s.mu.Lock()
+	s.armed = false
+	s.mu.Unlock()
 	s.timer.Stop()
+}
+
+func (s *idleStream) timeoutErr() *IdleTimeoutError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idleErr
 }
 
 func (s *idleStream) Next() bool {
@@ -213,9 +284,7 @@ func (s *idleStream) end() {
 
 // markTimedOut turns the end of the stream into the idle-timeout failure.
 func (s *idleStream) markTimedOut(e *llm.Event) {
-	s.errMu.Lock()
-	err := s.idleErr
-	s.errMu.Unlock()
+	err := s.timeoutErr()
 	if err == nil {
 		return
 	}
@@ -228,15 +297,15 @@ func (s *idleStream) markTimedOut(e *llm.Event) {
 
 func (s *idleStream) Err() error {
 	if s.fired.Load() {
-		s.errMu.Lock()
-		defer s.errMu.Unlock()
-		if s.idleErr != nil {
-			return s.idleErr
+		if err := s.timeoutErr(); err != nil {
+			return err
 		}
 	}
 	return s.inner.Err()
 }
 
+// Close closes the inner stream; the stream's state then serves the next
+// call, so it must not be used after Close.
 func (s *idleStream) Close() error {
 	if s.closed {
 		return nil
@@ -244,7 +313,7 @@ func (s *idleStream) Close() error {
 	s.closed = true
 	s.stop()
 	err := s.closeInner()
-	s.cancel(nil)
+	s.release()
 	return err
 }
 

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/ocbench/ocbench/cacheprofile"
-	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/transcript"
 )
 
@@ -145,12 +144,13 @@ func runWorkspaceProfile(dir string, turns int, opts cacheprofile.Options, jsonO
 	name := dir
 	if dir == "sample" {
 		name = "sample (built-in)"
-		d, cleanup, err := prompt.SampleDir()
+		// The sample's fixed path (as for prompt --report): the path is
+		// part of the prompt, so the stable hash is the same on every run.
+		d, err := fixedSampleDir()
 		if err != nil {
 			fmt.Fprintf(stderr, "ocbench cache-profile: %v\n", err)
 			return 1
 		}
-		defer cleanup()
 		dir = d
 	}
 	wr, err := cacheprofile.ProfileWorkspace(dir, turns, cacheprofile.WorkspaceOptions{

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/tokenize"
@@ -169,7 +170,13 @@ func fixedSampleDir() (string, error) {
 		if have, err := root.ReadFile(path); err == nil && bytes.Equal(have, b) {
 			return nil
 		}
-		return root.WriteFile(path, b, 0o644)
+		// Written aside and renamed into place: a run reading the sample
+		// at the same time sees the old file or the new one, never half.
+		tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
+		if err := root.WriteFile(tmp, b, 0o644); err != nil {
+			return err
+		}
+		return root.Rename(tmp, path)
 	})
 	if err != nil {
 		return "", err

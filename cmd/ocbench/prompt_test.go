@@ -107,3 +107,32 @@ func TestPromptSampleHashStable(t *testing.T) {
 		t.Error("a file that is not part of the sample was left in the sample workspace")
 	}
 }
+
+// TestCacheProfileSampleHashStable: cache-profile --workspace sample uses
+// the sample's fixed path (the path is part of the prompt), so the stable
+// hash is the same on every run, also after the files there were tampered
+// with.
+func TestCacheProfileSampleHashStable(t *testing.T) {
+	hash := func() string {
+		var out, errb bytes.Buffer
+		if code := run([]string{"cache-profile", "--workspace", "sample", "--turns", "1", "--json"}, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		var wr struct {
+			Turns []struct {
+				StableHash string `json:"stableHash"`
+			} `json:"turns"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &wr); err != nil || len(wr.Turns) != 1 || wr.Turns[0].StableHash == "" {
+			t.Fatalf("json: %v %s", err, out.String())
+		}
+		return wr.Turns[0].StableHash
+	}
+	first := hash()
+	if err := os.WriteFile(filepath.Join(os.TempDir(), sampleDirName, "SOUL.md"), []byte("tampered"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again := hash(); again != first {
+		t.Errorf("stable hash changed between runs: %s then %s", first, again)
+	}
+}

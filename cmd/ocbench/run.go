@@ -66,6 +66,9 @@ func runRunCmd(args []string, stdout, stderr io.Writer) int {
 	p := engine.Params{
 		Prompt:   msg,
 		MaxTurns: *maxTurns,
+		// OpenClaw's defaults, chosen explicitly: its assembled prompt
+		// and its built-in tools.
+		OpenClawPrompt: true, BuiltinTools: true,
 		Builtins: engine.BuiltinOptions{Exec: *execOn},
 	}
 	p.Stream.IdleTimeout = *idle
@@ -353,7 +356,7 @@ func (pr *runPrinter) finish(res *engine.Result, err error, sessionFile string, 
 	pr.endText()
 	if pr.json {
 		out := runResultJSON{
-			Text: res.Text(), StopReason: res.StopReason.String(), Turns: res.Turns, Repairs: res.Repairs,
+			Text: res.FinalText(), StopReason: res.StopReason.String(), Turns: res.Turns, Repairs: res.Repairs,
 			Steered: res.Steered, Retries: res.Retries, Usage: res.Usage.AppendJSON(nil),
 			Preemptive: res.Preemptive.Route.String(), Harness: res.Harness.ID, Aborted: res.Aborted,
 			TurnLimit: res.TurnLimit, Notes: res.Notes, DurationMS: float64(res.Duration.Microseconds()) / 1000,

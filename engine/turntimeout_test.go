@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// The turn timeout is per call: the one timer of the run is reset for
+// each call, so calls that each stay under it pass however long the run
+// is, and the call that stalls is cut.
+func TestTurnTimeoutPerCallWithOneTimer(t *testing.T) {
+	slow := func() { time.Sleep(40 * time.Millisecond) }
+	tool := MustNewTool("noop", "", func(context.Context, struct{}) (string, error) { return "ok", nil })
+	var turns []fakeTurn
+	for range 5 {
+		turns = append(turns, fakeTurn{before: slow, msg: assistantCalls([3]string{"c", "noop", `{}`})})
+	}
+	turns = append(turns, fakeTurn{msg: assistantText("still going")}, fakeTurn{stall: true, msg: assistantText("never")})
+	fp := &fakeProvider{turns: turns}
+	p := Params{Prompt: "go", StreamFunc: fp.stream, Tools: []*Tool{tool}, TurnTimeout: 150 * time.Millisecond, Model: llm.Model{ID: "m"}}
+	start := time.Now()
+	res, err := Run(context.Background(), p)
+	if err != nil || res.FinalText() != "still going" || res.Turns != 6 {
+		t.Fatalf("%v %q %d", err, res.FinalText(), res.Turns)
+	}
+	if time.Since(start) < 200*time.Millisecond {
+		t.Fatalf("the run took %s: the calls did not take their time", time.Since(start))
+	}
+	// The next run's first call stalls: cut at the timeout, reported.
+	fp.turns = fp.turns[:0]
+	fp.calls = 0
+	fp.turns = append(fp.turns, fakeTurn{msg: assistantCalls([3]string{"c", "noop", `{}`})}, fakeTurn{stall: true, msg: assistantText("never")})
+	start = time.Now()
+	res, err = Run(context.Background(), p)
+	if !errors.Is(err, ErrProvider) || !strings.Contains(err.Error(), "timed out after 150ms") || res.Aborted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %s", d)
+	}
+	if res.Final == nil || res.Final.StopReason != llm.StopError {
+		t.Fatalf("final %+v", res.Final)
+	}
+}

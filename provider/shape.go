@@ -1,0 +1,279 @@
+package provider
+
+// Shapes: the byte skeleton of the events a stream repeats.
+//
+// A provider sends the same event shape thousands of times (a chat chunk
+// with one content delta, an Anthropic text_delta, a Responses text
+// delta); only a few values change from one to the next (the text, an
+// obfuscation pad, a sequence number). After the fast path has decoded an
+// event, the decoder keeps its bytes as a shape: literal runs and holes,
+// the holes being the string contents and numbers that differed from the
+// event before. The next event is matched against the shape: the literal
+// runs compared byte for byte, each string hole scanned to its closing
+// quote with its escapes checked, each number hole checked as a number.
+//
+// A match proves what the validating scan would: putting a valid string
+// content or a valid number where another stood keeps a valid document
+// with the same members in the same places, so the scanner would find
+// exactly the spans of the learned event, moved by the holes' lengths.
+// The shape keeps those spans (by role: the text, the index, ...) and a
+// match hands them, moved, to the same code that applies a scanned event.
+// Anything that does not match (another shape, malformed JSON, whitespace
+// moved) goes through the validating scan, which may learn it.
+
+const (
+	maxShapes     = 4  // shapes kept per stream, least recently used replaced
+	maxShapeHoles = 40 // an event with more string and number values is not learned
+	maxShapeRoles = 29 // spans a wire's scanner reports (chat's: chatRoles)
+	// Learning stops for the rest of a stream whose events keep missing
+	// (every event a new shape): past shapeMissFloor misses, when misses
+	// outnumber hits twice.
+	shapeMissFloor = 16
+)
+
+// hole is a string content (between the quotes) or a number of src.
+type hole struct {
+	s, e int32
+	str  bool
+}
+
+// posRef places an offset of the learned event in a matched one: off
+// bytes after the start (end false) or end of active hole k, or after the
+// event's start when k < 0.
+type posRef struct {
+	k   int16
+	end bool
+	off int32
+}
+
+type spanRef struct {
+	s, e   posRef
+	absent bool
+}
+
+type shape struct {
+	src     []byte
+	holes   []hole  // every string value and number of src, in order
+	act     []int16 // the holes a match scans; the rest are literal
+	learned [maxShapeRoles]span
+	refs    [maxShapeRoles]spanRef
+	nroles  int
+	aux     uint32 // the wire's facts of the scan that are not spans
+	refined bool   // act holds only the holes that varied
+	used    uint64
+}
+
+// shapeState is a decoder's shapes of the current stream.
+type shapeState struct {
+	sh           [maxShapes]shape
+	ord          [maxShapes]uint8 // indexes into sh, most recently used first
+	n            int
+	hits, misses int
+	off          bool
+	tmp          []hole
+	pos          [maxShapeHoles]span // the active holes of the last match
+	sp           [maxShapeRoles]span // the spans of the last match
+}
+
+func (s *shapeState) reset() {
+	s.n, s.hits, s.misses, s.off = 0, 0, 0, false
+}
+
+// shapeMatch returns the spans and aux of the learned shape data matches.
+// The spans are valid until the next match.
+func (d *Decoder) shapeMatch(data []byte) (*[maxShapeRoles]span, uint32, bool) {
+	s := &d.shapes
+	if s.off {
+		return nil, 0, false
+	}
+	for j := 0; j < s.n; j++ {
+		i := s.ord[j]
+		sh := &s.sh[i]
+		if !sh.match(data, &s.pos) {
+			continue
+		}
+		copy(s.ord[1:j+1], s.ord[:j])
+		s.ord[0] = i
+		s.hits++
+		sh.remap(&s.pos, &s.sp)
+		if !sh.refined {
+			sh.refine(data, &s.pos)
+		}
+		return &s.sp, sh.aux, true
+	}
+	if s.n > 0 {
+		s.misses++
+		if s.misses > shapeMissFloor && s.misses > 2*s.hits {
+			s.off = true
+		}
+	}
+	return nil, 0, false
+}
+
+// match compares data with the shape, leaving the active holes' spans in
+// pos.
+func (sh *shape) match(data []byte, pos *[maxShapeHoles]span) bool {
+	src := sh.src
+	p, lit := 0, 0 // next byte of data; start of the next literal run in src
+	for k, hi := range sh.act {
+		h := sh.holes[hi]
+		n := int(h.s) - lit
+		if len(data)-p < n || string(data[p:p+n]) != string(src[lit:h.s]) {
+			return false
+		}
+		p += n
+		start := p
+		if h.str {
+			e, esc := scanString(data, p-1)
+			if e < 0 || esc && !validEscapes(data[p:e-1]) {
+				return false
+			}
+			p = e - 1
+		} else {
+			e := skipNumber(data, p)
+			if e < 0 {
+				return false
+			}
+			p = e
+		}
+		pos[k] = span{start, p}
+		lit = int(h.e)
+	}
+	return string(data[p:]) == string(src[lit:])
+}
+
+// refine keeps as holes only those whose bytes differ between the learned
+// event and data, which matched it with the positions pos.
+func (sh *shape) refine(data []byte, pos *[maxShapeHoles]span) {
+	act := sh.act[:0]
+	for k, hi := range sh.act {
+		h := sh.holes[hi]
+		if string(data[pos[k].s:pos[k].e]) != string(sh.src[h.s:h.e]) {
+			act = append(act, hi)
+		}
+	}
+	sh.act = act
+	sh.refined = true
+	sh.compile()
+}
+
+// remap moves the learned spans to the matched event.
+func (sh *shape) remap(pos *[maxShapeHoles]span, out *[maxShapeRoles]span) {
+	at := func(r posRef) int {
+		if r.k < 0 {
+			return int(r.off)
+		}
+		if r.end {
+			return pos[r.k].e + int(r.off)
+		}
+		return pos[r.k].s + int(r.off)
+	}
+	for i := 0; i < sh.nroles; i++ {
+		r := &sh.refs[i]
+		if r.absent {
+			out[i] = absent
+			continue
+		}
+		out[i] = span{at(r.s), at(r.e)}
+	}
+}
+
+// compile places the learned spans relative to the active holes.
+func (sh *shape) compile() {
+	for i := 0; i < sh.nroles; i++ {
+		v := sh.learned[i]
+		if !v.ok() {
+			sh.refs[i] = spanRef{absent: true}
+			continue
+		}
+		sh.refs[i] = spanRef{s: sh.place(v.s), e: sh.place(v.e)}
+	}
+}
+
+func (sh *shape) place(o int) posRef {
+	for k := len(sh.act) - 1; k >= 0; k-- {
+		h := sh.holes[sh.act[k]]
+		if o == int(h.s) {
+			return posRef{k: int16(k)}
+		}
+		if o >= int(h.e) {
+			return posRef{k: int16(k), end: true, off: int32(o - int(h.e))}
+		}
+	}
+	return posRef{k: -1, off: int32(o)}
+}
+
+// shapeLearn keeps data, which the validating scan accepted and found the
+// spans sp in (aux: the wire's other facts of the scan), as a shape.
+func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
+	s := &d.shapes
+	if s.off || len(data) > maxShapeBytes {
+		return
+	}
+	fresh := s.n < maxShapes
+	i := uint8(s.n)
+	if !fresh {
+		i = s.ord[s.n-1] // least recently used
+	}
+	if !s.sh[i].learn(data, sp, aux, &s.tmp) {
+		return
+	}
+	last := s.n - 1
+	if fresh {
+		last = s.n
+		s.n++
+	}
+	copy(s.ord[1:last+1], s.ord[:last])
+	s.ord[0] = i
+}
+
+// maxShapeBytes bounds the events kept as shapes.
+const maxShapeBytes = 8 << 10
+
+// learn makes the shape data's: every string value (not member names)
+// and number a hole, until a match refines them.
+// tmp is scratch for the holes, swapped in when data is learned.
+func (sh *shape) learn(data []byte, sp []span, aux uint32, tmp *[]hole) bool {
+	holes := (*tmp)[:0]
+	defer func() { *tmp = holes }()
+	for i := 0; i < len(data); {
+		c := data[i]
+		switch {
+		case c == '"':
+			e := skipString(data, i)
+			if e < 0 {
+				return false
+			}
+			if j := skipWS(data, e); j < len(data) && data[j] == ':' {
+				i = e // a member name
+				continue
+			}
+			holes = append(holes, hole{s: int32(i + 1), e: int32(e - 1), str: true})
+			i = e
+		case c == '-' || c >= '0' && c <= '9':
+			e := skipNumber(data, i)
+			if e < 0 {
+				return false
+			}
+			holes = append(holes, hole{s: int32(i), e: int32(e)})
+			i = e
+		default:
+			i++
+			continue
+		}
+		if len(holes) > maxShapeHoles {
+			return false
+		}
+	}
+	sh.holes, holes = holes, sh.holes
+	sh.src = append(sh.src[:0], data...)
+	sh.act = sh.act[:0]
+	for k := range sh.holes {
+		sh.act = append(sh.act, int16(k))
+	}
+	sh.nroles = copy(sh.learned[:], sp)
+	sh.aux = aux
+	sh.refined = false
+	sh.compile()
+	return true
+}

@@ -1,0 +1,167 @@
+package provider
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ocbench/ocbench/provider/synth"
+)
+
+// shapeVariants are edits of a learned event: values the holes must take
+// (escapes, other numbers), values they must refuse (bad escapes, bad
+// numbers, a string where a number stood) and structural changes that
+// must miss the shape (whitespace, members, trailing bytes).
+func shapeVariants(ev string) []string {
+	var out []string
+	rep := func(old, new string) {
+		if strings.Contains(ev, old) {
+			out = append(out, strings.Replace(ev, old, new, 1))
+		}
+	}
+	for _, v := range []string{
+		`\"`, `\\`, `\/`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `é`, "\x01", "\xff",
+		`\x`, `\u12`, `\`, `"`, `\\"`, `\\\"`,
+	} {
+		// Into the first string hole whose content is a delta.
+		for _, k := range []string{`"content":"`, `"text":"`, `"partial_json":"`, `"delta":"`, `"arguments":"`} {
+			rep(k, k+v)
+		}
+	}
+	for _, n := range []string{`1`, `12`, `-1`, `01`, `1.5`, `1e3`, `-`, `1.`, `"0"`, `null`, `0 `, ` 0`} {
+		for _, k := range []string{`"index":`, `"output_index":`, `"sequence_number":`, `"created":`} {
+			if i := strings.Index(ev, k); i >= 0 {
+				j := i + len(k)
+				e := j
+				for e < len(ev) && (ev[e] >= '0' && ev[e] <= '9' || ev[e] == '-') {
+					e++
+				}
+				if e > j {
+					out = append(out, ev[:j]+n+ev[e:])
+				}
+			}
+		}
+	}
+	out = append(out, ev+" ", " "+ev, ev+"x", ev[:len(ev)-1], ev[:len(ev)-1]+`,"x":1}`,
+		strings.Replace(ev, `":`, `" :`, 1), strings.Replace(ev, `,"`, `, "`, 1),
+		strings.Replace(ev, `{"`, `{"zz":[1,{"a":"b"}],"`, 1))
+	return out
+}
+
+// decodeBoth decodes body with and without shapes and fails t when the
+// events, error or message differ.
+func decodeBoth(t *testing.T, w Wire, body []byte, o Options) {
+	t.Helper()
+	r := decodeBytes(w, body, o)
+	flat := NewDecoder(w, nil, o)
+	flat.flat = true
+	flat.Reset(w, bytes.NewReader(body), o)
+	rf := drain(flat)
+	if !reflect.DeepEqual(r.events, rf.events) || fmt.Sprint(r.err) != fmt.Sprint(rf.err) {
+		t.Fatalf("events differ without shapes:\n%v\n%v\nerrs %v / %v\nbody %q", r.events, rf.events, r.err, rf.err, body)
+	}
+	rf.msg.Timestamp = r.msg.Timestamp
+	// Commentary ids are random (OpenClaw mode).
+	a := commentaryID.ReplaceAll(r.msg.AppendJSON(nil), nil)
+	b := commentaryID.ReplaceAll(rf.msg.AppendJSON(nil), nil)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("message differs without shapes:\n%s\n%s\nbody %q", a, b, body)
+	}
+}
+
+var skeleton = regexp.MustCompile(`"(?:[^"\\]|\\.)*":?|[0-9]+`)
+
+var commentaryID = regexp.MustCompile(`commentary-[0-9]+-[0-9a-f]{24}`)
+
+// TestShapesAgree: after each event of a synthetic stream has been
+// learned (seen three times), each variant of it decodes exactly as the
+// validating scan decodes it, in every mode.
+func TestShapesAgree(t *testing.T) {
+	gens := []struct {
+		w   Wire
+		gen func(int, uint64) *synth.Stream
+	}{{WireOpenAIChat, synth.OpenAIChat}, {WireAnthropic, synth.Anthropic}, {WireOpenAIResponses, synth.Responses}}
+	for _, g := range gens {
+		st := g.gen(40, 5)
+		n := 0
+		events := bytes.SplitAfter(st.Body, []byte("\n\n"))
+		seen := map[string]bool{}
+		for i, ev := range events {
+			// One event of each shape.
+			key := string(skeleton.ReplaceAllFunc(ev, func(m []byte) []byte {
+				if m[len(m)-1] == ':' {
+					return m // a member name
+				}
+				return []byte("0")
+			}))
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			lines := bytes.Split(bytes.TrimSuffix(ev, []byte("\n\n")), []byte("\n"))
+			data := string(bytes.TrimPrefix(lines[len(lines)-1], []byte("data: ")))
+			prefix := string(bytes.Join(lines[:len(lines)-1], []byte("\n")))
+			if prefix != "" {
+				prefix += "\n"
+			}
+			if !strings.HasPrefix(data, "{") {
+				continue
+			}
+			n++
+			head := bytes.Join(events[:i], nil)
+			tail := bytes.Join(events[max(i+1, len(events)-2):], nil) // the stream's end
+			for _, v := range shapeVariants(data) {
+				var body []byte
+				body = append(body, head...)
+				for range 3 {
+					body = append(body, ev...)
+				}
+				body = append(body, prefix+"data: "+v+"\n\n"...)
+				body = append(body, ev...)
+				body = append(body, tail...)
+				opts := []Options{{}, {OpenClaw: true}, {Reasoning: true, MaxArgBytes: 64}}
+				if raceEnabled {
+					opts = opts[:1] // seconds otherwise; the modes share the shape code
+				}
+				for _, o := range opts {
+					decodeBoth(t, g.w, body, o)
+				}
+			}
+		}
+		t.Logf("%v: %d shapes of %d events", g.w, n, len(events))
+	}
+}
+
+// TestShapesLearnFromSynth: the synthetic streams are decoded almost
+// entirely through shapes (the benchmark measures that path).
+func TestShapesLearnFromSynth(t *testing.T) {
+	for _, s := range synthStreams {
+		st := s.gen(2000, 1)
+		d := NewDecoder(s.wire, bytes.NewReader(st.Body), Options{})
+		decodeStream(d)
+		if d.shapes.hits < st.Events*9/10 {
+			t.Errorf("%s: %d of %d events matched a shape (%d misses)", s.name, d.shapes.hits, st.Events, d.shapes.misses)
+		}
+	}
+}
+
+// TestShapesGiveUp: a stream whose every event has a new shape stops
+// trying shapes.
+func TestShapesGiveUp(t *testing.T) {
+	var evs []string
+	for i := range 200 {
+		evs = append(evs, fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":"x"}}],"k%d":1}`, i))
+	}
+	evs = append(evs, "[DONE]")
+	d := NewDecoder(WireOpenAIChat, bytes.NewReader(sse(evs...)), Options{})
+	decodeStream(d)
+	if !d.shapes.off || d.shapes.misses > 40 {
+		t.Fatalf("off %v after %d misses", d.shapes.off, d.shapes.misses)
+	}
+	if got := d.Message().TextContent(); got != strings.Repeat("x", 200) {
+		t.Fatalf("text %q", got)
+	}
+}
