@@ -224,29 +224,32 @@ func (w *Writer) open() error {
 			w.stale = removeStaleTemps(w.path)
 		}
 	}
-	r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, SkipContent: true})
 	clear(w.ids)
 	w.leaf = w.leaf[:0]
-	var n int64
-	var at appendTracker
-	for r.Next() {
-		e := r.Entry()
-		w.addID(e.ID)
-		at.step(e, r.Header().Version)
-		n++
-	}
-	w.leaf = append(w.leaf[:0], at.id...)
-	if err := r.Err(); err != nil {
-		return err
-	}
-	rst := r.Stats()
-	w.hdr = r.Header()
-	w.rec = Recovery{BadLines: rst.BadLines, Entries: n}
-	if rst.Torn {
-		if err := w.setAsideTorn(rst.TornOffset, size); err != nil {
+	w.hdr, w.rec = Header{}, Recovery{}
+	if size > 0 { // a new (empty) file has nothing to scan
+		r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, SkipContent: true})
+		var n int64
+		var at appendTracker
+		for r.Next() {
+			e := r.Entry()
+			w.addID(e.ID)
+			at.step(e, r.Header().Version)
+			n++
+		}
+		w.leaf = append(w.leaf[:0], at.id...)
+		if err := r.Err(); err != nil {
 			return err
 		}
-		size = rst.TornOffset
+		rst := r.Stats()
+		w.hdr = r.Header()
+		w.rec = Recovery{BadLines: rst.BadLines, Entries: n}
+		if rst.Torn {
+			if err := w.setAsideTorn(rst.TornOffset, size); err != nil {
+				return err
+			}
+			size = rst.TornOffset
+		}
 	}
 	w.size = size
 	if w.hdr.Version == 0 {
