@@ -26,11 +26,17 @@ func BenchmarkDirStoreRun(b *testing.B) {
 		}
 		w.Close()
 	}
+	benchTurns(b, d, func(i int) string { return "s" + strconv.Itoa(i%sessions) })
+}
+
+// benchTurns opens session id(i), appends a turn of 4 entries and closes
+// it, b.N times.
+func benchTurns(b *testing.B, d *DirStore, id func(int) string) {
 	msg := userMsg("read AGENTS.md")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		w, err := d.Open(ctx, "s"+strconv.Itoa(i%sessions), WriterOptions{Durability: SyncNone})
+		w, err := d.Open(context.Background(), id(i), WriterOptions{Durability: SyncNone})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,20 +57,5 @@ func BenchmarkDirStoreNewSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer d.Close()
-	ctx := context.Background()
-	msg := userMsg("read AGENTS.md")
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		w, err := d.Open(ctx, "n"+strconv.Itoa(i), WriterOptions{Durability: SyncNone})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for j := 0; j < 4; j++ {
-			if _, err := w.AppendMessage(msg); err != nil {
-				b.Fatal(err)
-			}
-		}
-		w.Close()
-	}
+	benchTurns(b, d, func(i int) string { return "n" + strconv.Itoa(i) })
 }
