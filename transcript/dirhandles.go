@@ -21,10 +21,10 @@ const DefaultMaxIdle = 256
 // otherwise it is closed and the session opened afresh.
 type dirHandle struct {
 	id      string
-	lockF   *os.File
+	lock    sessionLock
 	f       *os.File
 	ident   fileIdent // of f after the last write
-	lockID  fileIdent // of lockF
+	lockID  fileIdent // of the lock file
 	size    int64
 	hdr     Header
 	leaf    []byte
@@ -35,8 +35,8 @@ type dirHandle struct {
 }
 
 func (h *dirHandle) close() {
-	unlockFile(h.lockF)
-	h.lockF.Close()
+	h.lock.unlock()
+	h.lock.close()
 	h.f.Close()
 }
 
@@ -47,17 +47,17 @@ func (d *DirStore) park(w *Writer) error {
 	if w.opts.Durability != SyncNone {
 		err = w.syncLocked()
 	}
-	f, lf := w.f, w.lockF
-	w.f, w.lockF = nil, nil
+	f, lk := w.f, w.lock
+	w.f, w.lock = nil, sessionLock{}
 	fi, ferr := f.Stat()
-	li, lerr := lf.Stat()
-	unlockFile(lf)
+	li, lerr := lk.f.Stat()
+	lk.unlock()
 	if err != nil || w.err != nil || ferr != nil || lerr != nil || d.maxIdle() <= 0 {
 		f.Close()
-		lf.Close()
+		lk.close()
 		return err
 	}
-	h := &dirHandle{id: w.opts.SessionID, lockF: lf, f: f, ident: identOf(fi), lockID: identOf(li),
+	h := &dirHandle{id: w.opts.SessionID, lock: lk, f: f, ident: identOf(fi), lockID: identOf(li),
 		size: w.size, hdr: w.hdr, leaf: w.leaf, ids: w.ids, entries: w.rec.Entries, buf: w.buf}
 	if !h.ident.ok || !h.lockID.ok || h.id == "" {
 		h.close()
@@ -119,7 +119,7 @@ func (d *DirStore) takeIdle(id string) *dirHandle {
 // the handle) when the session changed since it was parked; a session
 // locked by another writer is an error matching ErrLocked.
 func (d *DirStore) resume(h *dirHandle, path string, opts WriterOptions) (*Writer, error) {
-	if err := lockFile(h.lockF); err != nil {
+	if err := h.lock.lock(); err != nil {
 		h.close()
 		if errors.Is(err, ErrLocked) {
 			return nil, &LockedError{Path: path}
@@ -129,12 +129,12 @@ func (d *DirStore) resume(h *dirHandle, path string, opts WriterOptions) (*Write
 	// Under the lock nobody else writes: the file is ours if the name
 	// still leads to the file and lock file we hold, as we left them.
 	fi, err := os.Stat(path)
-	li, lerr := os.Stat(path + ".flock")
+	li, lerr := os.Stat(sessionLockPath(path))
 	if err != nil || lerr != nil || identOf(fi) != h.ident || identOf(li) != h.lockID {
 		h.close()
 		return nil, nil
 	}
-	w := &Writer{path: path, opts: opts, lockF: h.lockF, f: h.f, size: h.size, hdr: h.hdr,
+	w := &Writer{path: path, opts: opts, lock: h.lock, f: h.f, size: h.size, hdr: h.hdr,
 		rec: Recovery{Entries: h.entries}, leaf: h.leaf, ids: h.ids, buf: h.buf, store: d}
 	return w, nil
 }

@@ -116,7 +116,7 @@ func TestDirStoreIdleHandleSeesOtherWriters(t *testing.T) {
 			os.Rename(path+".new", path)
 		}, "a|b"},
 		{"lock file replaced", func(t *testing.T, path string) {
-			os.Remove(path + ".flock")
+			os.Remove(sessionLockPath(path))
 			w, err := OpenWriter(path, WriterOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -193,4 +193,37 @@ func TestDirStoreIdleBound(t *testing.T) {
 	if none.IdleHandles() != 0 {
 		t.Fatal("MaxIdle -1 kept a handle")
 	}
+}
+
+// On Linux the sessions of a directory share one lock file: a new session
+// creates its transcript and nothing else, and the locks of different
+// sessions never conflict.
+func TestOneLockFilePerDirectory(t *testing.T) {
+	if sessionLockPath("/d/x.jsonl") != "/d/.ocbench-locks" {
+		t.Skip("flock side files on this system")
+	}
+	dir := t.TempDir()
+	var ws []*Writer
+	for i := 0; i < 20; i++ {
+		w, err := OpenWriter(fmt.Sprintf("%s/s%d.jsonl", dir, i), WriterOptions{Durability: SyncNone})
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		ws = append(ws, w)
+	}
+	des, _ := os.ReadDir(dir)
+	if len(des) != 21 {
+		t.Fatalf("%d files for 20 sessions", len(des))
+	}
+	if _, err := OpenWriter(dir+"/s3.jsonl", WriterOptions{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a second writer of s3: %v", err)
+	}
+	for _, w := range ws {
+		w.Close()
+	}
+	w, err := OpenWriter(dir+"/s3.jsonl", WriterOptions{})
+	if err != nil {
+		t.Fatalf("s3 after its writer closed: %v", err)
+	}
+	w.Close()
 }

@@ -88,7 +88,9 @@ type Recovery struct {
 }
 
 // Writer appends entries to one session file. It holds an exclusive lock
-// on the file (flock on the side file <file>.flock, which survives the
+// on the file (on Linux a byte of the directory's .ocbench-locks file,
+// hashed from the file's name, under an open-file-description lock;
+// elsewhere a flock on the side file <file>.flock; either survives the
 // renames of migration and rotation, and is kept apart from the <file>.lock
 // of OpenClaw's own lock-file protocol) from OpenWriter to Close, so two
 // writers, in one process or several, never interleave: the second gets
@@ -99,7 +101,7 @@ type Writer struct {
 	mu    sync.Mutex
 	path  string
 	opts  WriterOptions
-	lockF *os.File
+	lock  sessionLock
 	f     *os.File
 	size  int64
 	hdr   Header
@@ -140,18 +142,18 @@ func OpenWriter(path string, opts WriterOptions) (*Writer, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	lf, err := os.OpenFile(path+".flock", os.O_RDWR|os.O_CREATE, 0o644)
+	lk, err := openSessionLock(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := lockFile(lf); err != nil {
-		lf.Close()
+	if err := lk.lock(); err != nil {
+		lk.close()
 		if errors.Is(err, ErrLocked) {
 			return nil, &LockedError{Path: path}
 		}
 		return nil, err
 	}
-	w := &Writer{path: path, opts: opts, lockF: lf, ids: make(map[uint64]struct{}), cleanTemps: true}
+	w := &Writer{path: path, opts: opts, lock: lk, ids: make(map[uint64]struct{}), cleanTemps: true}
 	if err := w.open(); err != nil {
 		w.closeFiles()
 		return nil, err
@@ -195,10 +197,10 @@ func (w *Writer) closeFiles() {
 		w.f.Close()
 		w.f = nil
 	}
-	if w.lockF != nil {
-		unlockFile(w.lockF)
-		w.lockF.Close()
-		w.lockF = nil
+	if w.lock.valid() {
+		w.lock.unlock()
+		w.lock.close()
+		w.lock = sessionLock{}
 	}
 }
 
@@ -222,29 +224,32 @@ func (w *Writer) open() error {
 			w.stale = removeStaleTemps(w.path)
 		}
 	}
-	r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, SkipContent: true})
 	clear(w.ids)
 	w.leaf = w.leaf[:0]
-	var n int64
-	var at appendTracker
-	for r.Next() {
-		e := r.Entry()
-		w.addID(e.ID)
-		at.step(e, r.Header().Version)
-		n++
-	}
-	w.leaf = append(w.leaf[:0], at.id...)
-	if err := r.Err(); err != nil {
-		return err
-	}
-	rst := r.Stats()
-	w.hdr = r.Header()
-	w.rec = Recovery{BadLines: rst.BadLines, Entries: n}
-	if rst.Torn {
-		if err := w.setAsideTorn(rst.TornOffset, size); err != nil {
+	w.hdr, w.rec = Header{}, Recovery{}
+	if size > 0 { // a new (empty) file has nothing to scan
+		r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, SkipContent: true})
+		var n int64
+		var at appendTracker
+		for r.Next() {
+			e := r.Entry()
+			w.addID(e.ID)
+			at.step(e, r.Header().Version)
+			n++
+		}
+		w.leaf = append(w.leaf[:0], at.id...)
+		if err := r.Err(); err != nil {
 			return err
 		}
-		size = rst.TornOffset
+		rst := r.Stats()
+		w.hdr = r.Header()
+		w.rec = Recovery{BadLines: rst.BadLines, Entries: n}
+		if rst.Torn {
+			if err := w.setAsideTorn(rst.TornOffset, size); err != nil {
+				return err
+			}
+			size = rst.TornOffset
+		}
 	}
 	w.size = size
 	if w.hdr.Version == 0 {
@@ -636,9 +641,9 @@ func (w *Writer) Close() error {
 		err = cerr
 	}
 	w.f = nil
-	unlockFile(w.lockF)
-	w.lockF.Close()
-	w.lockF = nil
+	w.lock.unlock()
+	w.lock.close()
+	w.lock = sessionLock{}
 	return err
 }
 
