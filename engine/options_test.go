@@ -1,11 +1,17 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider/scripted"
 )
 
 // Params.RequestOptions reach every model call of the run through the
@@ -61,5 +67,44 @@ func TestRequestOptionsReachEveryCall(t *testing.T) {
 	}
 	if !strings.Contains(systems[4], "summar") {
 		t.Fatalf("call 5 is not the summary call: %.60q", systems[4])
+	}
+}
+
+// Through package provider's HTTP transport the options are on the wire:
+// in the body under the wire's names and as headers, on every call.
+func TestRequestOptionsOnTheWire(t *testing.T) {
+	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{
+		{Steps: []scripted.Step{scripted.ToolCall("", "echo", `{"text":"x"}`)}},
+		{Steps: []scripted.Step{scripted.Text("done")}},
+	}}})
+	var mu sync.Mutex
+	var bodies []string
+	var routes []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		routes = append(routes, r.Header.Get("X-Route"))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		prov.Handler().ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	top := 0.25
+	res, err := Run(context.Background(), Params{
+		Prompt: "go", Model: llm.Model{ID: "scripted-1", API: llm.APIOpenAICompletions, Provider: "scripted", BaseURL: srv.URL},
+		APIKey: "k", Tools: []*Tool{echoTool},
+		RequestOptions: llm.RequestOptions{TopP: &top, Stop: []string{"END"}, Headers: map[string]string{"X-Route": "blue"}},
+	})
+	if err != nil || res.FinalText() != "done" {
+		t.Fatalf("%v %q", err, res.FinalText())
+	}
+	if len(bodies) != 2 {
+		t.Fatalf("%d requests", len(bodies))
+	}
+	for i, b := range bodies {
+		if !strings.Contains(b, `"top_p":0.25`) || !strings.Contains(b, `"stop":["END"]`) || routes[i] != "blue" {
+			t.Fatalf("request %d: header %q body %s", i, routes[i], b)
+		}
 	}
 }

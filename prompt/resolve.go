@@ -153,6 +153,48 @@ type Resolver struct {
 	mu     sync.Mutex
 	files  map[string]cachedFile
 	skills map[string]cachedSkill
+	dirs   map[string]cachedDir
+}
+
+// cachedDir is a directory's listing, valid while the directory's
+// (device, inode, size, mtime) stay the same: adding, removing or renaming
+// an entry changes its mtime.
+type cachedDir struct {
+	size    int64
+	mtime   time.Time
+	id      [2]uint64
+	entries []dirEntry
+}
+
+type dirEntry struct {
+	name string
+	dir  bool
+}
+
+// listDir returns the entries of the directory whose stat is st, read by
+// list when the cached listing under key is stale.
+func (r *Resolver) listDir(key string, st fs.FileInfo, list func() ([]dirEntry, error)) ([]dirEntry, error) {
+	id := fileID(st)
+	r.mu.Lock()
+	if c, ok := r.dirs[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.id == id {
+		r.mu.Unlock()
+		return c.entries, nil
+	}
+	r.mu.Unlock()
+	entries, err := list()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.dirs == nil {
+		r.dirs = make(map[string]cachedDir)
+	}
+	if len(r.dirs) > 4096 {
+		clear(r.dirs)
+	}
+	r.dirs[key] = cachedDir{size: st.Size(), mtime: st.ModTime(), id: id, entries: entries}
+	r.mu.Unlock()
+	return entries, nil
 }
 
 type cachedSkill struct {
@@ -193,7 +235,8 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrWorkspace, workspace, err)
 	}
-	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+	wst, err := os.Stat(real)
+	if err != nil || !wst.IsDir() {
 		return nil, fmt.Errorf("%w: %s: not a directory", ErrWorkspace, workspace)
 	}
 	root, err := os.OpenRoot(real)
@@ -231,7 +274,7 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 
 	// The file set, in load order. MEMORY.md only with that exact name.
 	names := slices.Clone(BootstrapFileNames)
-	if !exactNameExists(root, "MEMORY.md") {
+	if !r.exactNameExists(root, wst, "MEMORY.md") {
 		names = slices.DeleteFunc(names, func(n string) bool { return n == "MEMORY.md" })
 	}
 	var files []BootstrapFile
@@ -358,18 +401,30 @@ func ResolveTimezone(configured string) string {
 }
 
 // exactNameExists reports whether the workspace has an entry named exactly
-// name (case-sensitive, even on case-insensitive file systems).
-func exactNameExists(root *os.Root, name string) bool {
-	d, err := root.Open(".")
+// name (case-sensitive, even on case-insensitive file systems). st is the
+// workspace directory's stat: the listing is read again only when it
+// changed.
+func (r *Resolver) exactNameExists(root *os.Root, st fs.FileInfo, name string) bool {
+	entries, err := r.listDir(root.Name()+"\x00.", st, func() ([]dirEntry, error) {
+		d, err := root.Open(".")
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		names, err := d.Readdirnames(-1)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]dirEntry, len(names))
+		for i, n := range names {
+			out[i] = dirEntry{name: n}
+		}
+		return out, nil
+	})
 	if err != nil {
 		return false
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return false
-	}
-	return slices.Contains(names, name)
+	return slices.ContainsFunc(entries, func(e dirEntry) bool { return e.name == name })
 }
 
 // load reads one workspace-relative file through the guard.
@@ -556,16 +611,30 @@ func (r *Resolver) scanSkills(fsys fs.FS, base, source string, warnings *[]strin
 	if source != "workspace" {
 		prefix = "."
 	}
-	entries, err := fs.ReadDir(fsys, prefix)
+	dst, err := fs.Stat(fsys, prefix)
+	if err != nil || !dst.IsDir() {
+		return nil
+	}
+	entries, err := r.listDir(base+"\x00"+prefix, dst, func() ([]dirEntry, error) {
+		des, err := fs.ReadDir(fsys, prefix)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]dirEntry, len(des))
+		for i, e := range des {
+			out[i] = dirEntry{name: e.Name(), dir: e.IsDir()}
+		}
+		return out, nil
+	})
 	if err != nil {
 		return nil
 	}
 	var out []Skill
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.dir {
 			continue
 		}
-		rel := path.Join(prefix, e.Name(), "SKILL.md")
+		rel := path.Join(prefix, e.name, "SKILL.md")
 		s, err := r.loadSkill(fsys, base, rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -575,7 +644,7 @@ func (r *Resolver) scanSkills(fsys fs.FS, base, source string, warnings *[]strin
 			continue
 		}
 		if s.Name == "" {
-			s.Name = e.Name()
+			s.Name = e.name
 		}
 		s.FilePath = filepath.Join(base, filepath.FromSlash(rel))
 		s.BaseDir = filepath.Dir(s.FilePath)
