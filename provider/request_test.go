@@ -250,7 +250,9 @@ func TestRequestOptionsAllocs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a0 != 0 || a1 != 0 {
+		// Under the race detector sync.Pool drops items at random, and the
+		// options' JSON check (encoding/json.Valid) pools its scanner.
+		if a0 != 0 || a1 != 0 && !raceEnabled {
 			t.Errorf("%v: %v allocs with options, %v without", w, a1, a0)
 		}
 	}
