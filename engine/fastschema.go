@@ -32,6 +32,10 @@ type fastSchema struct {
 type fastProp struct {
 	name  string
 	types uint8 // bit set of fastType; 0 = any
+	// obj checks an object value's members, items every element of an
+	// array value (nil: not constrained).
+	obj   *fastSchema
+	items *fastProp
 	// String and number bounds; has* say whether they are set.
 	minLen, maxLen   int
 	hasMin, hasMax   bool
@@ -66,6 +70,23 @@ func compileFast(params []byte) *fastSchema {
 	if json.Unmarshal(params, &root) != nil {
 		return nil
 	}
+	return compileObject(root, true)
+}
+
+// maxFastDepth bounds the nesting of object and array schemas the fast
+// path checks.
+const maxFastDepth = 8
+
+// compileObject compiles an object schema (the root when top: $schema is
+// allowed there only).
+func compileObject(root map[string]json.RawMessage, top bool) *fastSchema {
+	return compileObjectDepth(root, top, 0)
+}
+
+func compileObjectDepth(root map[string]json.RawMessage, top bool, depth int) *fastSchema {
+	if depth > maxFastDepth {
+		return nil
+	}
 	fs := &fastSchema{additional: true}
 	for k, v := range root {
 		switch k {
@@ -80,7 +101,7 @@ func compileFast(params []byte) *fastSchema {
 				return nil
 			}
 			for name, ps := range props {
-				p, ok := compileProp(name, ps)
+				p, ok := compileProp(name, ps, depth)
 				if !ok {
 					return nil
 				}
@@ -95,6 +116,9 @@ func compileFast(params []byte) *fastSchema {
 				return nil // a schema, not a boolean
 			}
 		case "$schema":
+			if !top {
+				return nil
+			}
 			var s string
 			if json.Unmarshal(v, &s) != nil || s != "" && s != "https://json-schema.org/draft/2020-12/schema" {
 				return nil // another draft: let the full validator decide
@@ -111,11 +135,53 @@ func compileFast(params []byte) *fastSchema {
 	return fs
 }
 
-func compileProp(name string, raw json.RawMessage) (fastProp, bool) {
+func compileProp(name string, raw json.RawMessage, depth int) (fastProp, bool) {
 	p := fastProp{name: name}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return p, false
+	}
+	// A nested object schema (properties, required, additionalProperties)
+	// is checked as an object of its own, an items schema on every element.
+	if _, ok := m["properties"]; ok {
+		if depth+1 > maxFastDepth {
+			return p, false
+		}
+		sub := map[string]json.RawMessage{"type": json.RawMessage(`"object"`)}
+		rest := map[string]json.RawMessage{}
+		for k, v := range m {
+			switch k {
+			case "properties", "required", "additionalProperties":
+				sub[k] = v
+			default:
+				rest[k] = v
+			}
+		}
+		if t, ok := rest["type"]; !ok || string(bytes.TrimSpace(t)) != `"object"` {
+			return p, false
+		}
+		if p.obj = compileObjectDepth(sub, false, depth+1); p.obj == nil {
+			return p, false
+		}
+		m = rest
+	} else if _, ok := m["required"]; ok {
+		return p, false
+	} else if _, ok := m["additionalProperties"]; ok {
+		return p, false
+	}
+	if it, ok := m["items"]; ok {
+		if depth+1 > maxFastDepth {
+			return p, false
+		}
+		if t, ok := m["type"]; !ok || string(bytes.TrimSpace(t)) != `"array"` {
+			return p, false
+		}
+		ip, ok := compileProp("", it, depth+1)
+		if !ok {
+			return p, false
+		}
+		p.items = &ip
+		delete(m, "items")
 	}
 	num := func(v json.RawMessage) (float64, bool) {
 		f, err := strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
@@ -198,11 +264,16 @@ type fastCheck struct {
 	visit func(key []byte, v *fastjson.Value)
 }
 
-var fastChecks = sync.Pool{New: func() any {
-	c := &fastCheck{}
-	c.visit = c.kv
-	return c
-}}
+var fastChecks sync.Pool
+
+func init() {
+	// Set here: the visitor refers back to the pool (nested objects).
+	fastChecks.New = func() any {
+		c := &fastCheck{}
+		c.visit = c.kv
+		return c
+	}
+}
 
 func (c *fastCheck) kv(key []byte, val *fastjson.Value) {
 	if !c.ok {
@@ -233,7 +304,18 @@ func (fs *fastSchema) valid(args []byte) bool {
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return false
 	}
-	o, _ := v.Object()
+	return fs.validValue(v)
+}
+
+// validValue checks a parsed object value.
+func (fs *fastSchema) validValue(v *fastjson.Value) bool {
+	if len(fs.props) > 64 {
+		return false
+	}
+	o, err := v.Object()
+	if err != nil {
+		return false
+	}
 	c := fastChecks.Get().(*fastCheck)
 	c.fs, c.ok, c.seen = fs, true, 0
 	o.Visit(c.visit)
@@ -296,6 +378,19 @@ func (p *fastProp) valid(v *fastjson.Value, buf *[]byte) bool {
 		return false
 	}
 	switch t {
+	case tObject:
+		if p.obj != nil && !p.obj.validValue(v) {
+			return false
+		}
+	case tArray:
+		if p.items != nil {
+			arr, _ := v.Array()
+			for _, e := range arr {
+				if !p.items.valid(e, buf) {
+					return false
+				}
+			}
+		}
 	case tString:
 		if p.hasMinLen || p.hasMaxLen {
 			b, _ := v.StringBytes()

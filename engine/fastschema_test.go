@@ -9,6 +9,8 @@ var fastSchemas = []string{
 	readSchema, writeSchema, editSchema, lsSchema, execSchema,
 	`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
 	`{"type":"object","properties":{"n":{"type":"integer","maximum":10,"exclusiveMaximum":10},"x":{"type":["number","null"],"minimum":-1.5},"b":{"type":"boolean"},"o":{"type":"object"},"a":{"type":"array"},"s":{"type":"string","maxLength":3}}}`,
+	// Nested objects and arrays, as NewTool derives them from Go types.
+	`{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","minLength":1}},"o":{"type":"object","properties":{"n":{"type":"integer","minimum":0},"s":{"type":"string"}},"required":["n"],"additionalProperties":false},"rows":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}},"required":["k"],"additionalProperties":false}}},"required":["o"],"additionalProperties":false}`,
 }
 
 func TestFastSchemaCoversBuiltins(t *testing.T) {
@@ -43,7 +45,9 @@ func TestValidateValidArgumentsWithoutAllocating(t *testing.T) {
 func FuzzFastSchemaAgrees(f *testing.F) {
 	for _, a := range []string{`{"path":"a"}`, `{"path":""}`, `{"path":"a","offset":0}`, `{"path":"a","offset":1.0}`, `{"path":"a","path":"b"}`,
 		`{"command":"ls","timeout":0}`, `{"n":9,"x":null,"s":"abcd"}`, `{"n":10}`, `{"x":-1.5}`, `{"text":"\u00e9"}`, `{"oldText":"a","newText":"","path":"p"}`,
-		`{"n":1e1}`, `{"n":-0}`, `{"s":"\ud800"}`, "{\"s\":\"\xff\"}", `{"n":12345678901234567890}`} {
+		`{"n":1e1}`, `{"n":-0}`, `{"s":"\ud800"}`, "{\"s\":\"\xff\"}", `{"n":12345678901234567890}`,
+		`{"o":{"n":1},"tags":["a","b"]}`, `{"o":{"n":-1}}`, `{"o":{"s":"x"}}`, `{"o":{"n":1,"z":1}}`, `{"o":{"n":1,"n":2}}`, `{"o":{"n":1},"tags":[""]}`,
+		`{"o":{"n":1},"rows":[{"k":"a"},{"k":1}]}`, `{"o":{"n":1},"rows":[{}]}`, `{"o":{"n":1},"rows":[{"k":"a","x":0}]}`, `{"o":{"n":1.5}}`} {
 		for i := range fastSchemas {
 			f.Add(i, a)
 		}
@@ -66,4 +70,54 @@ func FuzzFastSchemaAgrees(f *testing.F) {
 			t.Fatalf("fast path accepted %q, the validator says %v", args, err)
 		}
 	})
+}
+
+// Nested objects and arrays are judged on the parsed arguments too, and
+// every violation inside them goes to the full validator.
+func TestFastSchemaNested(t *testing.T) {
+	fs := compileFast([]byte(fastSchemas[len(fastSchemas)-1]))
+	if fs == nil {
+		t.Fatal("nested schema outside the fast subset")
+	}
+	for _, ok := range []string{`{"o":{"n":1}}`, `{"o":{"n":0,"s":"x"},"tags":["a","b"],"rows":[{"k":"a"},{"k":"b"}]}`, `{"o":{"n":1},"tags":[],"rows":[]}`} {
+		if !fs.valid([]byte(ok)) {
+			t.Errorf("fast path refused valid %s", ok)
+		}
+	}
+	for _, bad := range []string{`{}`, `{"o":{}}`, `{"o":{"n":-1}}`, `{"o":{"n":1,"z":1}}`, `{"o":{"n":1},"tags":[""]}`, `{"o":{"n":1},"tags":[1]}`,
+		`{"o":{"n":1},"rows":[{"k":"a"},{}]}`, `{"o":{"n":1},"rows":[{"k":"a","x":0}]}`, `{"o":"x"}`, `{"o":{"n":1},"extra":true}`} {
+		if fs.valid([]byte(bad)) {
+			t.Errorf("fast path accepted invalid %s", bad)
+		}
+	}
+}
+
+type nestedIn struct {
+	Tags  []string `json:"tags,omitempty"`
+	Inner struct {
+		N int    `json:"n" jsonschema:"minimum=0"`
+		S string `json:"s,omitempty"`
+	} `json:"inner"`
+}
+
+// A typed tool with nested struct and slice fields validates valid
+// arguments without allocating.
+func TestTypedNestedValidationWithoutAllocating(t *testing.T) {
+	tool := MustNewTool("nested", "", func(context.Context, nestedIn) (string, error) { return "", nil })
+	if tool.fast == nil {
+		t.Fatalf("schema outside the fast subset: %s", tool.Definition().Parameters)
+	}
+	args := []byte(`{"tags":["a","b"],"inner":{"n":3,"s":"x"}}`)
+	if err := tool.Validate(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := tool.Validate([]byte(`{"inner":{"n":-3}}`)); err == nil {
+		t.Fatal("minimum not enforced")
+	}
+	if raceEnabled {
+		return
+	}
+	if n := testing.AllocsPerRun(200, func() { _ = tool.Validate(args) }); n != 0 {
+		t.Fatalf("%v allocations per validation", n)
+	}
 }

@@ -289,7 +289,8 @@ type Result struct {
 	// in-memory session (neither SessionFile nor SessionStore): the
 	// History with NewMessages appended or, after a compaction, the
 	// compaction summary and the messages it kept. Pass it as the next
-	// run's Params.History to continue the conversation.
+	// run's Params.History to continue the conversation. For a new
+	// conversation it may share its elements with NewMessages.
 	Conversation []llm.Message
 	// Notes are human-readable remarks (compaction timeouts, torn session
 	// lines set aside, repaired history).
@@ -553,6 +554,9 @@ func (r *runner) appendMsg(m *llm.Message) error {
 func (r *runner) record(m *llm.Message) error {
 	if err := r.sess.append(m); err != nil {
 		return err
+	}
+	if r.res.NewMessages == nil {
+		r.res.NewMessages = make([]llm.Message, 0, 8)
 	}
 	r.res.NewMessages = append(r.res.NewMessages, *m)
 	return nil

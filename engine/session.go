@@ -233,6 +233,11 @@ func (s *session) conversation(added []llm.Message) []llm.Message {
 	if s.branched {
 		return s.messages()
 	}
+	if len(s.seeded) == 0 {
+		// A new conversation is just what the run added: share it (capped,
+		// so that appending to either never reaches the other).
+		return added[:len(added):len(added)]
+	}
 	return append(append(make([]llm.Message, 0, len(s.seeded)+len(added)), s.seeded...), added...)
 }
 

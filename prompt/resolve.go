@@ -454,6 +454,15 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return "", false, ErrOutsideWorkspace
 	}
+	key := root.Name() + "\x00" + rel
+	if sig, ok := quickStat(root.Name() + string(filepath.Separator) + filepath.FromSlash(rel)); ok && sig.regular && sig.size <= maxBytes {
+		r.mu.Lock()
+		c, hit := r.files[key]
+		r.mu.Unlock()
+		if hit && c.size == sig.size && c.mtime.Equal(sig.mtime) && c.id == sig.id {
+			return c.content, c.invalid, nil
+		}
+	}
 	st, err := root.Stat(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -467,7 +476,6 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 	if st.Size() > maxBytes {
 		return "", false, fmt.Errorf("%w: %d bytes (limit %d)", ErrFileTooLarge, st.Size(), maxBytes)
 	}
-	key := root.Name() + "\x00" + rel
 	id := fileID(st)
 	r.mu.Lock()
 	if c, ok := r.files[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.id == id {
@@ -656,6 +664,15 @@ func (r *Resolver) scanSkills(fsys fs.FS, base, source string, warnings *[]strin
 
 // loadSkill parses one SKILL.md, cached by path, size and mtime.
 func (r *Resolver) loadSkill(fsys fs.FS, base, rel string) (Skill, error) {
+	key := base + "\x00" + rel
+	if sig, ok := quickStat(filepath.Join(base, filepath.FromSlash(rel))); ok && sig.regular {
+		r.mu.Lock()
+		c, hit := r.skills[key]
+		r.mu.Unlock()
+		if hit && c.size == sig.size && c.mtime.Equal(sig.mtime) && c.id == sig.id {
+			return c.skill, c.err
+		}
+	}
 	st, err := fs.Stat(fsys, rel)
 	if err != nil {
 		return Skill{}, fs.ErrNotExist
@@ -663,7 +680,6 @@ func (r *Resolver) loadSkill(fsys fs.FS, base, rel string) (Skill, error) {
 	if !st.Mode().IsRegular() {
 		return Skill{}, fs.ErrNotExist
 	}
-	key := base + "\x00" + rel
 	id := fileID(st)
 	r.mu.Lock()
 	if c, ok := r.skills[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.id == id {

@@ -1,0 +1,23 @@
+package prompt
+
+import (
+	"syscall"
+	"time"
+)
+
+// quickStat stats path (following links) with one system call and no
+// file object. It only validates cache entries: a match means the file is
+// one the cache read through the workspace guard before, unchanged; any
+// other outcome goes through the guarded path.
+func quickStat(path string) (fileSig, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileSig{}, false
+	}
+	return fileSig{
+		size:    st.Size,
+		mtime:   time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)),
+		id:      [2]uint64{uint64(st.Dev), uint64(st.Ino)},
+		regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG,
+	}, true
+}

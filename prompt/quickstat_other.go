@@ -1,0 +1,7 @@
+//go:build !linux
+
+package prompt
+
+// quickStat is only implemented on Linux: elsewhere every lookup takes the
+// guarded path.
+func quickStat(string) (fileSig, bool) { return fileSig{}, false }
