@@ -49,6 +49,9 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 			v += fmt.Sprintf(", %.1f MB/s", s.MBPerSec)
 		}
 		thr = append(thr, svgchart.Bar{Label: label, Value: opsPerSec, Text: v, Series: series})
+		if s.MemNotMeasured {
+			continue
+		}
 		allocs = append(allocs, svgchart.Bar{Label: label, Value: s.AllocsPerOp, Text: fmtAllocs(s.AllocsPerOp) + " allocs/op", Series: series})
 	}
 	for _, r := range rep.Ratios {
@@ -97,7 +100,7 @@ svg text{font-family:system-ui,sans-serif}
 {{.SVG}}{{end}}
 <h2>All scenarios (median of {{.R.Count}})</h2>
 <table><tr><th>scenario</th><th>impl</th><th>time/op</th><th>MB/s</th><th>events/s</th><th>allocs/op</th><th>B/op</th><th>p50</th><th>p99</th><th>error</th></tr>
-{{range .R.Summaries}}<tr><td>{{.Name}}</td><td>{{.Impl}}</td><td>{{dur .NsPerOp}}</td><td>{{num .MBPerSec}}</td><td>{{count .EventsPerSec}}</td><td>{{allocs .AllocsPerOp}}</td><td>{{bytes .BytesPerOp}}</td><td>{{dur .P50Ns}}</td><td>{{dur .P99Ns}}</td><td>{{.Err}}</td></tr>
+{{range .R.Summaries}}<tr><td>{{.Name}}</td><td>{{.Impl}}</td><td>{{dur .NsPerOp}}</td><td>{{num .MBPerSec}}</td><td>{{count .EventsPerSec}}</td>{{if .MemNotMeasured}}<td>-</td><td>-</td>{{else}}<td>{{allocs .AllocsPerOp}}</td><td>{{bytes .BytesPerOp}}</td>{{end}}<td>{{dur .P50Ns}}</td><td>{{dur .P99Ns}}</td><td>{{.Err}}</td></tr>
 {{end}}</table>
 {{with .R.Notes}}<h2>Notes</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body></html>

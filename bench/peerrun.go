@@ -55,6 +55,17 @@ func peerCacheDir() string {
 	return filepath.Join(d, "ocbench", "peers")
 }
 
+// KeptPeerBinary reports whether a linked test binary of the peer package
+// at dir is kept from an earlier run (of any sources: a first guess).
+func KeptPeerBinary(dir string) bool {
+	cache := peerCacheDir()
+	if cache == "" {
+		return false
+	}
+	m, _ := filepath.Glob(filepath.Join(cache, dir+"-*.test"))
+	return len(m) > 0
+}
+
 // ExpectedBuild is the first estimate of the package's build time.
 func (p PlannedPeer) ExpectedBuild() time.Duration {
 	if p.Cached {
@@ -81,6 +92,10 @@ type PeerRunner struct {
 	Built func(p PlannedPeer, took time.Duration, err error)
 	// Measured, when set, is called for each benchmark line read.
 	Measured func(r Result)
+	// Ran, when set, is called when a package's binary is done, with the
+	// number of results it gave (a benchmark may skip itself, a build or
+	// a test may fail).
+	Ran func(p PlannedPeer, results int)
 
 	filter  *regexp.Regexp
 	tmp     string
@@ -106,7 +121,7 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 	pr := &PeerRunner{Dir: dir, Opts: o, filter: filter, slots: 1}
 	pr.cond = sync.NewCond(&pr.mu)
 	var pkgs []PlannedPeer
-	for _, p := range PeerPackages() {
+	for _, p := range PeerPackagesIn(dir) {
 		if sel := p.Select(filter); len(sel) > 0 {
 			pkgs = append(pkgs, PlannedPeer{PeerPackage: p, Selected: sel})
 		}
@@ -416,9 +431,15 @@ func (pr *PeerRunner) Run(ctx context.Context) ([]Result, error) {
 		}
 		if b.err != nil {
 			errs = append(errs, b.err)
+			if pr.Ran != nil {
+				pr.Ran(p, 0)
+			}
 			continue
 		}
 		rs, err := pr.runBinary(ctx, p, b.bin)
+		if pr.Ran != nil {
+			pr.Ran(p, len(rs))
+		}
 		out = append(out, rs...)
 		if err != nil {
 			errs = append(errs, err)

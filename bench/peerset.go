@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/ocbench/ocbench/tokenize"
 )
@@ -29,6 +31,13 @@ type PeerPackage struct {
 	// Benchmarks are exactly the BenchmarkPeers sub-benchmarks of the
 	// package, which iterates this very list.
 	Benchmarks []PeerBench
+	// ColdBuild is the package's build time on an empty build cache,
+	// measured on a quiet 2-core machine: the first estimate of a run's
+	// progress before the build cache has been looked at.
+	ColdBuild time.Duration
+	// Optional packages may be absent from a clone (they land separately);
+	// a run skips an absent one.
+	Optional bool
 }
 
 // The peers' names in benchmark lines ('/' separates a name's parts, so a
@@ -40,6 +49,8 @@ const (
 	ImplEncodingJSON = "encoding-json"
 	ImplKaptinlin    = "kaptinlin-jsonrepair"
 	ImplPkoukk       = "pkoukk-tiktoken-go"
+	ImplFastjson     = "fastjson"
+	ImplSonic        = "bytedance-sonic"
 )
 
 // PeerTokenizeEncodings are the encodings the tokenizer peer counts.
@@ -58,17 +69,43 @@ func PeerPackages() []PeerPackage {
 	for _, enc := range PeerTokenizeEncodings {
 		tok = append(tok, PeerBench{"tokenize", enc.String(), ImplPkoukk})
 	}
+	decodeAll := func(impl string) []PeerBench {
+		var bs []PeerBench
+		for _, ws := range []string{"openai-chat", "anthropic", "openai-responses"} {
+			bs = append(bs, PeerBench{"decode", ws, impl})
+		}
+		return bs
+	}
 	return []PeerPackage{
-		{Dir: "stdlib", Benchmarks: append([]PeerBench{
+		{Dir: "stdlib", ColdBuild: 5 * time.Second, Benchmarks: append([]PeerBench{
 			{"decode", "openai-chat", ImplStdlib},
 			{"decode", "anthropic", ImplStdlib},
 		}, validate...)},
-		{Dir: "jsonrepair", Benchmarks: repair},
-		{Dir: "tiktoken", Benchmarks: tok},
-		{Dir: "openairesponses", Benchmarks: []PeerBench{{"decode", "openai-responses", ImplOpenAIGo}}},
-		{Dir: "openaichat", Heavy: "github.com/openai/openai-go/v3", Benchmarks: []PeerBench{{"decode", "openai-chat", ImplOpenAIGo}}},
-		{Dir: "anthropicsdk", Heavy: "github.com/anthropics/anthropic-sdk-go/v2", Benchmarks: []PeerBench{{"decode", "anthropic", ImplAnthropicGo}}},
+		{Dir: "jsonrepair", ColdBuild: 5 * time.Second, Benchmarks: repair},
+		{Dir: "tiktoken", ColdBuild: 3 * time.Second, Benchmarks: tok},
+		// The plain JSON parsers (module peers/fastjson, peers/sonic: owner
+		// perf); a run skips a package that is not in the clone.
+		{Dir: "fastjson", ColdBuild: 5 * time.Second, Optional: true, Benchmarks: decodeAll(ImplFastjson)},
+		{Dir: "sonic", ColdBuild: 30 * time.Second, Optional: true, Benchmarks: decodeAll(ImplSonic)},
+		{Dir: "openairesponses", ColdBuild: 35 * time.Second, Benchmarks: []PeerBench{{"decode", "openai-responses", ImplOpenAIGo}}},
+		{Dir: "openaichat", ColdBuild: 100 * time.Second, Heavy: "github.com/openai/openai-go/v3", Benchmarks: []PeerBench{{"decode", "openai-chat", ImplOpenAIGo}}},
+		{Dir: "anthropicsdk", ColdBuild: 100 * time.Second, Heavy: "github.com/anthropics/anthropic-sdk-go/v2", Benchmarks: []PeerBench{{"decode", "anthropic", ImplAnthropicGo}}},
 	}
+}
+
+// PeerPackagesIn returns the packages of PeerPackages present in the peers
+// module at dir (an optional package may not be there yet).
+func PeerPackagesIn(dir string) []PeerPackage {
+	var out []PeerPackage
+	for _, p := range PeerPackages() {
+		if p.Optional {
+			if m, _ := filepath.Glob(filepath.Join(dir, p.Dir, "*_test.go")); len(m) == 0 {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // PeerPackageIn returns the package of PeerPackages at dir.

@@ -25,14 +25,16 @@ type Summary struct {
 // AllocRatio the peer's allocs/op over ours (+Inf rendered as "inf" when
 // ours allocate nothing).
 type Ratio struct {
-	Stage       string  `json:"stage"`
-	Input       string  `json:"input"`
-	Peer        string  `json:"peer"`
-	Speedup     float64 `json:"speedup"`
-	OursAllocs  float64 `json:"oursAllocsPerOp"`
-	PeerAllocs  float64 `json:"peerAllocsPerOp"`
-	OursNsPerOp float64 `json:"oursNsPerOp"`
-	PeerNsPerOp float64 `json:"peerNsPerOp"`
+	Stage      string  `json:"stage"`
+	Input      string  `json:"input"`
+	Peer       string  `json:"peer"`
+	Speedup    float64 `json:"speedup"`
+	OursAllocs float64 `json:"oursAllocsPerOp"`
+	PeerAllocs float64 `json:"peerAllocsPerOp"`
+	// PeerMemNotMeasured: the peer's allocations are not counted (Node).
+	PeerMemNotMeasured bool    `json:"peerMemNotMeasured,omitempty"`
+	OursNsPerOp        float64 `json:"oursNsPerOp"`
+	PeerNsPerOp        float64 `json:"peerNsPerOp"`
 }
 
 // Report is a whole run: environment, per-scenario medians, every raw
@@ -150,7 +152,7 @@ func ratios(ss []Summary) []Ratio {
 			Stage: s.Stage, Input: s.Input, Peer: s.Impl,
 			Speedup:    s.NsPerOp / o.NsPerOp,
 			OursAllocs: o.AllocsPerOp, PeerAllocs: s.AllocsPerOp,
-			OursNsPerOp: o.NsPerOp, PeerNsPerOp: s.NsPerOp,
+			OursNsPerOp: o.NsPerOp, PeerNsPerOp: s.NsPerOp, PeerMemNotMeasured: s.MemNotMeasured,
 		})
 	}
 	return out
@@ -190,11 +192,32 @@ func (rep *Report) WriteTable(w io.Writer) error {
 				vs = fmt.Sprintf("ocbench %.1fx slower", 1/r.Speedup)
 			}
 		}
+		allocs, bytes := fmtAllocs(s.AllocsPerOp), fmtBytes(s.BytesPerOp)
+		if s.MemNotMeasured {
+			allocs, bytes = "-", "-"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			s.Name, s.Impl, fmtDur(s.NsPerOp), fmtNum(s.MBPerSec), fmtCount(s.EventsPerSec),
-			fmtAllocs(s.AllocsPerOp), fmtBytes(s.BytesPerOp), fmtDur(s.P50Ns), fmtDur(s.P99Ns), vs)
+			allocs, bytes, fmtDur(s.P50Ns), fmtDur(s.P99Ns), vs)
 	}
 	return tw.Flush()
+}
+
+// ResultLine is one result as a line of the run's progress: name,
+// implementation, time per operation, throughput and allocations.
+func ResultLine(r Result) string {
+	if r.Err != "" {
+		return fmt.Sprintf("%-38s %-20s failed: %s", r.Name, r.Impl, oneLine(r.Err))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-38s %-20s %10s/op", r.Name, r.Impl, fmtDur(r.NsPerOp))
+	if r.MBPerSec > 0 {
+		fmt.Fprintf(&b, " %9.1f MB/s", r.MBPerSec)
+	}
+	if !r.MemNotMeasured {
+		fmt.Fprintf(&b, " %8s allocs/op", fmtAllocs(r.AllocsPerOp))
+	}
+	return b.String()
 }
 
 // WriteBenchfmt writes Go benchmark lines (every repetition) that benchstat
@@ -215,7 +238,10 @@ func (rep *Report) WriteBenchfmt(w io.Writer) error {
 		if r.P99Ns > 0 {
 			fmt.Fprintf(w, "\t%.0f p50-ns\t%.0f p99-ns", r.P50Ns, r.P99Ns)
 		}
-		_, err := fmt.Fprintf(w, "\t%.0f B/op\t%.0f allocs/op\n", r.BytesPerOp, r.AllocsPerOp)
+		if !r.MemNotMeasured {
+			fmt.Fprintf(w, "\t%.0f B/op\t%.0f allocs/op", r.BytesPerOp, r.AllocsPerOp)
+		}
+		_, err := fmt.Fprintln(w)
 		if err != nil {
 			return err
 		}
@@ -236,7 +262,7 @@ func BenchfmtName(r Result) string {
 	}
 	key := "input"
 	switch r.Stage {
-	case "decode", "chain":
+	case "decode", "chain", "decode+chain":
 		key = "wire"
 	case "tokenize", "tokenize-cached":
 		key = "encoding"

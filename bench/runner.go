@@ -48,6 +48,9 @@ type Result struct {
 	P99Ns        float64 `json:"p99Ns,omitempty"`
 	MaxNs        float64 `json:"maxNs,omitempty"`
 	Err          string  `json:"error,omitempty"`
+	// MemNotMeasured is set for a peer whose allocations cannot be
+	// counted (the Node peer): AllocsPerOp and BytesPerOp are not figures.
+	MemNotMeasured bool `json:"memNotMeasured,omitempty"`
 	// Run is the 1-based repetition (--count) the result belongs to.
 	Run int `json:"run"`
 }
@@ -60,6 +63,8 @@ type Options struct {
 	Count int
 	// Progress, when set, is told when a scenario starts and ends.
 	Progress func(done, total int, name string)
+	// Measured, when set, gets each result as soon as it is measured.
+	Measured func(r Result)
 }
 
 func (o *Options) setDefaults() {
@@ -91,6 +96,9 @@ func Run(ctx context.Context, scs []Scenario, o Options) []Result {
 			r := measure(sc, o.Duration)
 			r.Run = run
 			out = append(out, r)
+			if o.Measured != nil {
+				o.Measured(r)
+			}
 			done++
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ocbench/ocbench/llm"
@@ -234,4 +236,30 @@ func repairScenarios() ([]Scenario, error) {
 		})
 	}
 	return scs, nil
+}
+
+// DefaultRepairQuirks are the repair inputs a default run measures (with
+// and without OpenClaw's profile, on both objects): no malformation, the
+// commonest (a trailing comma, single quotes), text before the object and a
+// cut-off object. The other quirks run with --all or a --filter.
+var DefaultRepairQuirks = []string{"valid", "trailing_comma", "single_quotes", "leading_text", "truncate"}
+
+// DefaultSelection matches, by exact name, the scenarios of scs a default
+// run measures (and so the peer benchmarks compared with them): every
+// stage, the repair stages only on DefaultRepairQuirks.
+func DefaultSelection(scs []Scenario) *regexp.Regexp {
+	other := map[string]bool{}
+	for _, in := range RepairInputs() {
+		if !slices.Contains(DefaultRepairQuirks, in.Quirk) {
+			other[in.Name] = true
+		}
+	}
+	var names []string
+	for _, sc := range scs {
+		if strings.HasPrefix(sc.Stage, "repair") && other[sc.Input] {
+			continue
+		}
+		names = append(names, regexp.QuoteMeta(sc.Name))
+	}
+	return regexp.MustCompile("^(?:" + strings.Join(names, "|") + ")$")
 }

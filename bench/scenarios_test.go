@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,44 @@ func TestScenarioNames(t *testing.T) {
 		if sc.Name != sc.Stage+"/"+sc.Input || sc.Impl != Ours || strings.Count(sc.Name, "/") != 1 {
 			t.Errorf("scenario %q: stage %q input %q impl %q", sc.Name, sc.Stage, sc.Input, sc.Impl)
 		}
+	}
+}
+
+// TestDefaultSelection: a default run measures every stage but only the
+// default repair quirks; the peers' benchmarks follow by name.
+func TestDefaultSelection(t *testing.T) {
+	scs, err := Scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := DefaultSelection(scs)
+	stages := map[string]bool{}
+	for _, sc := range scs {
+		stages[sc.Stage] = true
+	}
+	kept := Filter(scs, re)
+	keptStages := map[string]bool{}
+	for _, sc := range kept {
+		keptStages[sc.Stage] = true
+		if strings.HasPrefix(sc.Stage, "repair") {
+			q := ""
+			for _, in := range RepairInputs() {
+				if in.Name == sc.Input {
+					q = in.Quirk
+				}
+			}
+			if !slices.Contains(DefaultRepairQuirks, q) {
+				t.Errorf("%s (quirk %q) is in the default selection", sc.Name, q)
+			}
+		}
+	}
+	if len(keptStages) != len(stages) {
+		t.Errorf("stages %v, default run keeps %v", stages, keptStages)
+	}
+	if len(kept) >= len(scs) || len(kept) < len(scs)/2 {
+		t.Errorf("default selection keeps %d of %d scenarios", len(kept), len(scs))
+	}
+	if re.MatchString("repair/small-python") || !re.MatchString("repair/small-valid") || !re.MatchString("decode+chain/anthropic") {
+		t.Error("the selection does not match peer benchmark names as it matches ours")
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/ocbench/ocbench/engine"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/transcript"
 )
 
@@ -27,6 +30,11 @@ type EngineRuns struct {
 	Model            llm.Model
 	ModelFromRequest bool
 	StreamFunc       llm.StreamFunc
+	// StreamBuffered says StreamFunc's streams never wait (an in-process
+	// provider such as the scripted one): a run's events are then written
+	// once per model call rather than one by one.
+	StreamBuffered bool
+	hooked         bool // StreamFunc is UseUpstreamClient's
 	// Stream configures the decorator chain of each run.
 	Stream engine.StreamOptions
 	// MaxTurns bounds each run (engine default when zero).
@@ -39,10 +47,66 @@ type EngineRuns struct {
 	// writes nothing. Zero: no limit.
 	MaxSessionBytes int64
 
+	// Durability is the sessions' flush policy (engine SessionOptions):
+	// transcript.SyncEntry (the zero value) flushes every entry,
+	// SyncTurn each turn, SyncNone never (a crash of the process loses
+	// nothing, one of the machine may).
+	Durability transcript.Durability
+
 	// Store, when set, keeps the sessions instead of SessionsDir (OpenClaw's
 	// SQLite store, PostgreSQL shared by several gateways, a JSONL
 	// directory): each run opens its session under the store's writer lock.
 	Store transcript.Store
+
+	// dirStore keeps SessionsDir's sessions when Store is nil: it holds
+	// the handles of live sessions open between their runs.
+	dirOnce  sync.Once
+	dirStore *transcript.DirStore
+}
+
+// CoalescesRuns says the runs' provider calls the gateway's flush hook
+// before it waits: the in-process StreamFunc when StreamBuffered says its
+// streams never wait, or the gateway's HTTP transport (UpstreamClient).
+func (e *EngineRuns) CoalescesRuns() bool { return e.StreamBuffered || e.hooked }
+
+// UseUpstreamClient makes the runs call their provider through a client
+// of package provider whose transport calls the gateway's flush hook
+// before every read of an upstream body (base: nil for a keep-alive
+// transport of its own), so that a run's events are written one upstream read at a
+// time.
+func (e *EngineRuns) UseUpstreamClient(base http.RoundTripper, opts ...provider.ClientOption) error {
+	if base == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 1024, 1024 // runs in parallel keep their connections
+		base = tr
+	}
+	c, err := provider.NewClient(append([]provider.ClientOption{provider.WithHTTPClient(&http.Client{Transport: flushingTransport{base}})}, opts...)...)
+	if err != nil {
+		return err
+	}
+	e.StreamFunc, e.hooked, e.StreamBuffered = c.Stream, true, false
+	return nil
+}
+
+// store returns the store runs open their sessions in.
+func (e *EngineRuns) store() transcript.Store {
+	if e.Store != nil {
+		return e.Store
+	}
+	e.dirOnce.Do(func() {
+		os.MkdirAll(e.SessionsDir, 0o755) // a failure is the runs' error
+		e.dirStore = &transcript.DirStore{Dir: e.SessionsDir}
+	})
+	return e.dirStore
+}
+
+// Close releases the sessions' idle handles.
+func (e *EngineRuns) Close() error {
+	e.dirOnce.Do(func() {})
+	if e.dirStore != nil {
+		return e.dirStore.Close()
+	}
+	return nil
 }
 
 var _ RunService = (*EngineRuns)(nil)
@@ -65,17 +129,14 @@ func (e *EngineRuns) Run(ctx context.Context, req RunRequest, emit func(*llm.Eve
 	p := engine.Params{
 		Prompt: req.Message, Model: model, StreamFunc: e.StreamFunc, Workspace: ws,
 		OpenClawPrompt: true, BuiltinTools: true, // OpenClaw's agent: its prompt and tools
-		SessionFile: filepath.Join(e.SessionsDir, req.SessionID+".jsonl"), SessionID: req.SessionID,
+		SessionStore: e.store(), SessionID: req.SessionID,
 		Stream: e.Stream, MaxTurns: e.MaxTurns, Secrets: e.Secrets,
-		Session: engine.SessionOptions{MaxSessionBytes: e.MaxSessionBytes},
+		Session: engine.SessionOptions{MaxSessionBytes: e.MaxSessionBytes, Durability: e.Durability},
 		OnEvent: func(ev *engine.Event) {
 			if ev.Kind == engine.EventStream && emitErr == nil {
 				emitErr = emit(ev.Stream, ev.Message)
 			}
 		},
-	}
-	if e.Store != nil {
-		p.SessionFile, p.SessionStore = "", e.Store
 	}
 	res, err := engine.Run(ctx, p)
 	if errors.Is(err, transcript.ErrSessionTooLarge) {

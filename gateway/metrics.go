@@ -17,6 +17,7 @@ type metrics struct {
 	requests         *prometheus.CounterVec   // route, code
 	inFlight         prometheus.Gauge         // streams being served
 	events           *prometheus.CounterVec   // route
+	runEvents        prometheus.Counter       // events{route="runs"}
 	repairs          *prometheus.CounterVec   // route, kind
 	idleTimeouts     *prometheus.CounterVec   // route
 	upstreamErrors   *prometheus.CounterVec   // route, reason
@@ -42,6 +43,7 @@ func newMetrics() *metrics {
 	m.events = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_events_total", Help: "Stream events sent to clients.",
 	}, []string{"route"})
+	m.runEvents = m.events.WithLabelValues("runs")
 	m.repairs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_repairs_total", Help: "Tool calls changed by the decorator chain, by kind.",
 	}, []string{"route", "kind"})

@@ -136,20 +136,30 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	// cancelled at the first failed write.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	sse := newSSEWriter(w)
+	sse := getSSEWriter(w)
+	defer putSSEWriter(sse)
+	if c, ok := s.cfg.Runs.(RunCoalescer); ok && c.CoalescesRuns() {
+		sse.coalesce = true
+		ctx = withFlushHook(ctx, sse.hook)
+	}
 	start := time.Now()
 	first := true
-	var buf []byte
 	res, err := s.cfg.Runs.Run(ctx, req, func(ev *llm.Event, m *llm.Message) error {
 		if first {
 			first = false
 			s.m.timeToFirstEvent.WithLabelValues("runs").Observe(time.Since(start).Seconds())
+			// The first event goes out at once (time to first event).
+			if err := sse.writeEvent(ev, m, true); err != nil {
+				cancel()
+				return err
+			}
+			s.m.runEvents.Inc()
+			return nil
 		}
-		s.m.events.WithLabelValues("runs").Inc()
-		buf = append(buf[:0], "data: "...)
-		buf = llm.AppendEventJSON(buf, ev, m)
-		buf = append(buf, "\n\n"...)
-		if err := sse.write(buf); err != nil {
+		s.m.runEvents.Inc()
+		// A model call's last event is written before the run goes on to
+		// its tools or its end.
+		if err := sse.writeEvent(ev, m, ev.Type.IsTerminal()); err != nil {
 			cancel()
 			return err
 		}
@@ -168,9 +178,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 		s.m.streamErrors.WithLabelValues("runs", "run_error").Inc()
 	}
 	res.SessionID = req.SessionID
-	out, _ := json.Marshal(res)
-	buf = append(append(append(buf[:0], "event: result\ndata: "...), out...), "\n\n"...)
-	sse.write(buf)
+	sse.writeResult(&res)
 }
 
 // session answers GET /v1/sessions/{id} with the session's JSONL,
@@ -279,6 +287,12 @@ type sseWriter struct {
 	coalesce bool
 	pending  []byte
 	err      error // the first write or flush failure
+
+	// The runs' writer: mu orders the events and the flush hook (hook,
+	// made once per writer); ev is the event being encoded.
+	mu   sync.Mutex
+	hook func()
+	ev   []byte
 }
 
 // maxPending bounds what a coalescing writer gathers before writing.
@@ -286,6 +300,64 @@ const maxPending = 64 << 10
 
 func newSSEWriter(w http.ResponseWriter) *sseWriter {
 	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+// The runs' writers are pooled with their buffers, so that a run's
+// writing allocates nothing that grows with the runs served.
+var ssePool = sync.Pool{New: func() any {
+	s := new(sseWriter)
+	s.hook = s.hookFunc
+	return s
+}}
+
+func getSSEWriter(w http.ResponseWriter) *sseWriter {
+	s := ssePool.Get().(*sseWriter)
+	s.w, s.rc = w, http.NewResponseController(w)
+	return s
+}
+
+func putSSEWriter(s *sseWriter) {
+	if cap(s.pending) > maxPending || cap(s.ev) > maxPending {
+		return // one huge event: not kept
+	}
+	*s = sseWriter{pending: s.pending[:0], ev: s.ev[:0], hook: s.hook}
+	ssePool.Put(s)
+}
+
+// hookFunc is the run's flush hook: the run is about to wait.
+func (s *sseWriter) hookFunc() {
+	s.mu.Lock()
+	s.flushPending()
+	s.mu.Unlock()
+}
+
+// writeEvent writes one run event as an SSE data line; flush says the run
+// goes on to something that may take time (or that it is the first
+// event), so that what is gathered goes out now.
+func (s *sseWriter) writeEvent(ev *llm.Event, m *llm.Message, flush bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ev = append(s.ev[:0], "data: "...)
+	s.ev = llm.AppendEventJSON(s.ev, ev, m)
+	s.ev = append(s.ev, "\n\n"...)
+	if err := s.write(s.ev); err != nil {
+		return err
+	}
+	if flush {
+		return s.flushPending()
+	}
+	return nil
+}
+
+// writeResult writes the run's closing "event: result" and flushes.
+func (s *sseWriter) writeResult(res *RunResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out, _ := json.Marshal(res)
+	s.ev = append(append(append(s.ev[:0], "event: result\ndata: "...), out...), "\n\n"...)
+	if s.write(s.ev) == nil {
+		s.flushPending()
+	}
 }
 
 func (s *sseWriter) start() {

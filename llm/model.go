@@ -117,8 +117,8 @@ func ParseAPI(s string) (API, error) {
 
 // ParseProvider checks a provider id: letters, digits, '.', '_' and '-',
 // at most 128 bytes, and not one edit or two away from an id this module
-// knows (Providers) without being it ("opneai", "antropic"). The empty id
-// is valid ("not given").
+// knows (Providers) without being it ("opneai", "antropic", "OpenAI"). The
+// empty id is valid ("not given").
 func ParseProvider(s string) (Provider, error) {
 	if s == "" {
 		return "", nil
@@ -136,8 +136,15 @@ func ParseProvider(s string) (Provider, error) {
 	}
 	low := strings.ToLower(s)
 	for _, p := range Providers {
-		if low == string(p) {
-			return Provider(s), nil
+		if s == p {
+			return p, nil
+		}
+		if low == p {
+			// Ids are compared as written ("OpenAI" is not OpenAI's
+			// compatibility), so a case variant is a typo too.
+			e.Reason = "is not a provider id this module knows: ids are lower case"
+			e.Suggest = p
+			return "", e
 		}
 	}
 	limit := 1
@@ -214,7 +221,8 @@ type Compat struct {
 	PromptCacheKey bool
 	// RepairToolCallArgs overrides OpenClaw's gate for repairing
 	// malformed tool-call arguments (see Provider); the zero value,
-	// RepairAsOpenClaw, keeps the gate.
+	// RepairAsOpenClaw, keeps the gate. The decorator chain reads it from
+	// Model.Compat (streamwrap.RepairsToolCallArgs).
 	RepairToolCallArgs RepairMode
 	// KeyEnv names the environment variable holding the API key; empty
 	// means <PROVIDER>_API_KEY, then the wire's usual variable.

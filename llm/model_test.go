@@ -26,13 +26,13 @@ func TestParseAPI(t *testing.T) {
 }
 
 func TestParseProvider(t *testing.T) {
-	for _, ok := range []string{"", "openai", "anthropic", "kimi", "kimi-coding", "openai-codex", "openrouter", "local", "my.vllm_1", "OpenAI", "xai", "ollama", "amazon-bedrock"} {
+	for _, ok := range []string{"", "openai", "anthropic", "kimi", "kimi-coding", "openai-codex", "openrouter", "local", "my.vllm_1", "MyServer", "xai", "ollama", "amazon-bedrock"} {
 		if _, err := ParseProvider(ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
 		}
 	}
 	for in, suggest := range map[string]string{
-		"opneai": "openai", "antropic": "anthropic", "anthropics": "anthropic", "kimj": "kimi",
+		"opneai": "openai", "antropic": "anthropic", "OpenAI": "openai", "KIMI": "kimi", "anthropics": "anthropic", "kimj": "kimi",
 		"openai-compatable": "openai-compatible", "scriptd": "scripted",
 		"open ai": "", "openai/gpt": "", strings.Repeat("a", 129): "",
 	} {
@@ -74,4 +74,57 @@ func TestModelValidate(t *testing.T) {
 	if want := `llm: model provider "antropic": is not a provider id this module knows, but close to one (did you mean "anthropic"?)`; err == nil || err.Error() != want {
 		t.Errorf("message %v", err)
 	}
+}
+
+// FuzzModelNames: ParseAPI, ParseProvider and Validate never panic; what
+// they accept is well-formed, what they refuse is a typed *ModelError,
+// and a suggestion is always a known value.
+func FuzzModelNames(f *testing.F) {
+	for _, s := range []string{"openai", "opneai", "openai-completions", "anthropic-mesages", "kimi-coding", "a b", "", "\xff", "OPENAI"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, api, prov string) {
+		check := func(err error, known []string) {
+			if err == nil {
+				return
+			}
+			var me *ModelError
+			if !errors.As(err, &me) || me.Err == nil || !errors.Is(err, me.Err) {
+				t.Fatalf("untyped refusal %v", err)
+			}
+			if me.Suggest != "" && !slicesContains(known, me.Suggest) {
+				t.Fatalf("suggested %q, not a known value", me.Suggest)
+			}
+		}
+		a, err := ParseAPI(api)
+		if err == nil && (!a.Known() || string(a) != api) {
+			t.Fatalf("ParseAPI(%q) = %q", api, a)
+		}
+		check(err, []string{string(APIOpenAICompletions), string(APIOpenAIResponses), string(APIAnthropicMessages)})
+		p, err := ParseProvider(prov)
+		if err == nil {
+			if p != prov || len(p) > 128 || strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
+				t.Fatalf("ParseProvider(%q) = %q", prov, p)
+			}
+		}
+		var known []string
+		for _, k := range Providers {
+			known = append(known, k)
+		}
+		check(err, known)
+		m := Model{API: API(api), Provider: prov, BaseURL: prov}
+		check(m.Validate(), append(known, string(APIOpenAICompletions), string(APIOpenAIResponses), string(APIAnthropicMessages)))
+		if d1, d2 := editDistance(api, prov), editDistance(prov, api); d1 != d2 {
+			t.Fatalf("distance not symmetric: %d %d", d1, d2)
+		}
+	})
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }

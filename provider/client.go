@@ -159,7 +159,8 @@ func (c *Client) apiKey(w Wire, req *llm.Request) string {
 	if req.APIKey != "" {
 		return req.APIKey
 	}
-	for _, k := range keyEnvs(w, req.Model.Provider, CompatFor(&req.Model).KeyEnv) {
+	var buf [2]string
+	for _, k := range keyEnvs(buf[:0], w, req.Model.Provider, CompatFor(&req.Model).KeyEnv) {
 		if v := c.getenv(k); v != "" {
 			return v
 		}
@@ -179,13 +180,12 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err := req.Model.Validate(); err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
+	if err := checkHeaders(w, req.Options.Headers); err != nil {
+		return nil, err
+	}
 	bp, _ := c.bufPool.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
-	}
-	if err := checkHeaders(w, req.Options.Headers); err != nil {
-		c.bufPool.Put(bp)
-		return nil, err
 	}
 	body, err := AppendRequestJSON((*bp)[:0], w, req)
 	if err != nil {
@@ -226,7 +226,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		herr := readHTTPError(resp, key)
+		herr := readHTTPError(resp, key, req.Options.Headers)
 		c.bufPool.Put(bp)
 		return nil, herr
 	}
@@ -288,13 +288,18 @@ func headerName(s string) bool {
 }
 
 // readHTTPError turns a refused request into an *HTTPError, reading a
-// bounded part of the body. The request's key is redacted from the body
-// first: an excerpt cut through an echoed key would leave part of it
-// that no later redaction recognises.
-func readHTTPError(resp *http.Response, key string) *HTTPError {
+// bounded part of the body. The request's key and the values of its own
+// headers (which may be credentials of a gateway in between) are redacted
+// from the body first: an excerpt cut through an echoed key would leave
+// part of it that no later redaction recognises.
+func readHTTPError(resp *http.Response, key string, headers map[string]string) *HTTPError {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	body = redact.New(key).Bytes(body)
+	secrets := []string{key}
+	for _, v := range headers {
+		secrets = append(secrets, v)
+	}
+	body = redact.New(secrets...).Bytes(body)
 	e := &HTTPError{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header, time.Now())}
 	if v, err := fastjson.ParseBytes(body); err == nil {
 		ev := v.Get("error")

@@ -423,3 +423,21 @@ func TestClientRequestHeaders(t *testing.T) {
 		t.Errorf("%d requests reached the server, want 2", n)
 	}
 }
+
+// A refused request's error never carries the values of the request's
+// own headers, which may be a gateway's credentials.
+func TestHTTPErrorRedactsRequestHeaders(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(401)
+		_, _ = w.Write([]byte(`{"error":{"message":"bad gateway key ` + r.Header.Get("X-Gateway-Key") + `","type":"auth"}}`))
+	}))
+	defer srv.Close()
+	c, _ := NewClient()
+	req := testRequest(llm.APIOpenAICompletions, srv.URL)
+	req.Options.Headers = map[string]string{"X-Gateway-Key": "gw-secret-123456"}
+	_, err := c.Stream(context.Background(), req)
+	var he *HTTPError
+	if !errors.As(err, &he) || strings.Contains(err.Error(), "gw-secret-123456") || !strings.Contains(he.Message, "bad gateway key") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -31,11 +31,14 @@ var compatOverrides sync.Map // normalised base URL -> Compat
 // SetCompat overrides detection for one endpoint (its base URL, as in
 // llm.Model.BaseURL), process-wide; the flags of `ocbench run --base-url`
 // and `ocbench serve --upstream` call it. A model's own Model.Compat wins
-// over it. A zero MaxTokensField keeps the detected one.
+// over it. A zero MaxTokensField keeps the detected one. The repair
+// override is a model's, not an endpoint's (the decorator chain reads
+// Model.Compat): RepairToolCallArgs is ignored here.
 func SetCompat(baseURL string, c Compat) {
 	if c.MaxTokensField == "" {
 		c.MaxTokensField = DetectCompat(baseURL, "").MaxTokensField
 	}
+	c.RepairToolCallArgs = llm.RepairAsOpenClaw
 	compatOverrides.Store(compatKey(baseURL), c)
 }
 
@@ -150,7 +153,7 @@ func ProfileOf(m *llm.Model) (Profile, error) {
 	}
 	w, _ := WireOf(m.API)
 	c := CompatFor(m)
-	return Profile{Wire: w, URL: Endpoint(w, m), Compat: c, KeyEnv: keyEnvs(w, m.Provider, c.KeyEnv)}, nil
+	return Profile{Wire: w, URL: Endpoint(w, m), Compat: c, KeyEnv: keyEnvs(nil, w, m.Provider, c.KeyEnv)}, nil
 }
 
 // String writes the profile on one line, e.g. "openai-chat
@@ -186,11 +189,10 @@ func (p Profile) String() string {
 // keyEnvs lists the variables the API key is read from: the profile's
 // KeyEnv alone when set, else <PROVIDER>_API_KEY, then the wire's usual
 // variable.
-func keyEnvs(w Wire, p llm.Provider, keyEnv string) []string {
+func keyEnvs(out []string, w Wire, p llm.Provider, keyEnv string) []string {
 	if keyEnv != "" {
-		return []string{keyEnv}
+		return append(out, keyEnv)
 	}
-	var out []string
 	if v := providerKeyEnv(p); v != "" {
 		out = append(out, v)
 	}
@@ -198,7 +200,7 @@ func keyEnvs(w Wire, p llm.Provider, keyEnv string) []string {
 	if w == WireAnthropic {
 		def = "ANTHROPIC_API_KEY"
 	}
-	if len(out) == 0 || out[0] != def {
+	if len(out) == 0 || out[len(out)-1] != def {
 		out = append(out, def)
 	}
 	return out

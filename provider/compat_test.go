@@ -87,6 +87,12 @@ func TestModelCompatWins(t *testing.T) {
 	if got := CompatFor(&m); got.MaxTokensField != llm.MaxCompletionTokens || !got.PromptCacheKey {
 		t.Errorf("SetCompat: %+v", got)
 	}
+	// The chain reads the repair override from the model only, so the
+	// endpoint registry keeps OpenClaw's gate (and the profile says so).
+	SetCompat("http://127.0.0.4:9/v1", Compat{RepairToolCallArgs: llm.RepairNever})
+	if got := CompatFor(&llm.Model{BaseURL: "http://127.0.0.4:9/v1"}); got.RepairToolCallArgs != llm.RepairAsOpenClaw {
+		t.Errorf("SetCompat kept a repair override: %+v", got)
+	}
 }
 
 // The profile says what the transport will do, and a typo fails there,
@@ -163,4 +169,22 @@ func TestHostOf(t *testing.T) {
 			t.Errorf("hostOf(%q) = %q, net/url %q", u, got, want)
 		}
 	}
+}
+
+// FuzzHostOf: for every base URL Model.Validate accepts (net/url parses it,
+// http or https, with a host), hostOf reads the host net/url reads.
+func FuzzHostOf(f *testing.F) {
+	for _, s := range []string{"https://api.openai.com/v1", "http://[::1]:9/v1", "https://u:p@h:1/x?y#z", "http://a@b@c/", "http://h/p:q", "http://h?x=/y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := hostOf(s)
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return
+		}
+		if want := u.Hostname(); got != want {
+			t.Fatalf("hostOf(%q) = %q, net/url %q", s, got, want)
+		}
+	})
 }

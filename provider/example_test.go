@@ -184,3 +184,23 @@ func ExampleProfileOf_typo() {
 	// llm: model api "openai-completion": is not one of openai-completions, openai-responses, anthropic-messages (did you mean "openai-completions"?)
 	// llm: model provider "opneai": is not a provider id this module knows, but close to one (did you mean "openai"?)
 }
+
+// Detection reads the provider id and the base URL; a model's own Compat
+// overrides it, here for a server that refuses stream_options and wants
+// its key in LLAMA_KEY.
+func ExampleCompatFor() {
+	for _, m := range []llm.Model{
+		{API: llm.APIOpenAICompletions},                                      // OpenAI's default endpoint
+		{API: llm.APIOpenAICompletions, BaseURL: "http://localhost:8080/v1"}, // a local server
+		{API: llm.APIOpenAICompletions, Provider: llm.ProviderOpenAI, BaseURL: "https://proxy.example/v1"},
+		{API: llm.APIOpenAICompletions, BaseURL: "http://localhost:8080/v1", Compat: &llm.Compat{KeyEnv: "LLAMA_KEY"}},
+	} {
+		c := provider.CompatFor(&m)
+		fmt.Printf("%s stream_options=%v prompt_cache_key=%v key=%q\n", c.MaxTokensField, c.StreamOptions, c.PromptCacheKey, c.KeyEnv)
+	}
+	// Output:
+	// max_completion_tokens stream_options=true prompt_cache_key=true key=""
+	// max_tokens stream_options=true prompt_cache_key=false key=""
+	// max_completion_tokens stream_options=true prompt_cache_key=true key=""
+	// max_tokens stream_options=false prompt_cache_key=false key="LLAMA_KEY"
+}

@@ -74,8 +74,8 @@ func (d *Decoder) chatFast(data []byte) error {
 		d.finish()
 		return nil
 	}
-	if sp, aux, ok := d.shapeMatch(data); ok {
-		return d.chatShaped(data, sp, aux)
+	if sh := d.shapeMatch(data); sh != nil {
+		return d.chatShaped(data, &d.shapes.sp, sh.aux)
 	}
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -738,8 +738,8 @@ const (
 const auxSawDelta = 1
 
 func (d *Decoder) anthropicFast(data []byte) error {
-	if sp, aux, ok := d.shapeMatch(data); ok {
-		_, err := d.anthropicApply(data, sp[:anthropicRoles], aux&auxSawDelta != 0)
+	if sh := d.shapeMatch(data); sh != nil {
+		_, err := d.anthropicApply(data, d.shapes.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
 		return err
 	}
 	i := skipWS(data, 0)
@@ -814,7 +814,7 @@ func (d *Decoder) anthropicFast(data []byte) error {
 	if !top.closed || skipWS(data, top.i) != len(data) {
 		return d.badJSON()
 	}
-	fast, err := d.anthropicApply(data, sp[:], sawDelta)
+	fast, err := d.anthropicApply(data, sp[:], sawDelta, nil)
 	if fast && err == nil {
 		var aux uint32
 		if sawDelta {
@@ -825,19 +825,64 @@ func (d *Decoder) anthropicFast(data []byte) error {
 	return err
 }
 
-// anthropicApply applies a validated event from its scanned spans. fast
-// reports an event decoded here, not by the reference decoder.
-func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool) (fast bool, err error) {
-	t, ok := d.str(sp[arType])
-	if !ok {
-		return false, d.badJSON()
+// Anthropic event and delta types, as anthropicApply dispatches on them.
+const (
+	atOther uint8 = iota // the reference decoder's
+	atDelta
+	atPing
+)
+
+const (
+	adOther uint8 = iota
+	adText
+	adJSON
+	adThinking
+	adSignature
+)
+
+// anthropicApply applies a validated event from its scanned spans (of a
+// matched shape sh, or nil). fast reports an event decoded here, not by
+// the reference decoder.
+func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool, sh *shape) (fast bool, err error) {
+	var tc, dc uint8
+	dtOK := true
+	if sh != nil && sh.memoOK {
+		// The shape's type and delta type are literal: dispatched before.
+		tc, dc = sh.memo&3, sh.memo>>2
+	} else {
+		t, ok := d.str(sp[arType])
+		if !ok {
+			return false, d.badJSON()
+		}
+		named := len(t) == 0
+		if named {
+			t = d.name
+		}
+		switch string(t) {
+		case "content_block_delta":
+			tc = atDelta
+		case "ping":
+			tc = atPing
+		}
+		var dt []byte
+		dt, dtOK = d.str(sp[arDType])
+		switch string(dt) {
+		case "text_delta":
+			dc = adText
+		case "input_json_delta":
+			dc = adJSON
+		case "thinking_delta":
+			dc = adThinking
+		case "signature_delta":
+			dc = adSignature
+		}
+		if const2 := uint64(1)<<arType | 1<<arDType; sh != nil && !named && dtOK && sh.fixed&const2 == const2 {
+			sh.memo, sh.memoOK = tc|dc<<2, true
+		}
 	}
-	if len(t) == 0 {
-		t = d.name
-	}
-	switch string(t) {
-	case "content_block_delta":
-	case "ping":
+	switch tc {
+	case atDelta:
+	case atPing:
 		return true, nil
 	default:
 		return false, d.anthropicEvent(data) // Slow path: the few structural events.
@@ -850,20 +895,19 @@ func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool) (fast bo
 	if si < 0 || !sawDelta {
 		return true, nil
 	}
-	dt, ok := d.str(sp[arDType])
-	if !ok {
+	if !dtOK {
 		return true, d.badJSON()
 	}
 	s := &d.slots[si]
 	var field span
-	switch string(dt) {
-	case "text_delta":
+	switch dc {
+	case adText:
 		field = sp[arText]
-	case "input_json_delta":
+	case adJSON:
 		field = sp[arPJ]
-	case "thinking_delta":
+	case adThinking:
 		field = sp[arThinking]
-	case "signature_delta":
+	case adSignature:
 		field = sp[arSig]
 	default:
 		return true, nil
@@ -872,23 +916,23 @@ func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool) (fast bo
 	if !ok {
 		return true, d.badJSON()
 	}
-	switch string(dt) {
-	case "text_delta":
+	switch dc {
+	case adText:
 		if s.kind == llm.BlockText {
 			return true, d.appendText(si, v)
 		}
-	case "input_json_delta":
+	case adJSON:
 		if s.kind == llm.BlockToolCall {
 			if len(v) > 0 {
 				s.delta = true
 			}
 			return true, d.appendArgs(si, v)
 		}
-	case "thinking_delta":
+	case adThinking:
 		if s.kind == llm.BlockThinking {
 			return true, d.appendText(si, v)
 		}
-	case "signature_delta":
+	case adSignature:
 		if s.kind == llm.BlockThinking {
 			if !validUTF8(v) {
 				return true, d.badUTF8(v)
@@ -920,8 +964,8 @@ func (d *Decoder) responsesFast(data []byte) error {
 	if isDone(data) {
 		return d.responsesEvent(data)
 	}
-	if sp, _, ok := d.shapeMatch(data); ok {
-		_, err := d.responsesApply(data, sp[:responsesRoles])
+	if sh := d.shapeMatch(data); sh != nil {
+		_, err := d.responsesApply(data, d.shapes.sp[:responsesRoles], sh)
 		return err
 	}
 	it, ok := topIter(data)
@@ -953,26 +997,48 @@ func (d *Decoder) responsesFast(data []byte) error {
 	if !it.complete() {
 		return d.badJSON()
 	}
-	fast, err := d.responsesApply(data, sp[:])
+	fast, err := d.responsesApply(data, sp[:], nil)
 	if fast && err == nil {
 		d.shapeLearn(data, sp[:], 0)
 	}
 	return err
 }
 
+// Responses event types, as responsesApply dispatches on them.
+const (
+	rtOther uint8 = iota // the reference decoder's
+	rtText
+	rtArgs
+)
+
 // responsesApply applies a validated event from its scanned spans. fast
 // reports an event decoded here, not by the reference decoder.
-func (d *Decoder) responsesApply(data []byte, sp []span) (fast bool, err error) {
-	t, ok := d.str(sp[rrType])
-	if !ok {
-		return false, d.badJSON()
-	}
-	if len(t) == 0 {
-		t = d.name
+func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, err error) {
+	var tc uint8
+	if sh != nil && sh.memoOK {
+		tc = sh.memo // the shape's type is literal: dispatched before
+	} else {
+		t, ok := d.str(sp[rrType])
+		if !ok {
+			return false, d.badJSON()
+		}
+		named := len(t) == 0
+		if named {
+			t = d.name
+		}
+		switch string(t) {
+		case "response.output_text.delta", "response.refusal.delta":
+			tc = rtText
+		case "response.function_call_arguments.delta":
+			tc = rtArgs
+		}
+		if sh != nil && !named && sh.fixed&(1<<rrType) != 0 {
+			sh.memo, sh.memoOK = tc, true
+		}
 	}
 	oi, delta := sp[rrOI], sp[rrDelta]
-	switch string(t) {
-	case "response.output_text.delta", "response.refusal.delta":
+	switch tc {
+	case rtText:
 		key := d.textKey(intOf(data, oi), intOf(data, sp[rrCI]))
 		s, ok := d.str(delta)
 		if !ok {
@@ -983,7 +1049,7 @@ func (d *Decoder) responsesApply(data []byte, sp []span) (fast bool, err error) 
 			si = d.open(0, key, llm.BlockText)
 		}
 		return true, d.appendText(si, s)
-	case "response.function_call_arguments.delta":
+	case rtArgs:
 		si := -1
 		if oi.isNumber(data) {
 			si = d.findSlot(0, intOf(data, oi), llm.BlockToolCall)

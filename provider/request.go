@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -836,9 +837,8 @@ func checkResponseFormat(w Wire, rf *llm.ResponseFormat) error {
 	default:
 		return invalid(w, opt, "unknown type "+strconv.Itoa(int(rf.Type)))
 	}
-	s := bytes.TrimSpace(rf.Schema)
-	if len(s) == 0 || s[0] != '{' || !jsonValid(s) || !utf8.Valid(s) {
-		return invalid(w, opt, "the schema is not one JSON object")
+	if !optionObject(rf.Schema) {
+		return invalid(w, opt, "the schema is not one JSON object (in UTF-8, nested at most 256 deep)")
 	}
 	if w != WireAnthropic && !schemaName(rf.Name) {
 		// OpenAI: a name of a-z, A-Z, 0-9, '_' and '-', at most 64 long.
@@ -995,6 +995,21 @@ func appendResponseFormat(dst []byte, o *object, w Wire, rf *llm.ResponseFormat)
 	}
 }
 
+// optionObject reports whether b is one JSON object in valid UTF-8, nested
+// at most maxJSONDepth deep. The depth-bounded scanner runs first, so a
+// deeply nested text is refused in one linear pass; encoding/json's
+// validator after it is the strict one (the scanner and fastjson both let
+// a raw control character through in a string that also holds an escape).
+// Options are small and set once per call: the cost is not per event.
+func optionObject(b []byte) bool {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	e := skipValue(b, i)
+	return e > 0 && skipWS(b, e) == len(b) && utf8.Valid(b) && json.Valid(b)
+}
+
 // mergeExtraBody appends the members of extra, which must be one JSON
 // object in valid UTF-8, to the body's top-level object. A member the
 // encoder wrote, or one extra repeats, is refused: a JSON object with a
@@ -1004,12 +1019,10 @@ func mergeExtraBody(dst []byte, o *object, w Wire, extra []byte) ([]byte, error)
 	if !utf8.Valid(extra) {
 		return dst, invalid(w, opt, "not valid UTF-8")
 	}
-	// The whole text is validated first: the member iterator below checks
-	// values, not the control characters of member names.
-	it, ok := topIter(extra)
-	if !ok || !jsonValid(extra) {
-		return dst, invalid(w, opt, "not a JSON object")
+	if !optionObject(extra) {
+		return dst, invalid(w, opt, "not one JSON object (nested at most 256 deep)")
 	}
+	it, _ := topIter(extra)
 	var seenBuf [16][]byte
 	seen := seenBuf[:0]
 	for {

@@ -38,17 +38,17 @@ type hole struct {
 }
 
 // posRef places an offset of the learned event in a matched one: off
-// bytes after the start (end false) or end of active hole k, or after the
-// event's start when k < 0.
+// bytes after base b of the match (0: the event's start; 2k+1 and 2k+2:
+// the start and end of active hole k).
 type posRef struct {
-	k   int16
-	end bool
+	b   int16
 	off int32
 }
 
+// spanRef is a learned span that is present, placed.
 type spanRef struct {
-	s, e   posRef
-	absent bool
+	role int16
+	s, e posRef
 }
 
 type shape struct {
@@ -56,11 +56,19 @@ type shape struct {
 	holes   []hole  // every string value and number of src, in order
 	act     []int16 // the holes a match scans; the rest are literal
 	learned [maxShapeRoles]span
-	refs    [maxShapeRoles]spanRef
+	blank   [maxShapeRoles]span // the learned roles, all absent
+	refs    []spanRef           // the present ones, placed
 	nroles  int
 	aux     uint32 // the wire's facts of the scan that are not spans
 	refined bool   // act holds only the holes that varied
-	used    uint64
+	// fixed has bit i set when role i is absent or lies in literal bytes
+	// only: the same value in every event the shape matches.
+	fixed uint64
+	// memo is what the wire's apply derived from fixed roles alone (its
+	// dispatch), valid when memoOK; compile clears it.
+	memo   uint8
+	memoOK bool
+	used   uint64
 }
 
 // shapeState is a decoder's shapes of the current stream.
@@ -71,20 +79,20 @@ type shapeState struct {
 	hits, misses int
 	off          bool
 	tmp          []hole
-	pos          [maxShapeHoles]span // the active holes of the last match
-	sp           [maxShapeRoles]span // the spans of the last match
+	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
+	sp           [maxShapeRoles]span      // the spans of the last match
 }
 
 func (s *shapeState) reset() {
 	s.n, s.hits, s.misses, s.off = 0, 0, 0, false
 }
 
-// shapeMatch returns the spans and aux of the learned shape data matches.
-// The spans are valid until the next match.
-func (d *Decoder) shapeMatch(data []byte) (*[maxShapeRoles]span, uint32, bool) {
+// shapeMatch returns the learned shape data matches, nil when none does.
+// The matched event's spans are in d.shapes.sp until the next match.
+func (d *Decoder) shapeMatch(data []byte) *shape {
 	s := &d.shapes
 	if s.off {
-		return nil, 0, false
+		return nil
 	}
 	for j := 0; j < s.n; j++ {
 		i := s.ord[j]
@@ -99,7 +107,7 @@ func (d *Decoder) shapeMatch(data []byte) (*[maxShapeRoles]span, uint32, bool) {
 		if !sh.refined {
 			sh.refine(data, &s.pos)
 		}
-		return &s.sp, sh.aux, true
+		return sh
 	}
 	if s.n > 0 {
 		s.misses++
@@ -107,12 +115,12 @@ func (d *Decoder) shapeMatch(data []byte) (*[maxShapeRoles]span, uint32, bool) {
 			s.off = true
 		}
 	}
-	return nil, 0, false
+	return nil
 }
 
 // match compares data with the shape, leaving the active holes' spans in
 // pos.
-func (sh *shape) match(data []byte, pos *[maxShapeHoles]span) bool {
+func (sh *shape) match(data []byte, pos *[1 + 2*maxShapeHoles]int) bool {
 	src := sh.src
 	p, lit := 0, 0 // next byte of data; start of the next literal run in src
 	for k, hi := range sh.act {
@@ -136,7 +144,7 @@ func (sh *shape) match(data []byte, pos *[maxShapeHoles]span) bool {
 			}
 			p = e
 		}
-		pos[k] = span{start, p}
+		pos[2*k+1], pos[2*k+2] = start, p
 		lit = int(h.e)
 	}
 	return string(data[p:]) == string(src[lit:])
@@ -144,11 +152,11 @@ func (sh *shape) match(data []byte, pos *[maxShapeHoles]span) bool {
 
 // refine keeps as holes only those whose bytes differ between the learned
 // event and data, which matched it with the positions pos.
-func (sh *shape) refine(data []byte, pos *[maxShapeHoles]span) {
+func (sh *shape) refine(data []byte, pos *[1 + 2*maxShapeHoles]int) {
 	act := sh.act[:0]
 	for k, hi := range sh.act {
 		h := sh.holes[hi]
-		if string(data[pos[k].s:pos[k].e]) != string(sh.src[h.s:h.e]) {
+		if string(data[pos[2*k+1]:pos[2*k+2]]) != string(sh.src[h.s:h.e]) {
 			act = append(act, hi)
 		}
 	}
@@ -158,49 +166,53 @@ func (sh *shape) refine(data []byte, pos *[maxShapeHoles]span) {
 }
 
 // remap moves the learned spans to the matched event.
-func (sh *shape) remap(pos *[maxShapeHoles]span, out *[maxShapeRoles]span) {
-	at := func(r posRef) int {
-		if r.k < 0 {
-			return int(r.off)
-		}
-		if r.end {
-			return pos[r.k].e + int(r.off)
-		}
-		return pos[r.k].s + int(r.off)
-	}
-	for i := 0; i < sh.nroles; i++ {
-		r := &sh.refs[i]
-		if r.absent {
-			out[i] = absent
-			continue
-		}
-		out[i] = span{at(r.s), at(r.e)}
+func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int, out *[maxShapeRoles]span) {
+	copy(out[:sh.nroles], sh.blank[:sh.nroles])
+	for _, r := range sh.refs {
+		out[r.role] = span{pos[r.s.b] + int(r.s.off), pos[r.e.b] + int(r.e.off)}
 	}
 }
 
 // compile places the learned spans relative to the active holes.
 func (sh *shape) compile() {
+	sh.refs = sh.refs[:0]
+	sh.fixed, sh.memo, sh.memoOK = 0, 0, false
 	for i := 0; i < sh.nroles; i++ {
+		sh.blank[i] = absent
 		v := sh.learned[i]
 		if !v.ok() {
-			sh.refs[i] = spanRef{absent: true}
+			sh.fixed |= 1 << i
 			continue
 		}
-		sh.refs[i] = spanRef{s: sh.place(v.s), e: sh.place(v.e)}
+		sh.refs = append(sh.refs, spanRef{role: int16(i), s: sh.place(v.s), e: sh.place(v.e)})
+		if sh.literal(v) {
+			sh.fixed |= 1 << i
+		}
 	}
+}
+
+// literal reports whether no active hole lies within v.
+func (sh *shape) literal(v span) bool {
+	for _, hi := range sh.act {
+		h := sh.holes[hi]
+		if int(h.e) >= v.s && int(h.s) < v.e {
+			return false
+		}
+	}
+	return true
 }
 
 func (sh *shape) place(o int) posRef {
 	for k := len(sh.act) - 1; k >= 0; k-- {
 		h := sh.holes[sh.act[k]]
 		if o == int(h.s) {
-			return posRef{k: int16(k)}
+			return posRef{b: int16(2*k + 1)}
 		}
 		if o >= int(h.e) {
-			return posRef{k: int16(k), end: true, off: int32(o - int(h.e))}
+			return posRef{b: int16(2*k + 2), off: int32(o - int(h.e))}
 		}
 	}
-	return posRef{k: -1, off: int32(o)}
+	return posRef{off: int32(o)}
 }
 
 // shapeLearn keeps data, which the validating scan accepted and found the

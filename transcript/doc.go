@@ -88,9 +88,11 @@
 // Files are written in version 3 (header, then entries with 8-hex-digit ids
 // chained by parentId to the writer's leaf). Durability is a policy: fsync
 // (fdatasync) per entry before Append returns, per turn (EndTurn), or none.
-// An exclusive flock on <file>.flock is held from OpenWriter to Close, so two
-// writers (in any processes) never interleave; the kernel drops it when a
-// process dies. OpenWriter recovers a file: a torn last line is copied to a
+// An exclusive lock (Linux: one byte of <dir>/.ocbench-locks under an
+// open-file-description lock, so that a new session creates one file;
+// elsewhere a flock on <file>.flock) is held from OpenWriter to Close, so
+// two writers (in any processes) never interleave; the kernel drops it when
+// a process dies. OpenWriter recovers a file: a torn last line is copied to a
 // new <file>.torn-<n>, flushed, then cut off (never silently dropped), and
 // reported in Recovery; a complete last line lacking its newline gets one;
 // version 1 and 2 files are rewritten as version 3 through a temporary file

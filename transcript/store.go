@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
@@ -118,8 +120,20 @@ func ReadStoreContext(ctx context.Context, s Store, id string) (SessionContext, 
 
 // DirStore keeps sessions as JSONL files <Dir>/<id>.jsonl (the embedded
 // default, and what pi and OpenClaw before 2026.8 use).
+//
+// It keeps the handles of sessions it closed (at most MaxIdle, least
+// recently used first out), so that a live session's next run does not
+// open, scan and recover its file again: see Open.
 type DirStore struct {
 	Dir string
+	// MaxIdle bounds the idle session handles kept open (two descriptors
+	// each): 0 means DefaultMaxIdle, a negative value keeps none.
+	MaxIdle int
+
+	mu     sync.Mutex
+	idle   map[string]*dirHandle
+	lru    list.List
+	closed bool
 }
 
 // OpenDirStore returns the JSONL store of dir, creating it.
@@ -131,7 +145,10 @@ func OpenDirStore(dir string) (*DirStore, error) {
 }
 
 func (d *DirStore) Kind() string { return "jsonl" }
-func (d *DirStore) Close() error { return nil }
+
+// Close closes the idle session handles; writers still open are closed
+// for good when they are.
+func (d *DirStore) Close() error { d.closeIdle(); return nil }
 
 // Path returns the file of session id.
 func (d *DirStore) Path(id string) string { return filepath.Join(d.Dir, id+".jsonl") }
@@ -144,14 +161,28 @@ func (d *DirStore) Open(ctx context.Context, id string, opts WriterOptions) (Ses
 	if err := validSessionID(id); err != nil {
 		return nil, err
 	}
+	opts.SessionID = id
+	if opts.MaxLineSize <= 0 {
+		opts.MaxLineSize = DefaultMaxLineSize
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	// A session this store closed and nobody changed since: one flock and
+	// two stats, no scan (its live file exists, so it is not archived).
+	if h := d.takeIdle(id); h != nil {
+		if w, err := d.resume(h, d.Path(id), opts); w != nil || err != nil {
+			return w, err
+		}
+	}
 	if _, err := os.Lstat(d.archivePath(id)); err == nil {
 		return nil, fmt.Errorf("%w: %s", ErrArchived, id)
 	}
-	opts.SessionID = id
 	w, err := OpenWriter(d.Path(id), opts)
 	if err != nil {
 		return nil, err
 	}
+	w.store = d
 	return w, nil
 }
 
@@ -208,6 +239,7 @@ func (d *DirStore) Archive(ctx context.Context, id string) (ArchiveInfo, error) 
 		return ArchiveInfo{}, err
 	}
 	jw := w.(*Writer)
+	jw.store = nil // the live file goes: nothing to keep
 	defer jw.Close()
 	f, err := os.Open(d.Path(id))
 	if err != nil {

@@ -88,7 +88,9 @@ type Recovery struct {
 }
 
 // Writer appends entries to one session file. It holds an exclusive lock
-// on the file (flock on the side file <file>.flock, which survives the
+// on the file (on Linux a byte of the directory's .ocbench-locks file,
+// hashed from the file's name, under an open-file-description lock;
+// elsewhere a flock on the side file <file>.flock; either survives the
 // renames of migration and rotation, and is kept apart from the <file>.lock
 // of OpenClaw's own lock-file protocol) from OpenWriter to Close, so two
 // writers, in one process or several, never interleave: the second gets
@@ -99,7 +101,7 @@ type Writer struct {
 	mu    sync.Mutex
 	path  string
 	opts  WriterOptions
-	lockF *os.File
+	lock  sessionLock
 	f     *os.File
 	size  int64
 	hdr   Header
@@ -108,9 +110,16 @@ type Writer struct {
 	ids   map[uint64]struct{}
 	buf   []byte
 	dirty bool // written since the last sync
-	err   error
-	id    []byte
-	vp    fastjson.Parser
+	// newFile: the file was created and its directory not yet flushed.
+	newFile bool
+	err     error
+	id      []byte
+	vp      fastjson.Parser
+	// store, for a writer a DirStore opened: Close parks the handle there.
+	store *DirStore
+	// cleanTemps: the first open removes stale temporary files (stale).
+	cleanTemps bool
+	stale      []string
 }
 
 // LockedError is returned by OpenWriter when the session file is locked
@@ -133,24 +142,24 @@ func OpenWriter(path string, opts WriterOptions) (*Writer, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	lf, err := os.OpenFile(path+".flock", os.O_RDWR|os.O_CREATE, 0o644)
+	lk, err := openSessionLock(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := lockFile(lf); err != nil {
-		lf.Close()
+	if err := lk.lock(); err != nil {
+		lk.close()
 		if errors.Is(err, ErrLocked) {
 			return nil, &LockedError{Path: path}
 		}
 		return nil, err
 	}
-	w := &Writer{path: path, opts: opts, lockF: lf, ids: make(map[uint64]struct{})}
-	stale := removeStaleTemps(path)
+	w := &Writer{path: path, opts: opts, lock: lk, ids: make(map[uint64]struct{}), cleanTemps: true}
 	if err := w.open(); err != nil {
 		w.closeFiles()
 		return nil, err
 	}
-	w.rec.StaleTemps = stale
+	w.rec.StaleTemps = w.stale
+	w.stale = nil
 	return w, nil
 }
 
@@ -188,10 +197,10 @@ func (w *Writer) closeFiles() {
 		w.f.Close()
 		w.f = nil
 	}
-	if w.lockF != nil {
-		unlockFile(w.lockF)
-		w.lockF.Close()
-		w.lockF = nil
+	if w.lock.valid() {
+		w.lock.unlock()
+		w.lock.close()
+		w.lock = sessionLock{}
 	}
 }
 
@@ -207,29 +216,40 @@ func (w *Writer) open() error {
 		return err
 	}
 	size := st.Size()
-	r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, SkipContent: true})
+	if w.cleanTemps {
+		// A rotation or migration runs beside a live file that has its
+		// header; a new (empty) file has none to clean up.
+		w.cleanTemps = false
+		if size > 0 {
+			w.stale = removeStaleTemps(w.path)
+		}
+	}
 	clear(w.ids)
 	w.leaf = w.leaf[:0]
-	var n int64
-	var at appendTracker
-	for r.Next() {
-		e := r.Entry()
-		w.addID(e.ID)
-		at.step(e, r.Header().Version)
-		n++
-	}
-	w.leaf = append(w.leaf[:0], at.id...)
-	if err := r.Err(); err != nil {
-		return err
-	}
-	rst := r.Stats()
-	w.hdr = r.Header()
-	w.rec = Recovery{BadLines: rst.BadLines, Entries: n}
-	if rst.Torn {
-		if err := w.setAsideTorn(rst.TornOffset, size); err != nil {
+	w.hdr, w.rec = Header{}, Recovery{}
+	if size > 0 { // a new (empty) file has nothing to scan
+		r := NewReader(io.NewSectionReader(f, 0, size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, SkipContent: true})
+		var n int64
+		var at appendTracker
+		for r.Next() {
+			e := r.Entry()
+			w.addID(e.ID)
+			at.step(e, r.Header().Version)
+			n++
+		}
+		w.leaf = append(w.leaf[:0], at.id...)
+		if err := r.Err(); err != nil {
 			return err
 		}
-		size = rst.TornOffset
+		rst := r.Stats()
+		w.hdr = r.Header()
+		w.rec = Recovery{BadLines: rst.BadLines, Entries: n}
+		if rst.Torn {
+			if err := w.setAsideTorn(rst.TornOffset, size); err != nil {
+				return err
+			}
+			size = rst.TornOffset
+		}
 	}
 	w.size = size
 	if w.hdr.Version == 0 {
@@ -248,10 +268,15 @@ func (w *Writer) open() error {
 		if err := w.write(w.buf); err != nil {
 			return err
 		}
-		if err := syncData(f); err != nil {
-			return err
+		// The new file (and its directory entry) is flushed under the
+		// policy: at once under SyncEntry, with the turn's entries under
+		// SyncTurn, never under SyncNone.
+		w.newFile = true
+		if w.opts.Durability == SyncEntry {
+			if err := w.syncLocked(); err != nil {
+				return err
+			}
 		}
-		syncDir(w.path)
 		w.rec.Created = true
 		return nil
 	}
@@ -589,6 +614,10 @@ func (w *Writer) syncLocked() error {
 	if err := syncData(w.f); err != nil {
 		return err
 	}
+	if w.newFile {
+		syncDir(w.path) // the file's name, once
+		w.newFile = false
+	}
 	w.dirty = false
 	return nil
 }
@@ -601,6 +630,9 @@ func (w *Writer) Close() error {
 	if w.f == nil {
 		return ErrClosed
 	}
+	if w.store != nil {
+		return w.store.park(w)
+	}
 	var err error
 	if w.opts.Durability != SyncNone {
 		err = w.syncLocked()
@@ -609,9 +641,9 @@ func (w *Writer) Close() error {
 		err = cerr
 	}
 	w.f = nil
-	unlockFile(w.lockF)
-	w.lockF.Close()
-	w.lockF = nil
+	w.lock.unlock()
+	w.lock.close()
+	w.lock = sessionLock{}
 	return err
 }
 

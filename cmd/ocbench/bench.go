@@ -27,13 +27,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	filter := fs.String("filter", "", "run only scenarios (ours and the peers') whose name matches this regular expression")
 	count := fs.Int("count", 1, "run each scenario this many times (medians are reported)")
-	dur := fs.Duration("duration", 300*time.Millisecond, "measuring time per scenario, like -benchtime")
+	dur := fs.Duration("duration", 100*time.Millisecond, "measuring time per scenario, like -benchtime")
+	all := fs.Bool("all", false, "measure every scenario: all repair quirks, not only "+strings.Join(bench.DefaultRepairQuirks, ", ")+" (a --filter also selects from all)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON instead of a table")
 	benchfmt := fs.String("benchfmt", "", "write Go benchmark lines for benchstat to this file (- for stdout)")
 	htmlOut := fs.String("html", "", "write a self-contained HTML report to this file (- for stdout)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := fs.String("memprofile", "", "write a heap profile at the end of the run to this file")
 	peers := fs.String("peers", "auto", "which peers to build and run: auto (all but the SDKs whose root package is not compiled yet), all, or none")
+	nodePeer := fs.Bool("node-peer", false, "install the Node peer (Node 24 and openclaw@2026.9.6 with peers/node/setup.sh, into $"+bench.NodePeerEnv+" or the user cache) if it is missing, and run it; once installed it runs by default")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -77,16 +79,31 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench bench: %v\n", err)
 		return 1
 	}
+	// A default run measures a subset; --all or a --filter the full set.
+	if re == nil && !*all {
+		re = bench.DefaultSelection(scs)
+	}
 	scs = bench.Filter(scs, re)
 	opts := bench.Options{Duration: *dur, Count: *count}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
+	// The peers: the Go peer packages of the peers module and the Node
+	// peer (OpenClaw's own chain), each narrowed by the filter.
 	npeer := 0
+	var nodeStreams []bench.WireStream
+	var notes []string
+	peersDir, peersErr := "", error(nil)
 	if *peers != "none" {
-		for _, p := range bench.PeerPackages() {
-			npeer += len(p.Select(re))
+		peersDir, peersErr = bench.FindPeersDir(".")
+		if peersErr != nil {
+			notes = append(notes, "peers not measured: "+peersErr.Error())
+		} else {
+			for _, p := range bench.PeerPackagesIn(peersDir) {
+				npeer += len(p.Select(re))
+			}
+			nodeStreams = bench.NodeBenches(re)
 		}
 	}
 	if len(scs) == 0 && npeer == 0 {
@@ -103,26 +120,60 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 
 	tr := newBenchTracker(progress.New(stderr), len(scs)*opts.Count, opts, npeer > 0)
+	if npeer > 0 {
+		tr.guess(bench.PeerPackagesIn(peersDir), re)
+	}
 	started := time.Now()
 	opts.Progress = tr.ours
+	opts.Measured = tr.result
+	// The Node peer: installed on request (in the background, while our
+	// own scenarios run), run when installed, else a note says how.
+	var np *bench.NodePeer
+	var nodeNote string
+	nodeReady := make(chan struct{})
+	if len(nodeStreams) > 0 {
+		nodeDir := bench.NodePeerDir()
+		_, missing := bench.FindNodePeer(peersDir, nodeDir)
+		install := missing != nil && *nodePeer
+		if missing == nil || install {
+			tr.node(len(nodeStreams), install)
+		}
+		go func() {
+			defer close(nodeReady)
+			if install {
+				if err := bench.NodeSetup(ctx, peersDir, nodeDir, lineWriter{tr.line}); err != nil {
+					tr.nodeInstalled()
+					nodeNote = bench.ImplOpenClawNode + " not run: " + err.Error()
+					return
+				}
+				tr.nodeInstalled()
+			}
+			var err error
+			if np, err = bench.FindNodePeer(peersDir, nodeDir); err != nil {
+				nodeNote = bench.ImplOpenClawNode + " not run: " + err.Error()
+			}
+		}()
+	} else {
+		close(nodeReady)
+	}
 	tr.start()
 	// The peers are planned (which of their packages the build cache
 	// lacks) and built in the background while our own scenarios run.
-	var notes []string
 	var pr *bench.PeerRunner
 	planned := make(chan error, 1)
 	if npeer > 0 {
 		go func() {
-			dir, err := bench.FindPeersDir(".")
+			p, err := bench.PlanPeers(ctx, peersDir, re, *peers == "all", opts)
 			if err == nil {
-				pr, err = bench.PlanPeers(ctx, dir, re, *peers == "all", opts)
-			}
-			if err == nil {
+				pr = p
 				pr.Log = stderr
 				pr.Built = tr.built
 				pr.Measured = tr.measured
+				pr.Ran = tr.ran
 				tr.planned(pr)
 				pr.Build(ctx)
+				planned <- nil
+				return
 			}
 			planned <- err
 		}()
@@ -133,6 +184,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	tr.oursDone()
 	if err := <-planned; err != nil {
 		notes = append(notes, "peers not measured: "+err.Error())
+		tr.planFailed()
 		pr = nil
 	}
 	if pr != nil && ctx.Err() == nil {
@@ -140,6 +192,21 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		pr.Widen()
 		peerRes, err := pr.Run(ctx)
 		results = append(results, peerRes...)
+		if err != nil && ctx.Err() == nil {
+			notes = append(notes, "peers: "+err.Error())
+		}
+	}
+	// The Node peer last: it has the machine to itself.
+	select {
+	case <-nodeReady:
+	case <-ctx.Done():
+	}
+	if nodeNote != "" {
+		notes = append(notes, nodeNote)
+	}
+	if np != nil && ctx.Err() == nil {
+		nodeRes, err := np.Run(ctx, nodeStreams, opts, lineWriter{tr.line}, tr.measured)
+		results = append(results, nodeRes...)
 		if err != nil && ctx.Err() == nil {
 			notes = append(notes, "peers: "+err.Error())
 		}
@@ -222,18 +289,85 @@ type benchTracker struct {
 	peerTotal  int
 	peerDone   int
 	peerName   string
-	ticker     *time.Ticker
-	quit       chan struct{}
+	peerFirst  time.Time // when the first and the last peer result came
+	peerLast   time.Time
+	// The Node peer: cases to run, done, and whether it is being
+	// installed (with when the install started).
+	nodeTotal   int
+	nodeDone    int
+	installing  bool
+	installFrom time.Time
+	ticker      *time.Ticker
+	quit        chan struct{}
 }
 
 func newBenchTracker(line *progress.Line, oursTotal int, o bench.Options, peers bool) *benchTracker {
 	return &benchTracker{line: line, opts: o, peers: peers, oursTotal: oursTotal, buildRatio: 1, quit: make(chan struct{})}
 }
 
-// planned takes the peers' plan: what is built, with first estimates.
+// First estimates of the Node peer: starting Node and loading OpenClaw,
+// and each stream's warm-up and timed repetitions; installing it (npm).
+const (
+	nodeStartup = 3 * time.Second
+	nodePerCase = 1200 * time.Millisecond
+	nodeInstall = 60 * time.Second
+)
+
+// guess takes the first estimate of the peers before their plan is known
+// (which takes a go list of the build cache): every package the filter
+// selects, its cold build time unless its test binary is kept from an
+// earlier run; the SDKs that need --peers all are left out unless kept.
+func (t *benchTracker) guess(pkgs []bench.PeerPackage, re *regexp.Regexp) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range pkgs {
+		sel := p.Select(re)
+		if len(sel) == 0 {
+			continue
+		}
+		kept := bench.KeptPeerBinary(p.Dir)
+		if p.Heavy != "" && !kept {
+			continue
+		}
+		if !kept {
+			t.buildLeft = append(t.buildLeft, p.ColdBuild)
+		} else {
+			t.buildLeft = append(t.buildLeft, 0)
+		}
+		t.peerTotal += len(sel) * t.opts.Count
+	}
+}
+
+// node counts the Node peer's cases in; installing: it is being installed.
+func (t *benchTracker) node(cases int, installing bool) {
+	t.mu.Lock()
+	t.nodeTotal = cases
+	t.installing = installing
+	t.installFrom = time.Now()
+	t.mu.Unlock()
+}
+
+// nodeInstalled: the Node peer's install is over (done or failed).
+func (t *benchTracker) nodeInstalled() {
+	t.mu.Lock()
+	t.installing = false
+	t.mu.Unlock()
+	t.draw()
+}
+
+// planFailed: the Go peers will not run.
+func (t *benchTracker) planFailed() {
+	t.mu.Lock()
+	t.buildLeft, t.peerTotal, t.peers = nil, 0, false
+	t.mu.Unlock()
+}
+
+// planned takes the peers' plan: what is built, with first estimates; it
+// replaces the guess.
 func (t *benchTracker) planned(pr *bench.PeerRunner) {
 	t.mu.Lock()
 	t.pr = pr
+	t.buildLeft, t.peerTotal = nil, 0
 	for _, p := range pr.Peers {
 		t.buildLeft = append(t.buildLeft, p.ExpectedBuild())
 		t.peerTotal += len(p.Selected) * t.opts.Count
@@ -275,7 +409,17 @@ func (t *benchTracker) stop() {
 	t.line.Done()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.line.Println("done in %s: %d ocbench measurements, %d peer measurements", progress.Dur(time.Since(t.t0)), t.oursDone_, t.peerDone)
+	t.line.Println("done in %s: %d ocbench measurements, %d peer measurements", progress.Dur(time.Since(t.t0)), t.oursDone_, t.peerDone+t.nodeDone)
+}
+
+// lineWriter prints what is written to it as lines above the status line.
+type lineWriter struct{ l *progress.Line }
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	for _, s := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w.l.Println("%s", s)
+	}
+	return len(p), nil
 }
 
 func (t *benchTracker) ours(done, _ int, name string) {
@@ -316,9 +460,35 @@ func (t *benchTracker) built(p bench.PlannedPeer, took time.Duration, err error)
 	t.draw()
 }
 
-func (t *benchTracker) measured(r bench.Result) {
+// result prints one measured result above the status line, as go test
+// -bench prints each benchmark: the figures come as they are measured.
+func (t *benchTracker) result(r bench.Result) {
+	t.line.Println("%s", bench.ResultLine(r))
+}
+
+// ran: a peer package is done; benchmarks it did not give (skipped by
+// the peer, or a failed build or test) are no longer waited for.
+func (t *benchTracker) ran(p bench.PlannedPeer, results int) {
 	t.mu.Lock()
-	t.peerDone++
+	if miss := len(p.Selected)*t.opts.Count - results; miss > 0 {
+		t.peerTotal -= miss
+	}
+	t.mu.Unlock()
+	t.draw()
+}
+
+func (t *benchTracker) measured(r bench.Result) {
+	t.result(r)
+	t.mu.Lock()
+	if r.Impl == bench.ImplOpenClawNode {
+		t.nodeDone++
+	} else {
+		t.peerDone++
+		t.peerLast = time.Now()
+		if t.peerDone == 1 {
+			t.peerFirst = t.peerLast
+		}
+	}
 	t.peerName = r.Name + " " + r.Impl
 	t.mu.Unlock()
 	t.draw()
@@ -350,8 +520,25 @@ func (t *benchTracker) left(now time.Time) time.Duration {
 		}
 		buildLeft += e
 	}
-	peersLeft := time.Duration(t.peerTotal-t.peerDone) * per
-	return max(oursLeft, buildLeft) + peersLeft
+	// The peers' benchmarks: corrected by their pace once two are in
+	// (testing's calibration runs make them longer than our own).
+	peerPer := per
+	if t.peerDone >= 2 {
+		peerPer = t.peerLast.Sub(t.peerFirst) / time.Duration(t.peerDone-1)
+	}
+	peersLeft := time.Duration(max(t.peerTotal-t.peerDone, 0)) * peerPer
+	var installLeft, nodeLeft time.Duration
+	if t.installing {
+		el := now.Sub(t.installFrom)
+		installLeft = max(nodeInstall-el, el/4)
+	}
+	if t.nodeTotal > 0 {
+		if t.nodeDone == 0 {
+			nodeLeft = nodeStartup
+		}
+		nodeLeft += time.Duration(t.nodeTotal-t.nodeDone) * max(nodePerCase, t.opts.Duration*time.Duration(t.opts.Count)+nodePerCase/2)
+	}
+	return max(oursLeft, buildLeft, installLeft) + peersLeft + nodeLeft
 }
 
 func (t *benchTracker) draw() {
@@ -376,11 +563,17 @@ func (t *benchTracker) draw() {
 		switch {
 		case len(t.buildLeft) > 0:
 			fmt.Fprintf(&b, " | peers: building %s (%d/%d built)", t.pr.Peers[t.built_].Dir, t.built_, len(t.pr.Peers))
-		case t.oursOver:
+		case t.oursOver && t.peerDone < t.peerTotal:
 			fmt.Fprintf(&b, " | peers %d/%d %s", min(t.peerDone+1, t.peerTotal), t.peerTotal, t.peerName)
-		default:
+		case !t.oursOver:
 			b.WriteString(" | peers built")
 		}
+	}
+	switch {
+	case t.installing:
+		b.WriteString(" | installing the Node peer")
+	case t.nodeTotal > 0 && t.oursOver && (t.pr == nil || t.peerDone >= t.peerTotal):
+		fmt.Fprintf(&b, " | %s %d/%d", bench.ImplOpenClawNode, min(t.nodeDone+1, t.nodeTotal), t.nodeTotal)
 	}
 	t.line.Set("%s", b.String())
 }

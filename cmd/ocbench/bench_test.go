@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,84 @@ func TestBenchTrackerETA(t *testing.T) {
 	tr.mu.Unlock()
 	if end != 2*130*time.Millisecond {
 		t.Errorf("after the build and our scenarios, %v left for 2 peer benchmarks", end)
+	}
+}
+
+// TestBenchNodePeerSkipped: without the Node peer installed, bench still
+// succeeds, and a note says how to enable the openclaw-node row.
+func TestBenchNodePeerSkipped(t *testing.T) {
+	t.Setenv(bench.NodePeerEnv, t.TempDir())
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "--filter", `^decode\+chain/anthropic$`, "--duration", "5ms"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var note string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "note: "+bench.ImplOpenClawNode+" not run") {
+			note = l
+		}
+	}
+	if note == "" || !strings.Contains(note, "peers/node/setup.sh") || !strings.Contains(note, "--node-peer") {
+		t.Errorf("no note on how to enable the Node peer:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), bench.ImplOpenClawNode+"  ") {
+		t.Errorf("a Node row without Node:\n%s", out.String())
+	}
+}
+
+// TestBenchTrackerGuessCoversPeers: from the first draw, before the peers'
+// plan (a go list) is known, the estimate covers their cold builds, their
+// benchmarks and the Node peer, and the plan then replaces the guess.
+func TestBenchTrackerGuessCoversPeers(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // no kept binaries
+	o := bench.Options{Duration: 100 * time.Millisecond, Count: 1}
+	tr := newBenchTracker(progress.New(&bytes.Buffer{}), 2, o, true)
+	pkgs := []bench.PeerPackage{
+		{Dir: "a", ColdBuild: 20 * time.Second, Benchmarks: []bench.PeerBench{{Stage: "decode", Input: "x", Impl: "p"}, {Stage: "decode", Input: "y", Impl: "p"}}},
+		{Dir: "b", ColdBuild: 5 * time.Second, Benchmarks: []bench.PeerBench{{Stage: "repair", Input: "z", Impl: "q"}}},
+		{Dir: "heavy", ColdBuild: 100 * time.Second, Heavy: "sdk", Benchmarks: []bench.PeerBench{{Stage: "decode", Input: "x", Impl: "h"}}},
+	}
+	tr.guess(pkgs, nil)
+	tr.node(3, false)
+	tr.start()
+	defer tr.stop()
+	now := time.Now()
+	tr.mu.Lock()
+	first := tr.left(now)
+	tr.mu.Unlock()
+	// 25 s of builds (the heavy SDK is not built by default), 3 peer
+	// benchmarks of 130 ms, Node's start and 3 streams.
+	want := 25*time.Second + 3*130*time.Millisecond + nodeStartup + 3*nodePerCase
+	if first < want-time.Second || first > want+time.Second {
+		t.Errorf("first estimate %v, want about %v", first, want)
+	}
+	tr.planned(&bench.PeerRunner{Peers: []bench.PlannedPeer{
+		{PeerPackage: pkgs[1], Selected: pkgs[1].Benchmarks, Cached: true},
+	}})
+	tr.mu.Lock()
+	planned := tr.left(now)
+	tr.mu.Unlock()
+	if want := 130*time.Millisecond + nodeStartup + 3*nodePerCase; planned < want-time.Second || planned > want+time.Second {
+		t.Errorf("after the plan (one kept binary, one benchmark) %v, want about %v", planned, want)
+	}
+}
+
+// TestBenchPrintsResultsAsMeasured: each figure is on stderr as soon as it
+// is measured (as go test -bench prints its lines), not only in the final
+// table.
+func TestBenchPrintsResultsAsMeasured(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "--filter", `^decode/anthropic$`, "--peers", "none", "--duration", "5ms"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	found := false
+	for _, l := range strings.Split(errb.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 4 && f[0] == "decode/anthropic" && f[1] == "ocbench" && strings.HasSuffix(f[2], "/op") && strings.Contains(l, "MB/s") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no result line on stderr:\n%s", errb.String())
 	}
 }

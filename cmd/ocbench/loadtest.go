@@ -41,6 +41,8 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	conns := fs.Int("connections", 64, "open connections at most")
 	findMax := fs.Bool("find-max", false, "step the rate up until p99 reaches 50ms or a request fails; report the highest rate held")
 	maxStreams := fs.Int("max-streams", 4096, "the started gateway's concurrent stream limit")
+	serveFlags := fs.String("serve-flags", "", "more flags for the started gateway, space-separated (e.g. \"--sync none --cpuprofile gw.prof\")")
+	sessions := fs.Int("sessions", 0, "--route runs: cycle through this many sessions, so that each run continues one (0: a fresh session per run)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	htmlOut := fs.String("html", "", "write an HTML plot of the run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -61,7 +63,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", outs.err)
 		return 2
 	}
-	path, body, bodyFunc, err := routeRequest(*route)
+	path, body, bodyFunc, err := routeRequest(*route, *sessions)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 		return 2
@@ -73,7 +75,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	var probe func() (uint64, error)
 	var failures func() (float64, error)
 	if base == "" {
-		gw, err := startGatewayProcess(ctx, *maxStreams, stderr)
+		gw, err := startGatewayProcess(ctx, *maxStreams, strings.Fields(*serveFlags), stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 			return 1
@@ -129,7 +131,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64) []byte, err error) {
+func routeRequest(route string, sessions int) (path string, body []byte, bodyFunc func(uint64) []byte, err error) {
 	switch route {
 	case "chat", "direct":
 		return "/v1/chat/completions", []byte(chatLoadBody), nil, nil
@@ -140,6 +142,9 @@ func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64)
 	case "runs":
 		prefix := "lt" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
 		return "/v1/runs", nil, func(n uint64) []byte {
+			if sessions > 0 {
+				n %= uint64(sessions)
+			}
 			return []byte(`{"session":"` + prefix + strconv.FormatUint(n, 10) + `","message":"read AGENTS.md"}`)
 		}, nil
 	}
@@ -201,12 +206,13 @@ type gatewayProcess struct {
 	cmd           *exec.Cmd
 }
 
-func startGatewayProcess(ctx context.Context, maxStreams int, stderr io.Writer) (*gatewayProcess, error) {
+func startGatewayProcess(ctx context.Context, maxStreams int, flags []string, stderr io.Writer) (*gatewayProcess, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, exe, "serve", "--addr", "127.0.0.1:0", "--max-streams", strconv.Itoa(maxStreams))
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--max-streams", strconv.Itoa(maxStreams)}, flags...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 func init() {
@@ -53,6 +54,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	sessions := fs.String("sessions", "", "where /v1/runs keeps sessions: a directory of JSONL files, sqlite:PATH (OpenClaw's database) or postgres://... (shared by several gateways; needs an ocbench built with -tags postgres) (default: a temporary directory)")
 	workspace := fs.String("workspace", "", "workspace of /v1/runs (default: the built-in sample workspace)")
 	upCompat := fs.String("upstream-compat", "auto", "what --upstream's chat endpoint accepts: auto (OpenAI's own host or not), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
+	syncPolicy := fs.String("sync", "entry", "when /v1/runs flushes session entries to stable storage: entry (before each append returns), turn (after each turn), none (never: a crash of the process loses nothing, one of the machine may)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the gateway to this file until it stops")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -122,7 +124,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
 		return 1
 	}
-	runs := &gateway.EngineRuns{Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: sp.Stream, ModelFromRequest: true}
+	runs := &gateway.EngineRuns{Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: sp.Stream, StreamBuffered: true, ModelFromRequest: true}
 	if cfg.Upstream == "" {
 		up, err := sp.Start()
 		if err != nil {
@@ -142,7 +144,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		runs.Model = llm.Model{ID: id, API: rw.API(), Provider: provName, BaseURL: gateway.UpstreamBase(cfg.Upstream)}
 		runs.ModelFromRequest = *runsModel == ""
-		runs.StreamFunc = nil // the engine's HTTP transport, key from the environment
+		// Package provider's client, key from the environment, through a
+		// transport that lets a run's events be written one upstream read
+		// at a time.
+		if err := runs.UseUpstreamClient(nil); err != nil {
+			fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
+			return 1
+		}
 	}
 	if strings.HasPrefix(*sessions, "sqlite:") || strings.Contains(*sessions, "://") {
 		st, code := openNamedStore("serve", "--sessions", *sessions, stderr)
@@ -172,6 +180,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	runs.Stream = engine.StreamOptions{IdleTimeout: *idle}
 	runs.MaxSessionBytes = *maxSession
+	switch *syncPolicy {
+	case "entry":
+		runs.Durability = transcript.SyncEntry
+	case "turn":
+		runs.Durability = transcript.SyncTurn
+	case "none":
+		runs.Durability = transcript.SyncNone
+	default:
+		fmt.Fprintf(stderr, "ocbench serve: --sync %q: entry, turn or none\n", *syncPolicy)
+		return 2
+	}
+	defer runs.Close()
 	runs.Secrets = append([]string{cfg.AuthKey, cfg.UpstreamKey}, cfg.Secrets...)
 	cfg.Runs = runs
 

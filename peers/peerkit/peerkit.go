@@ -141,3 +141,117 @@ func RunPeers(b *testing.B, dir string, run func(b *testing.B, pb bench.PeerBenc
 		b.Run(pb.Stage+"/"+pb.Input+"/"+pb.Impl, func(b *testing.B) { run(b, pb) })
 	}
 }
+
+// Events frames body as SSE the way a decoder holding the whole body in
+// memory does (IndexByte over the body, no copy of single-line data) and
+// calls fn with each event's name and data; data lines are joined with
+// "\n" in scratch. An event without data is skipped. fn's slices are
+// valid until it returns. It is the framing of the decode peers that
+// bring only a JSON parser (fastjson, sonic).
+func Events(body []byte, scratch *[]byte, fn func(name, data []byte) error) error {
+	var name, data []byte
+	lines := 0
+	for len(body) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			line, body = body, nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case len(line) == 0:
+			if lines > 0 && len(data) > 0 {
+				if err := fn(name, data); err != nil {
+					return err
+				}
+			}
+			name, data, lines = nil, nil, 0
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[5:], []byte(" "))
+			if lines == 0 {
+				data = v
+			} else {
+				if lines == 1 {
+					*scratch = append((*scratch)[:0], data...)
+				}
+				*scratch = append(append(*scratch, '\n'), v...)
+				data = *scratch
+			}
+			lines++
+		case bytes.HasPrefix(line, []byte("event:")):
+			name = bytes.TrimPrefix(line[6:], []byte(" "))
+		}
+	}
+	if lines > 0 && len(data) > 0 {
+		return fn(name, data)
+	}
+	return nil
+}
+
+// Builder collects what a decode peer extracts (text deltas, tool calls
+// keyed by the wire's index, argument fragments) into reused buffers, so
+// that a warm peer allocates only the strings of its final Decoded.
+type Builder struct {
+	text  []byte
+	keys  []int64
+	names [][]byte
+	args  [][]byte
+	n     int
+}
+
+// Reset starts a new stream.
+func (b *Builder) Reset() {
+	b.text = b.text[:0]
+	b.keys = b.keys[:0]
+	b.n = 0
+}
+
+// Text appends a text delta.
+func (b *Builder) Text(s []byte) { b.text = append(b.text, s...) }
+
+func (b *Builder) find(key int64) int {
+	for i := range b.keys {
+		if b.keys[i] == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Tool opens the tool call of key, or renames it when open.
+func (b *Builder) Tool(key int64, name []byte) {
+	i := b.find(key)
+	if i < 0 {
+		i = b.n
+		b.keys = append(b.keys, key)
+		if i == len(b.names) {
+			b.names = append(b.names, nil)
+			b.args = append(b.args, nil)
+		}
+		b.names[i], b.args[i] = b.names[i][:0], b.args[i][:0]
+		b.n++
+	}
+	b.names[i] = append(b.names[i][:0], name...)
+}
+
+// Args appends an argument fragment to the tool call of key (opened
+// without a name when it is not open).
+func (b *Builder) Args(key int64, frag []byte) {
+	i := b.find(key)
+	if i < 0 {
+		b.Tool(key, nil)
+		i = b.n - 1
+	}
+	b.args[i] = append(b.args[i], frag...)
+}
+
+// Decoded is the stream's result.
+func (b *Builder) Decoded() Decoded {
+	d := Decoded{Text: string(b.text)}
+	for i := range b.n {
+		d.Names = append(d.Names, string(b.names[i]))
+		d.Args = append(d.Args, string(b.args[i]))
+	}
+	return d
+}

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNodePeerMissing: without the install the Node peer is not found, and
+// the error says how to enable it.
+func TestNodePeerMissing(t *testing.T) {
+	_, err := FindNodePeer("../peers", t.TempDir())
+	if !errors.Is(err, ErrNodePeerMissing) {
+		t.Fatalf("FindNodePeer on an empty dir: %v, want ErrNodePeerMissing", err)
+	}
+	for _, want := range []string{"peers/node/setup.sh", "--node-peer", "openclaw@2026.9.6"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if _, err := FindNodePeer("../peers", ""); !errors.Is(err, ErrNodePeerMissing) {
+		t.Errorf("no install dir: %v", err)
+	}
+}
+
+// TestNodeDecodedChecked: a Node result whose message differs from the
+// generated stream (text, call count, call name, a failed stream) is not
+// taken as a timing.
+func TestNodeDecodedChecked(t *testing.T) {
+	ws := WireStreams()[1]
+	good := nodeLine{Name: ws.Name, Text: ws.Stream.Text, StopReason: "toolUse"}
+	for _, c := range ws.Stream.Calls {
+		good.Calls = append(good.Calls, struct {
+			Name string `json:"name"`
+		}{c.Name})
+	}
+	if err := checkNodeDecoded(ws, good); err != nil {
+		t.Fatalf("the generated message is refused: %v", err)
+	}
+	bad := []func(l *nodeLine){
+		func(l *nodeLine) { l.Text = l.Text[1:] },
+		func(l *nodeLine) { l.Calls = l.Calls[:1] },
+		func(l *nodeLine) { l.Calls = append(l.Calls[:0:0], l.Calls...); l.Calls[0].Name = "other" },
+		func(l *nodeLine) { l.StopReason, l.ErrorMessage = "error", "boom" },
+		func(l *nodeLine) { l.Error = "TypeError: x\n at y" },
+	}
+	for i, f := range bad {
+		l := good
+		f(&l)
+		if err := checkNodeDecoded(ws, l); err == nil {
+			t.Errorf("case %d: a wrong message was accepted", i)
+		}
+	}
+}
+
+// TestNodeNotMeasuredAllocs: the Node peer's allocations are shown as not
+// measured, never as 0.
+func TestNodeNotMeasuredAllocs(t *testing.T) {
+	rs := []Result{
+		{Name: "decode+chain/anthropic", Stage: "decode+chain", Input: "anthropic", Impl: Ours, Iterations: 10, NsPerOp: 1e6, AllocsPerOp: 7, BytesPerOp: 500, Run: 1},
+		{Name: "decode+chain/anthropic", Stage: "decode+chain", Input: "anthropic", Impl: ImplOpenClawNode, Iterations: 5, NsPerOp: 1e8, MemNotMeasured: true, Run: 1},
+	}
+	rep := NewReport(rs, Options{}, time.Now())
+	var tab, bf bytes.Buffer
+	if err := rep.WriteTable(&tab); err != nil {
+		t.Fatal(err)
+	}
+	var node string
+	for _, l := range strings.Split(tab.String(), "\n") {
+		if strings.Contains(l, ImplOpenClawNode) {
+			node = l
+		}
+	}
+	if !strings.Contains(node, "ocbench 100.0x faster") || !strings.Contains(node, " -  ") {
+		t.Errorf("node row: %q", node)
+	}
+	if err := rep.WriteBenchfmt(&bf); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(bf.String(), "\n") {
+		if strings.Contains(l, "impl="+ImplOpenClawNode) && strings.Contains(l, "allocs/op") {
+			t.Errorf("benchfmt claims Node allocations: %q", l)
+		}
+	}
+	if len(rep.Ratios) != 1 || !rep.Ratios[0].PeerMemNotMeasured {
+		t.Errorf("ratios: %+v", rep.Ratios)
+	}
+}
+
+// TestNodePeerReal runs OpenClaw's own chain on Node on the Anthropic
+// stream, when the Node peer is installed.
+func TestNodePeerReal(t *testing.T) {
+	np, err := FindNodePeer("../peers", NodePeerDir())
+	if err != nil {
+		t.Skipf("Node peer not run: %v", err)
+	}
+	var ws []WireStream
+	for _, w := range WireStreams() {
+		if w.Name == "anthropic" {
+			ws = append(ws, w)
+		}
+	}
+	var log bytes.Buffer
+	seen := 0
+	rs, err := np.Run(context.Background(), ws, Options{Duration: time.Millisecond}, &log, func(Result) { seen++ })
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(rs) != 1 || seen != 1 {
+		t.Fatalf("results %+v (callback %d)", rs, seen)
+	}
+	r := rs[0]
+	if r.Err != "" || r.Impl != ImplOpenClawNode || r.Name != "decode+chain/anthropic" || r.NsPerOp <= 0 || r.Iterations < nodeMinReps || !r.MemNotMeasured || r.MBPerSec <= 0 {
+		t.Errorf("result %+v", r)
+	}
+	t.Logf("OpenClaw's chain on Node: %.1f ms median of %d", r.NsPerOp/1e6, r.Iterations)
+}
