@@ -27,6 +27,16 @@
 // the live message) valid only during the callback; forwarding them
 // allocates nothing per stream event.
 //
+// # What a run sends, and where the conversation lives
+//
+// Nothing is implied: the zero Params sends no system prompt (SystemPrompt
+// as given, or OpenClawPrompt for OpenClaw's assembled one) and offers no
+// built-in tools (BuiltinTools). The conversation is kept in memory
+// (Params.History in, Result.Conversation out), in a session file
+// (SessionFile) or in a store (SessionStore); history preparation and
+// compaction are the same on all three. Params.RequestOptions go with
+// every model call.
+//
 // # Concurrency
 //
 // Runs of different sessions are independent and may run concurrently
