@@ -5,8 +5,10 @@
 // encoders of their request bodies, and the HTTP transport that sends a
 // llm.Request and returns the decoded llm.Stream.
 //
-// A Decoder reads Server-Sent Events with a bufio.Reader (ReadSlice, growing
-// up to Options.MaxEventBytes) and builds the stream's llm.Message in place:
+// A Decoder reads Server-Sent Events through a bufio.Reader, framing the
+// lines already buffered in place (an event's data is a slice of the read
+// buffer until the next read) and reading the rest with ReadSlice, growing
+// up to Options.MaxEventBytes; it builds the stream's llm.Message in place:
 // text, thinking and tool-call blocks, usage, stop reason and model identity.
 // After a warm-up, decoding a whole stream allocates nothing; decoders are
 // resettable (Reset) and pooled (GetDecoder / PutDecoder).
@@ -21,6 +23,12 @@
 // reference decoders built on one reused fastjson.Parser (chat.go,
 // anthropic.go, responses.go). The fuzzers run both on every input and
 // require the same events and message wherever both accept the JSON.
+//
+// An event that repeats the shape of one the scanner decoded (the same
+// bytes but for some string contents and numbers) is matched against it
+// instead (shape.go): literal runs compared, holes checked, the learned
+// spans moved. The fuzzers also decode every input without shapes and
+// require exactly the same result, errors included.
 //
 // Decoders never repair: a tool call whose argument text is not valid JSON
 // ends with empty Arguments and its RawArgs intact, and the streamwrap

@@ -11,7 +11,10 @@ import (
 // event, or an unusual shape (an error object, a usage chunk), goes to the
 // fastjson reference decoders (chat.go, anthropic.go, responses.go) before
 // the fast path has changed anything, so both give the same result; the
-// fuzzers check that they do.
+// fuzzers check that they do. Each fast path first tries the stream's
+// learned shapes (shape.go); a scanned event it decodes itself may become
+// one. The scan reports what it found as spans by role, and one apply
+// function per wire acts on them, whichever found them.
 
 // beginEvent prepares the per-event string arena: unescaped strings never
 // outgrow the raw event, so slices handed out stay valid for the event.

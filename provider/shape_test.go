@@ -165,3 +165,61 @@ func TestShapesGiveUp(t *testing.T) {
 		t.Fatalf("text %q", got)
 	}
 }
+
+// TestShapesTypeHoles: events of one structure whose type members differ
+// (so a type is a hole, not literal, and no dispatch is kept) decode as
+// the validating scan decodes them, in any order.
+func TestShapesTypeHoles(t *testing.T) {
+	anth := func(typ, dtype, field, v string) string {
+		return `{"type":"` + typ + `","index":0,"delta":{"type":"` + dtype + `","` + field + `":"` + v + `"}}`
+	}
+	evs := []string{
+		anth("content_block_delta", "text_delta", "text", "a"),
+		anth("content_block_delta", "text_delta", "text", "b"),
+		anth("content_block_delta", "thinking_delta", "text", "a"),
+		anth("content_block_delta", "text_delta", "thinking", "a"),
+		anth("content_block_stop", "text_delta", "text", "a"),
+		anth("content_block_delta", "signature_delta", "text", "a"),
+		anth("ping", "text_delta", "text", "a"),
+		anth("", "text_delta", "text", "c"),
+		anth("content_block_delta", "text_delta", "text", "d"),
+	}
+	start := `{"type":"message_start","message":{"id":"m","model":"x","usage":{"input_tokens":1}}}`
+	block := `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`
+	stop := `{"type":"message_stop"}`
+	for i := range evs {
+		for j := range evs {
+			var pairs []string
+			pairs = append(pairs, "message_start", start, "content_block_start", block)
+			for _, e := range []string{evs[i], evs[i], evs[j], evs[i], evs[j], evs[j]} {
+				pairs = append(pairs, "content_block_delta", e)
+			}
+			pairs = append(pairs, "message_stop", stop)
+			for _, o := range []Options{{}, {OpenClaw: true}} {
+				decodeBoth(t, WireAnthropic, named(pairs...), o)
+			}
+		}
+	}
+	resp := func(typ, v string, oi int) string {
+		return fmt.Sprintf(`{"type":"%s","item_id":"i","output_index":%d,"content_index":0,"delta":"%s"}`, typ, oi, v)
+	}
+	revs := []string{
+		resp("response.output_text.delta", "a", 0), resp("response.output_text.delta", "b", 0),
+		resp("response.refusal.delta", "a", 0), resp("response.function_call_arguments.delta", "a", 1),
+		resp("response.output_text.done", "a", 0), resp("", "a", 0), resp("response.output_text.delta", "a", 1),
+	}
+	added := `{"type":"response.output_item.added","output_index":1,"item":{"id":"i","type":"function_call","call_id":"c","name":"read","arguments":""}}`
+	done := `{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}`
+	for i := range revs {
+		for j := range revs {
+			pairs := []string{"response.output_item.added", added}
+			for _, e := range []string{revs[i], revs[i], revs[j], revs[i], revs[j], revs[j]} {
+				pairs = append(pairs, "response.output_text.delta", e)
+			}
+			pairs = append(pairs, "response.completed", done)
+			for _, o := range []Options{{}, {OpenClaw: true}} {
+				decodeBoth(t, WireOpenAIResponses, named(pairs...), o)
+			}
+		}
+	}
+}
