@@ -1,12 +1,16 @@
 package tokenize
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 // noRank marks a pair that is not in the vocabulary.
@@ -16,16 +20,18 @@ const noRank = math.MaxUint32
 // stack buffer; longer pieces use the heap merge.
 const smallPiece = 256
 
-// loadRanks reads the byte sequence of every token of enc from
-// tiktoken-go/tokenizer's compiled-in vocabulary (its Decode of one id) and
-// returns the rank table (token bytes -> id) and the ranks of the two-byte
-// tokens by their bytes.
+// loadRanks reads the byte sequence of every token of enc from the
+// vocabulary file OpenAI publishes for it (base64 token, space, rank, one
+// per line, ranks dense from 0), embedded in the binary by
+// pkoukk/tiktoken-go-loader's assets package (data only: no code of it
+// runs), and returns the rank table (token bytes -> id) and the ranks of
+// the two-byte tokens by their bytes.
 func loadRanks(enc Encoding) (*rankTable, *[1 << 16]uint32, error) {
-	name, size := tokenizer.Cl100kBase, 100256
+	name, size := "cl100k_base.tiktoken", 100256
 	if enc == O200kBase {
-		name, size = tokenizer.O200kBase, 199998
+		name, size = "o200k_base.tiktoken", 199998
 	}
-	codec, err := tokenizer.Get(name)
+	data, err := assets.Assets.ReadFile(name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v: %v", ErrUnknownEncoding, enc, err)
 	}
@@ -34,20 +40,45 @@ func loadRanks(enc Encoding) (*rankTable, *[1 << 16]uint32, error) {
 		pairs[i] = noRank
 	}
 	tokens := make([]string, size)
-	ids := []uint{0}
-	for id := 0; id < size; id++ {
-		ids[0] = uint(id)
-		tok, err := codec.Decode(ids)
+	// One buffer holds every decoded token and tokens[id] are views of it:
+	// decoding never yields more than 3/4 of its input, so buf never grows
+	// past its capacity and the views stay put.
+	buf := make([]byte, 0, len(data)*3/4)
+	for line, n := 1, 0; len(data) > 0; line++ {
+		var l []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			l, data = data, nil
+		}
+		if len(l) == 0 {
+			continue
+		}
+		sp := bytes.IndexByte(l, ' ')
+		if sp <= 0 {
+			return nil, nil, fmt.Errorf("%w: %v: line %d has no rank", ErrVocabulary, enc, line)
+		}
+		id, err := strconv.Atoi(string(l[sp+1:]))
+		if err != nil || id != n || id >= size {
+			return nil, nil, fmt.Errorf("%w: %v: line %d: rank %q, want %d", ErrVocabulary, enc, line, l[sp+1:], n)
+		}
+		at := len(buf)
+		buf, err = base64.StdEncoding.AppendDecode(buf, l[:sp])
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v: token %d: %v", ErrVocabulary, enc, id, err)
 		}
-		if tok == "" {
+		if len(buf) == at {
 			return nil, nil, fmt.Errorf("%w: %v: token %d is empty", ErrVocabulary, enc, id)
 		}
+		tok := unsafe.String(&buf[at], len(buf)-at)
 		tokens[id] = tok
 		if len(tok) == 2 {
 			pairs[pairIndex(tok)] = uint32(id)
 		}
+		n++
+	}
+	if tokens[size-1] == "" {
+		return nil, nil, fmt.Errorf("%w: %v: fewer than %d tokens", ErrVocabulary, enc, size)
 	}
 	table, dup := newRankTable(tokens)
 	if dup >= 0 {

@@ -10,15 +10,17 @@
 // of \s*[\r\n]+ and \s+(?!\S) on whitespace and line-break runs (where
 // tiktoken-go/tokenizer's generated matcher is wrong), the case-insensitive
 // contractions and o200k's letter-case classes. The merge ranks are read once
-// from github.com/tiktoken-go/tokenizer's compiled-in vocabularies:
-// counting needs no network and no files at run time. Counting allocates
-// nothing.
+// from OpenAI's published vocabulary files, embedded in the binary by
+// github.com/pkoukk/tiktoken-go-loader's assets package (go:embed data; a
+// vocabulary compiled into Go map literals, as tiktoken-go/tokenizer ships
+// it, cost a fresh build some 15-80 s of compiling): counting needs no
+// network and no files at run time. Counting allocates nothing.
 //
 // Tests check the pieces against Go's regexp with the same patterns
 // (split_test.go, FuzzCount), and a differential test in the nested module
 // ../peers checks token ids and counts against pkoukk/tiktoken-go on
-// thousands of random strings and a mixed corpus; that module is kept out of
-// this package's dependency graph.
+// thousands of random strings and a mixed corpus; that tokenizer is kept out
+// of this package's dependency graph (only the loader's data is linked).
 //
 // Counting is slow next to everything else on the hot path (some tens of
 // MB/s), so a Cache remembers counts keyed by an xxhash of the content:

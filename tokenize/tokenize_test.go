@@ -292,7 +292,9 @@ func TestNoPeerInLibraryGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(b), "pkoukk") {
+	// The loader (pkoukk/tiktoken-go-loader: the vocabulary files as
+	// go:embed data) is linked; the tokenizer compared against is not.
+	if strings.Contains(string(b), "pkoukk/tiktoken-go ") {
 		t.Fatal("pkoukk/tiktoken-go entered the library's go.mod")
 	}
 }
