@@ -44,6 +44,7 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 		}
 		d.closeSlot(si)
 	case "message_start":
+		d.oc.sawStart = true
 		m := v.Get("message")
 		if m == nil {
 			return nil

@@ -53,6 +53,7 @@ type ocState struct {
 	finishStop   bool // chat: the last finish_reason maps to stop
 	sawNative    bool // chat: a tool_calls element
 	sawReasoning bool // chat: a reasoning delta (kept or not)
+	sawStart     bool // anthropic: a message_start
 	strict       bool // chat: the reasoning-tag partitioner holds visible text
 	dropCalls    bool // remove the tool calls when the terminal event goes out
 	tagUpTo      int  // text blocks before this index get a commentary tag (on failure)
@@ -464,6 +465,13 @@ func (d *Decoder) ocTerminal() {
 func (d *Decoder) ocAnthropicEOF() {
 	if d.hasOpenToolCall() {
 		d.ocFail(MsgAnthropicIncompleteCall, true, true)
+		return
+	}
+	if !d.oc.sawStart && len(d.msg.Content) == 0 {
+		// @openclaw/ai checks for a terminal event only in a stream that
+		// began: one with a message_start or a content block. An empty
+		// body, or one of pings only, ends as a stop with no content.
+		d.finish()
 		return
 	}
 	d.ocFail(MsgAnthropicNoTerminal, true, true)

@@ -464,3 +464,31 @@ func TestOpenClawAnthropicThinkingSignature(t *testing.T) {
 		t.Fatalf("complete: %s", got)
 	}
 }
+
+// TestOpenClawAnthropicTerminalOnlyOnceBegun: @openclaw/ai 2026.9.6 asks
+// for a terminal event (message_stop or a stop reason) only of a stream
+// that began, with a message_start or a content block. The cases and their
+// outcomes are the oracle's (OpenClaw's own transport on the same bytes).
+func TestOpenClawAnthropicTerminalOnlyOnceBegun(t *testing.T) {
+	start := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n"
+	block := "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
+	ping := "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+	for _, tc := range []struct {
+		name, body string
+		stop       llm.StopReason
+		msg        string
+	}{
+		{"empty body", "", llm.StopStop, ""},
+		{"an empty data event", "data: \n\n", llm.StopStop, ""},
+		{"pings only", ping + ping, llm.StopStop, ""},
+		{"message_start only", start, llm.StopError, MsgAnthropicNoTerminal},
+		{"a block without message_start", block, llm.StopError, MsgAnthropicNoTerminal},
+		{"message_start and a block", start + block, llm.StopError, MsgAnthropicNoTerminal},
+	} {
+		r := ocDecode(t, WireAnthropic, []byte(tc.body), Options{})
+		if r.msg.StopReason != tc.stop || r.msg.ErrorMessage != tc.msg {
+			t.Errorf("%s: %v %q, want %v %q", tc.name, r.msg.StopReason, r.msg.ErrorMessage, tc.stop, tc.msg)
+		}
+	}
+}
