@@ -187,7 +187,7 @@ func (pr *PeerRunner) plan(pkgs []PlannedPeer, stale *staleSet, all bool) {
 }
 
 func heavyNote(p PlannedPeer) string {
-	return fmt.Sprintf("peers/%s (%s) not run: compiling %s takes about 2.5 GB of memory and minutes the first time; run once with --peers all (later runs include it)", p.Dir, p.Selected[0].Impl, p.Heavy)
+	return fmt.Sprintf("peers/%s (%s) not run: compiling %s takes 2 to 3 GB of memory and minutes the first time; run once with --peers all (later runs include it)", p.Dir, p.Selected[0].Impl, p.Heavy)
 }
 
 // moduleDownloaded reports whether the module at path is in the module

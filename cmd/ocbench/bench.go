@@ -205,6 +205,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		notes = append(notes, nodeNote)
 	}
 	if np != nil && ctx.Err() == nil {
+		tr.nodeStarting()
 		nodeRes, err := np.Run(ctx, nodeStreams, opts, lineWriter{tr.line}, tr.measured)
 		results = append(results, nodeRes...)
 		if err != nil && ctx.Err() == nil {
@@ -297,6 +298,7 @@ type benchTracker struct {
 	nodeDone    int
 	installing  bool
 	installFrom time.Time
+	nodeFrom    time.Time // when Node was started
 	ticker      *time.Ticker
 	quit        chan struct{}
 }
@@ -308,7 +310,7 @@ func newBenchTracker(line *progress.Line, oursTotal int, o bench.Options, peers 
 // First estimates of the Node peer: starting Node and loading OpenClaw,
 // and each stream's warm-up and timed repetitions; installing it (npm).
 const (
-	nodeStartup = 3 * time.Second
+	nodeStartup = 8 * time.Second
 	nodePerCase = 1200 * time.Millisecond
 	nodeInstall = 60 * time.Second
 )
@@ -344,6 +346,13 @@ func (t *benchTracker) node(cases int, installing bool) {
 	t.nodeTotal = cases
 	t.installing = installing
 	t.installFrom = time.Now()
+	t.mu.Unlock()
+}
+
+// nodeStarting: Node is being started on the peer's streams.
+func (t *benchTracker) nodeStarting() {
+	t.mu.Lock()
+	t.nodeFrom = time.Now()
 	t.mu.Unlock()
 }
 
@@ -534,7 +543,13 @@ func (t *benchTracker) left(now time.Time) time.Duration {
 	}
 	if t.nodeTotal > 0 {
 		if t.nodeDone == 0 {
+			// Loading OpenClaw's bundle; once that overruns the estimate,
+			// a quarter of the time it has taken so far.
 			nodeLeft = nodeStartup
+			if !t.nodeFrom.IsZero() {
+				el := now.Sub(t.nodeFrom)
+				nodeLeft = max(nodeStartup-el, el/4)
+			}
 		}
 		nodeLeft += time.Duration(t.nodeTotal-t.nodeDone) * max(nodePerCase, t.opts.Duration*time.Duration(t.opts.Count)+nodePerCase/2)
 	}
