@@ -710,7 +710,11 @@ func (c *upstreamCall) drain() {
 }
 
 func (c *upstreamCall) Read(p []byte) (int, error) {
-	if c.beforeRead != nil {
+	// Not before the first read: what is gathered then is only the
+	// stream's opening event, made before any upstream byte; it goes out
+	// with the first events the upstream sends, in the same write as the
+	// headers, instead of in a write (and a client wake-up) of its own.
+	if c.beforeRead != nil && c.read > 0 {
 		c.beforeRead()
 	}
 	n, err := c.body.Read(p)
