@@ -42,8 +42,10 @@ func (c loggingConn) Write(b []byte) (int, error) {
 }
 
 // A proxied stream whose upstream answer arrives in one read reaches the
-// client in two writes: the headers with every event, then the end of the
-// chunked body (net/http's own, after the handler returns).
+// client in one write: the headers, every event and the end of the body
+// (before: the headers with the opening event, then the events, then
+// net/http's terminator, three writes). The best of three streams is
+// taken, so that a read split by the scheduler does not fail the test.
 func TestProxyStreamWritesToClient(t *testing.T) {
 	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("Reading it now."),
 		scripted.ToolCall("call_1", "read", `{"path": "a.txt"}`).Chunked(3)}}}}
@@ -56,17 +58,23 @@ func TestProxyStreamWritesToClient(t *testing.T) {
 	r := startGatewayOn(t, Config{Upstream: up}, loggingListener{ln, log})
 	client := &http.Client{}
 	streamOnce(t, client, r.url) // warm: the upstream connection exists
-	log.mu.Lock()
-	log.writes = nil
-	log.mu.Unlock()
-	b := streamOnce(t, client, r.url)
-	if !strings.Contains(b, "[DONE]") {
-		t.Fatalf("stream incomplete: %s", b)
+	best := []int(nil)
+	for range 3 {
+		log.mu.Lock()
+		log.writes = nil
+		log.mu.Unlock()
+		b := streamOnce(t, client, r.url)
+		if !strings.Contains(b, "[DONE]") || !strings.Contains(b, `\"path\"`) {
+			t.Fatalf("stream incomplete: %s", b)
+		}
+		log.mu.Lock()
+		if best == nil || len(log.writes) < len(best) {
+			best = append([]int(nil), log.writes...)
+		}
+		log.mu.Unlock()
 	}
-	log.mu.Lock()
-	defer log.mu.Unlock()
-	t.Logf("writes to the client: %v", log.writes)
-	if len(log.writes) > 2 {
-		t.Errorf("%d writes to the client for one stream (%v), want at most 2", len(log.writes), log.writes)
+	t.Logf("writes to the client: %v", best)
+	if len(best) != 1 {
+		t.Errorf("%d writes to the client for one stream (%v), want 1", len(best), best)
 	}
 }

@@ -186,7 +186,14 @@ func (s *Server) proxy(w wire) streamHandler {
 			s.upstreamFailed(rw, w, err, sc)
 			return
 		}
-		defer st.Close()
+		closed := false
+		closeStream := func() {
+			if !closed {
+				closed = true
+				st.Close()
+			}
+		}
+		defer closeStream()
 
 		enc := encoderPool.Get().(*wireenc.Encoder)
 		defer encoderPool.Put(enc)
@@ -300,7 +307,6 @@ func (s *Server) proxy(w wire) streamHandler {
 			}
 		}
 		call.beforeRead = nil
-		sse.flushPending()
 		if cap(buf) <= 1<<20 {
 			*bp = buf[:0]
 		}
@@ -309,6 +315,13 @@ func (s *Server) proxy(w wire) streamHandler {
 		if err := st.Err(); err != nil && !errors.Is(err, context.Canceled) {
 			s.cfg.Logf("gateway: %s stream ended: %v", route, sc.string(errText(err)))
 		}
+		// The upstream body is finished first (drained, so that its
+		// connection is reused), then the last events are written without
+		// a flush: net/http's final flush sends them with the end of the
+		// chunked body in one write, under the write deadline that
+		// statusWriter set.
+		closeStream()
+		sse.writePending()
 	}
 }
 
