@@ -186,7 +186,14 @@ func (s *Server) proxy(w wire) streamHandler {
 			s.upstreamFailed(rw, w, err, sc)
 			return
 		}
-		defer st.Close()
+		closed := false
+		closeStream := func() {
+			if !closed {
+				closed = true
+				st.Close()
+			}
+		}
+		defer closeStream()
 
 		enc := encoderPool.Get().(*wireenc.Encoder)
 		defer encoderPool.Put(enc)
@@ -300,7 +307,6 @@ func (s *Server) proxy(w wire) streamHandler {
 			}
 		}
 		call.beforeRead = nil
-		sse.flushPending()
 		if cap(buf) <= 1<<20 {
 			*bp = buf[:0]
 		}
@@ -309,6 +315,13 @@ func (s *Server) proxy(w wire) streamHandler {
 		if err := st.Err(); err != nil && !errors.Is(err, context.Canceled) {
 			s.cfg.Logf("gateway: %s stream ended: %v", route, sc.string(errText(err)))
 		}
+		// The upstream body is finished first (drained, so that its
+		// connection is reused), then the last events are written without
+		// a flush: net/http's final flush sends them with the end of the
+		// chunked body in one write, under the write deadline that
+		// statusWriter set.
+		closeStream()
+		sse.writePending()
 	}
 }
 
@@ -616,8 +629,12 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		if s.cfg.Upstream == "" {
 			return nil, errors.New("no upstream configured")
 		}
+		// The call's own context lets Close bound the wait for the end of
+		// the body (see upstreamCall.drain).
+		ctx, cancel := context.WithCancel(ctx)
 		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL(s.cfg.Upstream, w), bytes.NewReader(body))
 		if err != nil {
+			cancel()
 			return nil, err
 		}
 		hr.Header.Set("Content-Type", "application/json")
@@ -625,22 +642,24 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		s.upstreamAuth(hr.Header, hdr, w)
 		resp, err := s.cfg.HTTPClient.Do(hr)
 		if err != nil {
+			cancel()
 			return nil, err
 		}
 		if resp.StatusCode/100 != 2 {
 			call.requestID = upstreamRequestID(resp.Header)
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
+			cancel()
 			return nil, &UpstreamError{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: b}
 		}
-		call.body = resp.Body
+		call.body, call.cancel = resp.Body, cancel
 		call.requestID = upstreamRequestID(resp.Header)
 		// A pass-through proxy keeps the reasoning the upstream sends: the
 		// client asked that model, whatever ocbench knows of it.
 		d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID, Reasoning: true})
 		d.SetContext(ctx)
 		call.dec = d
-		return &upstreamStream{Decoder: d}, nil
+		return &upstreamStream{Decoder: d, call: call}, nil
 	}
 }
 
@@ -648,6 +667,7 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 // for the answer limit.
 type upstreamCall struct {
 	body      io.ReadCloser
+	cancel    context.CancelFunc // ends the upstream request
 	read      int64
 	requestID string // the upstream's x-request-id / request-id
 	dec       *provider.Decoder
@@ -669,10 +689,45 @@ func upstreamRequestID(h http.Header) string {
 	return id
 }
 
-func (c *upstreamCall) Close() error { return c.body.Close() }
+func (c *upstreamCall) Close() error {
+	err := c.body.Close()
+	c.cancel()
+	return err
+}
+
+// Draining the end of an upstream body, so that its connection goes back
+// to the Transport's idle pool: an upstream writes its last event and the
+// end of the body (the chunked terminator) apart, so a stream that
+// stopped at its terminal event has not read the body's EOF, and closing
+// a body before EOF closes its connection: every stream would then pay a
+// new TCP connection (connect, accept, two Transport goroutines) on both
+// sides. The wait is bounded: an upstream that stalls after its last event
+// costs at most drainWait, then its connection is dropped.
+const (
+	drainWait  = 20 * time.Millisecond
+	drainBytes = 64 << 10
+)
+
+// drain reads what is left of the body, up to drainBytes and drainWait.
+func (c *upstreamCall) drain() {
+	t := time.AfterFunc(drainWait, c.cancel)
+	defer t.Stop()
+	var b [512]byte
+	for n := 0; n < drainBytes; {
+		k, err := c.body.Read(b[:])
+		n += k
+		if err != nil {
+			return
+		}
+	}
+}
 
 func (c *upstreamCall) Read(p []byte) (int, error) {
-	if c.beforeRead != nil {
+	// Not before the first read: what is gathered then is only the
+	// stream's opening event, made before any upstream byte; it goes out
+	// with the first events the upstream sends, in the same write as the
+	// headers, instead of in a write (and a client wake-up) of its own.
+	if c.beforeRead != nil && c.read > 0 {
 		c.beforeRead()
 	}
 	n, err := c.body.Read(p)
@@ -684,6 +739,7 @@ func (c *upstreamCall) Read(p []byte) (int, error) {
 // the body and returns the decoder to the pool.
 type upstreamStream struct {
 	*provider.Decoder
+	call   *upstreamCall
 	closed bool
 }
 
@@ -692,6 +748,11 @@ func (u *upstreamStream) Close() error {
 		return nil
 	}
 	u.closed = true
+	if u.Decoder.Err() == nil && u.Decoder.Event().Type == llm.EventDone && !failed(u.Decoder.Message()) {
+		// A stream that ended cleanly: its connection is worth keeping.
+		u.call.beforeRead = nil
+		u.call.drain()
+	}
 	err := u.Decoder.Close()
 	provider.PutDecoder(u.Decoder)
 	return err

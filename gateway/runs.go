@@ -393,6 +393,16 @@ func (s *sseWriter) write(b []byte) error {
 	return s.err
 }
 
+// writePending writes what a coalescing writer gathered, without a flush:
+// the answer's end, which net/http flushes with its own last bytes.
+func (s *sseWriter) writePending() {
+	if s.err != nil || len(s.pending) == 0 {
+		return
+	}
+	_, s.err = s.w.Write(s.pending)
+	s.pending = s.pending[:0]
+}
+
 // flushPending writes and flushes what a coalescing writer gathered.
 func (s *sseWriter) flushPending() error {
 	if s.err != nil || len(s.pending) == 0 {

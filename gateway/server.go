@@ -529,9 +529,13 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 					sw.code = http.StatusOK
 				}
 			} else if !sw.failed {
-				// The last bytes go out under the write deadline too, not
-				// in net/http's final flush, which has none.
-				sw.FlushError()
+				// The last bytes go out in net/http's final flush (with the
+				// end of a chunked body, or whole with a Content-Length:
+				// one write), which runs before net/http clears the
+				// connection's write deadline: the deadline is moved on
+				// for it here, so that a client that stops reading still
+				// fails it by WriteTimeout.
+				sw.refresh()
 			}
 			s.m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
 			s.m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
