@@ -50,7 +50,8 @@ type session struct {
 	// compaction or a rewrite happened).
 	seeded   []llm.Message
 	branched bool
-	idBuf    []byte // ephemeral entry ids are cut from it
+	idBuf    []byte   // ephemeral entry ids are cut from it
+	live     liveBase // the live-session cache's view of a file session
 }
 
 // lightEntry is an appended message entry, kept small on the turn path
@@ -103,6 +104,9 @@ func openSession(p *Params) (*session, error) {
 	s.w = w
 	s.sid = w.Header().ID
 	s.notesFromRecovery(w.Recovery())
+	if s.fromCache() {
+		return s, nil
+	}
 	if err := s.load(func(o transcript.Options) (*transcript.Reader, error) { return transcript.OpenFile(p.SessionFile, o) }); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("engine: session %s: %w", p.SessionFile, err)
@@ -127,6 +131,9 @@ func openStoreSession(p *Params, s *session) (*session, error) {
 	}
 	s.w = w
 	s.notesFromRecovery(w.Recovery())
+	if s.fromCache() {
+		return s, nil
+	}
 	if err := s.load(func(o transcript.Options) (*transcript.Reader, error) {
 		return st.Reader(context.Background(), s.sid, o)
 	}); err != nil {
@@ -208,6 +215,7 @@ func (s *session) load(open func(transcript.Options) (*transcript.Reader, error)
 	}
 	s.leafID = []byte(leaf)
 	s.dirty = true
+	s.loaded(rd.Stats())
 	return nil
 }
 
@@ -317,6 +325,7 @@ func (s *session) close() error {
 	if s.w == nil {
 		return nil
 	}
+	s.saveLive()
 	return s.w.Close()
 }
 

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"container/list"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ocbench/ocbench/transcript"
+)
+
+// The live-session cache keeps what a run parsed of its session file (the
+// entries, as a full read would give them) after the run closes the
+// writer, so that the next run of that session does not read and parse
+// the whole file again. It is keyed by the session file's absolute path
+// (a DirStore's session id names one file) and validated by the file's
+// state (device, inode, size, modification and change times, as fstat
+// sees it through the writer's descriptor, recorded under the session lock
+// after the run's last write) and the writer's leaf: any change by another
+// writer (an append, a rotation, a rewrite, a compaction elsewhere) gives
+// another state, and the run reads the file in full. A run takes its
+// session's entry out of the cache (a session is run by one writer at a
+// time: its lock), and puts the extended view back when it closes: the
+// entries it loaded plus the lines it wrote, parsed back from the file
+// (never the in-memory messages, which the caller may hold), so the cached
+// view is byte for byte the view a full read gives.
+//
+// Bounded: at most liveCacheMax sessions and liveCacheBytes of session
+// files in all (least recently used first out); a session file larger than
+// liveCacheFileMax is not cached.
+const (
+	liveCacheMax     = 256
+	liveCacheBytes   = 64 << 20
+	liveCacheFileMax = 4 << 20
+)
+
+// liveWriter is what the cache needs of a session writer (the JSONL
+// transcript.Writer of a file or a DirStore; other stores are not cached).
+type liveWriter interface {
+	State() (transcript.WriterState, bool)
+	ReadTail(off, lines int64, opts transcript.Options) (*transcript.Reader, error)
+	Path() string
+	Leaf() string
+}
+
+type liveEntry struct {
+	key     string
+	state   transcript.WriterState
+	leaf    string
+	version int
+	lines   int64 // lines of the file, the header included
+	entries []transcript.Entry
+	elem    *list.Element
+}
+
+type liveCache struct {
+	mu    sync.Mutex
+	m     map[string]*liveEntry
+	lru   list.List
+	bytes int64
+	max   int
+	limit int64
+	hits  atomic.Int64 // runs that did not read their session (tests)
+}
+
+var liveSessions = &liveCache{max: liveCacheMax, limit: liveCacheBytes}
+
+// take removes key's entry from the cache.
+func (c *liveCache) take(key string) *liveEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[key]
+	if e != nil {
+		c.remove(e)
+	}
+	return e
+}
+
+func (c *liveCache) remove(e *liveEntry) {
+	c.lru.Remove(e.elem)
+	delete(c.m, e.key)
+	c.bytes -= e.state.Size()
+}
+
+// put adds e (replacing an entry of the same key), evicting the least
+// recently used entries past the bounds.
+func (c *liveCache) put(e *liveEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]*liveEntry)
+		c.lru.Init()
+	}
+	if old := c.m[e.key]; old != nil {
+		c.remove(old)
+	}
+	e.elem = c.lru.PushFront(e)
+	c.m[e.key] = e
+	c.bytes += e.state.Size()
+	for c.lru.Len() > c.max || c.bytes > c.limit {
+		c.remove(c.lru.Back().Value.(*liveEntry))
+	}
+}
+
+// len is the number of cached sessions (tests).
+func (c *liveCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// liveBase is what a session loaded at open, for the cache.
+type liveBase struct {
+	lw      liveWriter
+	key     string
+	open    transcript.WriterState
+	entries int   // loaded entries: s.entries[:entries]
+	lines   int64 // lines of the file at open
+	ok      bool  // the loaded view is exactly the file at open
+}
+
+// fromCache sets s's entries from the cache when its writer's file is the
+// very one a previous run left; it returns false (having noted what the
+// load needs) otherwise.
+func (s *session) fromCache() bool {
+	lw, ok := s.w.(liveWriter)
+	if !ok {
+		return false
+	}
+	st, ok := lw.State()
+	if !ok {
+		return false
+	}
+	key := lw.Path()
+	if !filepath.IsAbs(key) {
+		abs, err := filepath.Abs(key)
+		if err != nil {
+			return false
+		}
+		key = abs
+	}
+	s.live = liveBase{lw: lw, key: key, open: st}
+	e := liveSessions.take(key)
+	if e == nil || e.state != st || e.leaf != lw.Leaf() {
+		return false
+	}
+	s.entries = e.entries
+	s.version = e.version
+	s.leafID = []byte(e.leaf)
+	s.dirty = true
+	s.live.entries, s.live.lines, s.live.ok = len(e.entries), e.lines, true
+	liveSessions.hits.Add(1)
+	return true
+}
+
+// loaded records what a full read gave (st: the reader's stats).
+func (s *session) loaded(st transcript.Stats) {
+	if s.live.lw == nil {
+		return
+	}
+	s.live.entries, s.live.lines = len(s.entries), st.Lines
+	s.live.ok = st.Bytes == s.live.open.Size() && !st.Torn && s.version >= 3
+}
+
+// saveLive puts s's view of the file into the cache, before the writer
+// is closed (under the session lock, after the run's last write).
+func (s *session) saveLive() {
+	b := &s.live
+	if b.lw == nil || !b.ok {
+		return
+	}
+	b.ok = false
+	st, ok := b.lw.State()
+	if !ok || !st.SameFile(b.open) || st.Size() < b.open.Size() || st.Size() > liveCacheFileMax {
+		return
+	}
+	rd, err := b.lw.ReadTail(b.open.Size(), b.lines, transcript.Options{KeepUnknown: true})
+	if err != nil {
+		return
+	}
+	defer rd.Close()
+	// The entries the run materialized after the loaded ones are replaced
+	// by the same entries as read back (the session is done with them).
+	entries := s.entries[:b.entries]
+	for rd.Next() {
+		if e := rd.Entry(); len(e.ID) > 0 {
+			entries = append(entries, e.Clone())
+		}
+	}
+	rs := rd.Stats()
+	if rd.Err() != nil || rs.Bytes != st.Size() || rs.Torn {
+		return
+	}
+	s.entries = nil
+	liveSessions.put(&liveEntry{key: b.key, state: st, leaf: b.lw.Leaf(), version: s.version, lines: rs.Lines, entries: entries})
+}
