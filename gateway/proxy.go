@@ -617,6 +617,18 @@ func UpstreamBase(u string) string {
 	return u
 }
 
+// upstreamURL is the endpoint of wire w on the configured upstream, made
+// once per wire (the upstream does not change after New).
+func (s *Server) upstreamURL(w wire) string {
+	switch w {
+	case provider.WireAnthropic:
+		return s.urls[1]
+	case provider.WireOpenAIResponses:
+		return s.urls[2]
+	}
+	return s.urls[0]
+}
+
 // upstreamURL is the endpoint of wire w on the upstream base.
 func upstreamURL(base string, w wire) string {
 	return provider.Endpoint(w, &llm.Model{BaseURL: UpstreamBase(base)})
@@ -633,7 +645,7 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		// the body (see upstreamCall.drain).
 		ctx, cancel := context.WithCancel(ctx)
 		newRequest := func() (*http.Request, error) {
-			hr, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL(s.cfg.Upstream, w), bytes.NewReader(body))
+			hr, err := http.NewRequestWithContext(ctx, http.MethodPost, s.upstreamURL(w), bytes.NewReader(body))
 			if err != nil {
 				return nil, err
 			}
