@@ -617,6 +617,18 @@ func UpstreamBase(u string) string {
 	return u
 }
 
+// upstreamURL is the endpoint of wire w on the configured upstream, made
+// once per wire (the upstream does not change after New).
+func (s *Server) upstreamURL(w wire) string {
+	switch w {
+	case provider.WireAnthropic:
+		return s.urls[1]
+	case provider.WireOpenAIResponses:
+		return s.urls[2]
+	}
+	return s.urls[0]
+}
+
 // upstreamURL is the endpoint of wire w on the upstream base.
 func upstreamURL(base string, w wire) string {
 	return provider.Endpoint(w, &llm.Model{BaseURL: UpstreamBase(base)})
@@ -632,15 +644,37 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		// The call's own context lets Close bound the wait for the end of
 		// the body (see upstreamCall.drain).
 		ctx, cancel := context.WithCancel(ctx)
-		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, upstreamURL(s.cfg.Upstream, w), bytes.NewReader(body))
+		newRequest := func() (*http.Request, error) {
+			hr, err := http.NewRequestWithContext(ctx, http.MethodPost, s.upstreamURL(w), bytes.NewReader(body))
+			if err != nil {
+				return nil, err
+			}
+			hr.Header.Set("Content-Type", "application/json")
+			hr.Header.Set("Accept", "text/event-stream")
+			s.upstreamAuth(hr.Header, hdr, w)
+			return hr, nil
+		}
+		hr, err := newRequest()
 		if err != nil {
 			cancel()
 			return nil, err
 		}
-		hr.Header.Set("Content-Type", "application/json")
-		hr.Header.Set("Accept", "text/event-stream")
-		s.upstreamAuth(hr.Header, hdr, w)
-		resp, err := s.cfg.HTTPClient.Do(hr)
+		var resp *http.Response
+		if s.upstreamRT != nil {
+			// The gateway's own client: its transport directly, without
+			// the client's per-request redirect machinery (a copy of the
+			// headers, a redirect closure). A redirect, rare from an
+			// upstream, is still followed, by the client as before.
+			resp, err = s.upstreamRT.RoundTrip(hr)
+			if err == nil && resp.StatusCode/100 == 3 {
+				resp.Body.Close()
+				if hr, err = newRequest(); err == nil {
+					resp, err = s.cfg.HTTPClient.Do(hr)
+				}
+			}
+		} else {
+			resp, err = s.cfg.HTTPClient.Do(hr)
+		}
 		if err != nil {
 			cancel()
 			return nil, err

@@ -199,6 +199,8 @@ func (c *Config) setDefaults() {
 // concurrent use and holds no lock on the per-request path.
 type Server struct {
 	cfg        Config
+	urls       [3]string         // the upstream's chat, messages and responses endpoints
+	upstreamRT http.RoundTripper // the transport of the gateway's own upstream client; nil when Config.HTTPClient was given
 	m          *metrics
 	slots      chan struct{} // one token per stream being served
 	drain      atomic.Bool   // set by Serve on shutdown: new work is refused with 503
@@ -213,8 +215,15 @@ type Server struct {
 
 // New validates cfg and returns a Server.
 func New(cfg Config) (*Server, error) {
+	ownClient := cfg.HTTPClient == nil
 	cfg.setDefaults()
 	s := &Server{cfg: cfg, m: newMetrics(), slots: make(chan struct{}, cfg.MaxStreams)}
+	if ownClient {
+		s.upstreamRT = cfg.HTTPClient.Transport
+	}
+	if cfg.Upstream != "" {
+		s.urls = [3]string{upstreamURL(cfg.Upstream, wireChat), upstreamURL(cfg.Upstream, wireAnthropic), upstreamURL(cfg.Upstream, wireResponses)}
+	}
 	if cfg.AuthKey != "" {
 		sum := sha256.Sum256([]byte(cfg.AuthKey))
 		s.authKey = sum[:]

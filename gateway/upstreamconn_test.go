@@ -114,3 +114,24 @@ func TestProxyDrainIsBounded(t *testing.T) {
 		t.Errorf("a stalled connection was reused: %d connections for 2 streams", c)
 	}
 }
+
+// The gateway's own client posts through its transport directly; an
+// upstream's redirect is still followed, as http.Client does (307: the
+// same POST, body and all, to the new place).
+func TestProxyFollowsUpstreamRedirect(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("moved along")}}}}
+	moved := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/old/") {
+				http.Redirect(rw, r, strings.TrimPrefix(r.URL.Path, "/old"), http.StatusTemporaryRedirect)
+				return
+			}
+			h.ServeHTTP(rw, r)
+		})
+	}
+	up, _ := countingUpstream(t, s, moved)
+	r := startGateway(t, Config{Upstream: up + "/old/v1"})
+	if b := streamOnce(t, http.DefaultClient, r.url); !strings.Contains(b, "moved along") || !strings.Contains(b, "[DONE]") {
+		t.Fatalf("redirect not followed: %s", b)
+	}
+}
