@@ -281,3 +281,63 @@ func BenchmarkRunSetup(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunSetupLiveSession is BenchmarkRunSetup on live sessions of a
+// DirStore (what /v1/runs does): 16 sessions of 40 messages each, run in
+// turn, so that each run opens a session that the store and the engine
+// saw last. Every run appends 2 messages: compare at a fixed -benchtime
+// (e.g. 400x) so that both sides run on sessions of the same sizes.
+func BenchmarkRunSetupLiveSession(b *testing.B) {
+	dir := b.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := prompt.MaterializeSample(ws); err != nil {
+		b.Fatal(err)
+	}
+	st, err := transcript.OpenDirStore(filepath.Join(dir, "sessions"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	const sessions, seeded = 16, 40
+	for s := 0; s < sessions; s++ {
+		w, err := st.Open(context.Background(), "live"+strconv.Itoa(s), transcript.WriterOptions{Durability: transcript.SyncNone})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < seeded; i++ {
+			m := llm.Message{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockText, Text: []byte("earlier question " + strconv.Itoa(i) + " " + strings.Repeat("word ", 30))}}}
+			if i%2 == 1 {
+				m.Role = llm.RoleAssistant
+				m.StopReason = llm.StopStop
+			}
+			if _, err := w.AppendMessage(&m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		w.Close()
+	}
+	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
+	p := Params{
+		Prompt:         "hi",
+		Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
+		StreamFunc:     prov.StreamFunc(),
+		Workspace:      ws,
+		OpenClawPrompt: true, BuiltinTools: true,
+		PromptOptions: PromptOptions{Config: prompt.SampleConfig()},
+		Session:       SessionOptions{Durability: transcript.SyncNone},
+		SessionStore:  st,
+	}
+	b.ReportAllocs()
+	var ms0, ms1 runtimeMem
+	ms0.read()
+	i := 0
+	for b.Loop() {
+		i++
+		p.SessionID = "live" + strconv.Itoa(i%sessions)
+		if _, err := Run(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ms1.read()
+	b.ReportMetric(float64((ms1.cpu-ms0.cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}

@@ -20,10 +20,12 @@ import (
 // writer (an append, a rotation, a rewrite, a compaction elsewhere) gives
 // another state, and the run reads the file in full. A run takes its
 // session's entry out of the cache (a session is run by one writer at a
-// time: its lock), and puts the extended view back when it closes: the
-// entries it loaded plus the lines it wrote, parsed back from the file
-// (never the in-memory messages, which the caller may hold), so the cached
-// view is byte for byte the view a full read gives.
+// time: its lock), and puts its view back when it closes: the entries it
+// loaded at open, with the file's state after its last write. The lines
+// the run wrote are parsed back from the file by the next run that finds
+// the state unchanged (never taken from the in-memory messages, which the
+// caller may hold), so the cached view is byte for byte the view a full
+// read gives, and a session that is never run again costs one fstat.
 //
 // Bounded: at most liveCacheMax sessions and liveCacheBytes of session
 // files in all (least recently used first out); a session file larger than
@@ -38,20 +40,24 @@ const (
 // transcript.Writer of a file or a DirStore; other stores are not cached).
 type liveWriter interface {
 	State() (transcript.WriterState, bool)
-	ReadTail(off, lines int64, opts transcript.Options) (*transcript.Reader, error)
+	ReadTail(reuse *transcript.Reader, off, lines int64, opts transcript.Options) (*transcript.Reader, error)
 	Path() string
 	Leaf() string
 }
 
 type liveEntry struct {
 	key     string
-	state   transcript.WriterState
+	state   transcript.WriterState // after the last run's last write
 	leaf    string
 	version int
-	lines   int64 // lines of the file, the header included
+	parsed  int64 // entries holds the file's entries up to this offset,
+	lines   int64 // which is after this many lines (the header included)
 	entries []transcript.Entry
 	elem    *list.Element
 }
+
+// tailReaders are the Readers of the lines a run appended.
+var tailReaders sync.Pool
 
 type liveCache struct {
 	mu    sync.Mutex
@@ -144,11 +150,30 @@ func (s *session) fromCache() bool {
 	if e == nil || e.state != st || e.leaf != lw.Leaf() {
 		return false
 	}
-	s.entries = e.entries
+	// What the last run wrote: parsed from the file, as a full read would.
+	reuse, _ := tailReaders.Get().(*transcript.Reader)
+	rd, err := lw.ReadTail(reuse, e.parsed, e.lines, transcript.Options{KeepUnknown: true})
+	if err != nil {
+		return false
+	}
+	entries := e.entries
+	for rd.Next() {
+		if en := rd.Entry(); len(en.ID) > 0 {
+			entries = append(entries, en.Clone())
+		}
+	}
+	rs := rd.Stats()
+	rerr := rd.Err()
+	rd.Close()
+	tailReaders.Put(rd)
+	if rerr != nil || rs.Bytes != st.Size() || rs.Torn {
+		return false
+	}
+	s.entries = entries
 	s.version = e.version
 	s.leafID = []byte(e.leaf)
 	s.dirty = true
-	s.live.entries, s.live.lines, s.live.ok = len(e.entries), e.lines, true
+	s.live.entries, s.live.lines, s.live.ok = len(entries), rs.Lines, true
 	liveSessions.hits.Add(1)
 	return true
 }
@@ -174,23 +199,11 @@ func (s *session) saveLive() {
 	if !ok || !st.SameFile(b.open) || st.Size() < b.open.Size() || st.Size() > liveCacheFileMax {
 		return
 	}
-	rd, err := b.lw.ReadTail(b.open.Size(), b.lines, transcript.Options{KeepUnknown: true})
-	if err != nil {
-		return
-	}
-	defer rd.Close()
-	// The entries the run materialized after the loaded ones are replaced
-	// by the same entries as read back (the session is done with them).
+	// The entries the run materialized after the loaded ones are dropped
+	// (the next run reads them back from the file).
 	entries := s.entries[:b.entries]
-	for rd.Next() {
-		if e := rd.Entry(); len(e.ID) > 0 {
-			entries = append(entries, e.Clone())
-		}
-	}
-	rs := rd.Stats()
-	if rd.Err() != nil || rs.Bytes != st.Size() || rs.Torn {
-		return
-	}
+	clear(s.entries[b.entries:])
 	s.entries = nil
-	liveSessions.put(&liveEntry{key: b.key, state: st, leaf: b.lw.Leaf(), version: s.version, lines: rs.Lines, entries: entries})
+	liveSessions.put(&liveEntry{key: b.key, state: st, leaf: b.lw.Leaf(), version: s.version,
+		parsed: b.open.Size(), lines: b.lines, entries: entries})
 }

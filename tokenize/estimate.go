@@ -122,9 +122,9 @@ func EstimateMessageJSON(msg []byte) (int, error) {
 	case "toolResult", "custom":
 		chars = contentChars(v.Get("content"), false, true)
 	case "bashExecution":
-		chars = UTF16Len(string(v.GetStringBytes("command"))) + UTF16Len(string(v.GetStringBytes("output")))
+		chars = UTF16LenBytes(v.GetStringBytes("command")) + UTF16LenBytes(v.GetStringBytes("output"))
 	case "branchSummary", "compactionSummary":
-		chars = UTF16Len(string(v.GetStringBytes("summary")))
+		chars = UTF16LenBytes(v.GetStringBytes("summary"))
 	}
 	return Estimate(chars), nil
 }
@@ -134,7 +134,7 @@ func contentChars(c *fastjson.Value, assistant, images bool) int {
 		return 0
 	}
 	if c.Type() == fastjson.TypeString {
-		return UTF16Len(string(c.GetStringBytes()))
+		return UTF16LenBytes(c.GetStringBytes())
 	}
 	blocks, err := c.Array()
 	if err != nil {
@@ -145,17 +145,17 @@ func contentChars(c *fastjson.Value, assistant, images bool) int {
 	for _, b := range blocks {
 		switch string(b.GetStringBytes("type")) {
 		case "text":
-			n += UTF16Len(string(b.GetStringBytes("text")))
+			n += UTF16LenBytes(b.GetStringBytes("text"))
 		case "thinking":
 			if assistant {
-				n += UTF16Len(string(b.GetStringBytes("thinking")))
+				n += UTF16LenBytes(b.GetStringBytes("thinking"))
 			}
 		case "toolCall":
 			if assistant {
-				n += UTF16Len(string(b.GetStringBytes("name")))
+				n += UTF16LenBytes(b.GetStringBytes("name"))
 				if a := b.Get("arguments"); a != nil {
 					buf = a.MarshalTo(buf[:0])
-					n += UTF16Len(string(buf))
+					n += UTF16LenBytes(buf)
 				} else {
 					n += len("undefined")
 				}

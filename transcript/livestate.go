@@ -56,9 +56,10 @@ var errTailVersion = errors.New("transcript: ReadTail needs a version 3 or later
 // through w's descriptor. Its entries, Line and Offset numbers and Stats
 // (Bytes, Lines) are those a Reader of the whole file would give after
 // `lines` lines, so a caller that parsed the file up to off extends its
-// view without reading it again. Close the Reader after use (it does not
-// close w's file).
-func (w *Writer) ReadTail(off, lines int64, opts Options) (*Reader, error) {
+// view without reading it again. A non-nil reuse is reset and returned
+// (its buffers kept; its options stay), else a new Reader with opts is
+// made. Close the Reader after use (it does not close w's file).
+func (w *Writer) ReadTail(reuse *Reader, off, lines int64, opts Options) (*Reader, error) {
 	w.mu.Lock()
 	f, size, hdr := w.f, w.size, w.hdr
 	w.mu.Unlock()
@@ -71,7 +72,13 @@ func (w *Writer) ReadTail(off, lines int64, opts Options) (*Reader, error) {
 	if off < 0 || off > size {
 		return nil, io.ErrUnexpectedEOF
 	}
-	r := NewReader(io.NewSectionReader(f, off, size-off), opts)
+	sr := io.NewSectionReader(f, off, size-off)
+	r := reuse
+	if r == nil {
+		r = NewReader(sr, opts)
+	} else {
+		r.Reset(sr)
+	}
 	r.hdr = hdr
 	r.hdrDone = true
 	r.offset = off
