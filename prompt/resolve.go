@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"go.yaml.in/yaml/v3"
@@ -470,10 +471,15 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return "", false, ErrOutsideWorkspace
 	}
-	key := root.Name() + "\x00" + rel
-	if sig, ok := quickStat(root.Name() + string(filepath.Separator) + filepath.FromSlash(rel)); ok && sig.regular && sig.size <= maxBytes {
+	// The cache key (root NUL rel) and the file's path are built in stack
+	// buffers: a warm read allocates neither (quickStat only passes the
+	// path to stat(2), which copies it; nothing keeps the string).
+	var kb, pb [256]byte
+	kbuf := append(append(append(kb[:0], root.Name()...), 0), rel...)
+	pbuf := append(append(append(pb[:0], root.Name()...), filepath.Separator), filepath.FromSlash(rel)...)
+	if sig, ok := quickStat(unsafe.String(unsafe.SliceData(pbuf), len(pbuf))); ok && sig.regular && sig.size <= maxBytes {
 		r.mu.Lock()
-		c, hit := r.files[key]
+		c, hit := r.files[string(kbuf)]
 		r.mu.Unlock()
 		if hit && c.size == sig.size && c.mtime.Equal(sig.mtime) && c.id == sig.id {
 			return c.content, c.invalid, nil
@@ -493,6 +499,7 @@ func (r *Resolver) read(root *os.Root, rel string, maxBytes int64) (string, bool
 		return "", false, fmt.Errorf("%w: %d bytes (limit %d)", ErrFileTooLarge, st.Size(), maxBytes)
 	}
 	id := fileID(st)
+	key := string(kbuf)
 	r.mu.Lock()
 	if c, ok := r.files[key]; ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) && c.id == id {
 		r.mu.Unlock()
