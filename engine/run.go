@@ -213,6 +213,18 @@ func (p *Params) check() error {
 	case len(p.History) > 0 && (p.SessionFile != "" || p.SessionStore != nil):
 		return fmt.Errorf("%w: History is an in-memory conversation; a SessionFile or SessionStore holds its own", ErrParams)
 	}
+	// A typo in the model's api, provider, base URL or compat profile is
+	// refused here, with the closest known id, before anything is opened
+	// or sent (an *llm.ModelError under ErrParams). A StreamFunc of the
+	// caller's may speak an api this module does not (pi-ai has more):
+	// the api is then the caller's to check.
+	m := p.Model
+	if p.StreamFunc != nil && !m.API.Known() {
+		m.API = ""
+	}
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrParams, err)
+	}
 	return nil
 }
 
