@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -251,30 +252,42 @@ func WriteHTML(w io.Writer, reps []*Report) error {
 	e := html.EscapeString
 	bw.WriteString(`<!DOCTYPE html><html><head><meta charset="utf-8"><title>ocbench cache-profile</title><style>
 body{font:14px system-ui,sans-serif;margin:24px;color:#222}h2{margin-top:32px}
-table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}
+table{border-collapse:collapse;margin-bottom:12px}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}
 td:first-child,th:first-child{text-align:left}.ev{color:#555;font-size:12px;text-align:left}
 svg text{font-family:system-ui,sans-serif}
 pre{white-space:pre-wrap}</style></head><body><h1>Prompt-cache profile</h1>
 `)
 	for _, r := range reps {
-		fmt.Fprintf(bw, "<h2>%s</h2><p>%s, session %s; provider %s, model %s; %d calls</p>\n",
-			e(r.File), e(r.Source), e(r.SessionID), e(strings.Join(r.Providers, ",")), e(strings.Join(r.Models, ",")), r.Calls)
+		session := ""
+		if r.SessionID != "" {
+			session = ", session " + r.SessionID
+		}
+		fmt.Fprintf(bw, "<h2>%s</h2><p>%s%s; provider %s, model %s; %d calls</p>\n",
+			e(r.File), e(r.Source), e(session), e(strings.Join(r.Providers, ",")), e(strings.Join(r.Models, ",")), r.Calls)
 		var sb strings.Builder
 		r.writeText(&sb)
 		fmt.Fprintf(bw, "<details><summary>Text summary</summary><pre>%s</pre></details>\n", e(sb.String()))
+		// A simulation (--workspace) or a session without usage records
+		// nothing: its recorded column says so instead of showing zeros.
+		rec := func(v int64) string { return group(v) }
+		recCost := r.money(r.RecordedCost)
+		if r.Recorded.Prompt <= 0 {
+			rec = func(int64) string { return "no data" }
+			recCost = "no data"
+		}
 		bw.WriteString(`<table><tr><th></th><th>predicted</th><th>recorded</th></tr>`)
-		fmt.Fprintf(bw, "<tr><td>prompt tokens</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.Prompt), group(r.Recorded.Prompt))
-		fmt.Fprintf(bw, "<tr><td>cache read</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.CacheRead), group(r.Recorded.CacheRead))
-		fmt.Fprintf(bw, "<tr><td>cache write</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.CacheWrite), group(r.Recorded.CacheWrite))
-		fmt.Fprintf(bw, "<tr><td>uncached</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.Uncached), group(r.Recorded.Uncached))
+		fmt.Fprintf(bw, "<tr><td>prompt tokens</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.Prompt), rec(r.Recorded.Prompt))
+		fmt.Fprintf(bw, "<tr><td>cache read</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.CacheRead), rec(r.Recorded.CacheRead))
+		fmt.Fprintf(bw, "<tr><td>cache write</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.CacheWrite), rec(r.Recorded.CacheWrite))
+		fmt.Fprintf(bw, "<tr><td>uncached</td><td>%s</td><td>%s</td></tr>", group(r.Predicted.Uncached), rec(r.Recorded.Uncached))
 		fmt.Fprintf(bw, "<tr><td>hit rate</td><td>%s</td><td>%s</td></tr>", rateOrNoData(r.HitRate, r.Predicted.Prompt), rateOrNoData(r.RecordedHitRate, r.Recorded.Prompt))
-		fmt.Fprintf(bw, "<tr><td>input cost</td><td>%s</td><td>%s</td></tr>", e(r.money(r.Cost)), e(r.money(r.RecordedCost)))
+		fmt.Fprintf(bw, "<tr><td>input cost</td><td>%s</td><td>%s</td></tr>", e(r.money(r.Cost)), e(recCost))
 		fmt.Fprintf(bw, "<tr><td>without cache</td><td>%s</td><td></td></tr></table>\n", e(r.money(r.CostNoCache)))
 		writeSVG(bw, r)
 		if len(r.TopMisses) > 0 {
 			bw.WriteString("<h3>Most expensive misses</h3><table><tr><th>line</th><th>time</th><th>cost</th><th>cause</th><th>evidence</th></tr>")
 			for _, c := range r.TopMisses {
-				fmt.Fprintf(bw, "<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td class=ev>%s</td></tr>", c.Line,
+				fmt.Fprintf(bw, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=ev>%s</td></tr>", lineText(c.Line),
 					c.Time.Format(time.RFC3339), e(r.money(c.MissCost)), e(c.Explanation), e(strings.Join(c.Evidence, "; ")))
 			}
 			bw.WriteString("</table>\n")
@@ -289,6 +302,15 @@ pre{white-space:pre-wrap}</style></head><body><h1>Prompt-cache profile</h1>
 	}
 	bw.WriteString("</body></html>\n")
 	return bw.Flush()
+}
+
+// lineText is a call's line in its file, or "-" for a simulated call,
+// which has none.
+func lineText(line int64) string {
+	if line <= 0 {
+		return "-"
+	}
+	return strconv.FormatInt(line, 10)
 }
 
 // rateOrNoData prints a hit rate, or "no data" when there were no prompt
@@ -318,8 +340,23 @@ func writeSVG(w *bufio.Writer, r *Report) {
 	}
 	const W, H, padL, padT, padB = 1000.0, 380.0, 80.0, 34.0, 64.0
 	top := 1.0
+	var has [6]bool // which of timelineSeries the chart draws
 	for _, p := range pts {
 		top = max(top, p.Read+p.Write+p.Uncached, p.RecRead)
+		has[0] = has[0] || p.Read > 0
+		has[1] = has[1] || p.Write > 0
+		has[2] = has[2] || p.Uncached > 0
+		has[3] = has[3] || p.RecRead >= 0
+		has[4] = has[4] || p.Miss
+		has[5] = has[5] || p.RecMiss
+	}
+	// The legend names only the colours drawn: a simulation has no
+	// recorded reads or misses to look for.
+	var legend []svgchart.Series
+	for k, s := range timelineSeries {
+		if has[k] {
+			legend = append(legend, s)
+		}
 	}
 	ticks := svgchart.LinearTicks(top)
 	top = ticks[len(ticks)-1]
@@ -327,7 +364,7 @@ func writeSVG(w *bufio.Writer, r *Report) {
 	base := H - padB
 	y := func(v float64) float64 { return base - v/top*(base-padT) }
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="prompt tokens per call">`, W, H, W, H)
-	svgchart.Legend(w, timelineSeries, padL, 16)
+	svgchart.Legend(w, legend, padL, 16)
 	w.WriteString(`<g class="axis y-axis">`)
 	for _, t := range ticks {
 		fmt.Fprintf(w, `<line class="grid" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eee"/><line class="tick" x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#666"/><text class="tick-label" x="%.0f" y="%.1f" font-size="11" text-anchor="end">%s</text>`,
@@ -344,7 +381,7 @@ func writeSVG(w *bufio.Writer, r *Report) {
 			}
 			h := base - y(v)
 			fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>calls %d–%d: %s %s tokens</title></rect>`,
-				x, y0-h, max(bw-0.3, 0.3), h, timelineSeries[k].Color, p.First, p.First+p.Calls-1, timelineSeries[k].Name, group(int64(v)))
+				x, y0-h, max(bw-0.3, 0.3), h, timelineSeries[k].Color, p.First+1, p.First+p.Calls, timelineSeries[k].Name, group(int64(v)))
 			y0 -= h
 		}
 		if p.Miss {
@@ -368,14 +405,15 @@ func writeSVG(w *bufio.Writer, r *Report) {
 	if path.Len() > 0 {
 		fmt.Fprintf(w, `<path d="%s" fill="none" stroke="%s" stroke-width="1.2"/>`, path.String(), timelineSeries[3].Color)
 	}
-	// The x axis: call numbers at up to ten evenly spaced points.
+	// The x axis: call numbers (from 1, as the text report counts them)
+	// at up to ten evenly spaced points.
 	w.WriteString(`<g class="axis x-axis">`)
 	fmt.Fprintf(w, `<line class="axis-line" x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#666"/>`, padL, base, W-10, base)
 	step := max(1, (len(pts)+9)/10)
 	for i := 0; i < len(pts); i += step {
 		x := padL + (float64(i)+0.5)*bw
 		fmt.Fprintf(w, `<line class="tick" x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#666"/><text class="tick-label" x="%.1f" y="%.0f" font-size="11" text-anchor="middle">%d</text>`,
-			x, base+18, x, base+22, x, base+34, pts[i].First)
+			x, base+18, x, base+22, x, base+34, pts[i].First+1)
 	}
 	fmt.Fprintf(w, `<text class="axis-label" x="%.0f" y="%.0f" font-size="12" text-anchor="middle">call number (misses marked under the axis)</text></g></svg>`+"\n", (padL+W)/2, H-8)
 }

@@ -2,6 +2,7 @@ package cacheprofile
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -25,6 +26,16 @@ func TestHTMLChartReadable(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "<td>no data</td>") {
 		t.Error("recorded hit rate of a session without usage is not \"no data\"")
+	}
+	// Nothing recorded: no recorded zeros, and the legend names no
+	// recorded series the chart does not draw.
+	if !regexp.MustCompile(`<tr><td>prompt tokens</td><td>[^<]+</td><td>no data</td>`).Match(b.Bytes()) {
+		t.Error("recorded prompt tokens of a session without usage are not \"no data\"")
+	}
+	for _, bad := range []string{">recorded read</text>", ">recorded miss</text>"} {
+		if strings.Contains(b.String(), bad) {
+			t.Errorf("a session without recorded usage shows %q in its legend", bad)
+		}
 	}
 	var txt strings.Builder
 	if err := WriteText(&txt, reps); err != nil {
