@@ -37,6 +37,37 @@ func TestLineChartAxes(t *testing.T) {
 	}
 }
 
+// A log line chart keeps a 0.5 ms p50 readable under a 400 ms p99: the
+// p50 line sits a third of the way up, not on the axis; a zero sits on
+// the axis; a narrow range stays linear.
+func TestLineChartLog(t *testing.T) {
+	var b strings.Builder
+	LineChart{Title: "lat", XUnit: "seconds", YUnit: "ms", Log: true, Height: 300, Lines: []Line{
+		{Series: Series{"p50", "#00f"}, X: []float64{0, 1, 2}, Y: []float64{0.5, 0.5, 0}},
+		{Series: Series{"p99", "#f00"}, X: []float64{0, 1, 2}, Y: []float64{400, 30, 0}},
+	}}.Write(&b)
+	svg := b.String()
+	if n, err := CheckCharts([]byte(svg)); n != 1 || err != nil {
+		t.Fatalf("checked %d charts: %v\n%s", n, err, svg)
+	}
+	for _, want := range []string{"ms (log scale)", ">0.1<", ">1<", ">1000<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("log line chart lacks %q:\n%s", want, svg)
+		}
+	}
+	// The y axis runs 0.1..1000 over 300 px from y=30: 0.5 is at
+	// 30+300*(1-log10(5)/4) = 277.6, 0 on the axis at 330.
+	if !strings.Contains(svg, ",277.6 ") || !strings.Contains(svg, ",330.0\"") {
+		t.Errorf("p50 of 0.5 or a zero misplaced on the log axis:\n%s", svg)
+	}
+	b.Reset()
+	LineChart{Title: "lat", XUnit: "s", YUnit: "ms", Log: true, Lines: []Line{
+		{Series: Series{"p50", "#00f"}, X: []float64{0, 1}, Y: []float64{20, 90}}}}.Write(&b)
+	if strings.Contains(b.String(), "log scale") {
+		t.Errorf("20..90 should stay linear:\n%s", b.String())
+	}
+}
+
 func TestCheckChartsRejects(t *testing.T) {
 	bare := `<svg xmlns="http://www.w3.org/2000/svg" class="chart"><rect/></svg>`
 	if _, err := CheckCharts([]byte(bare)); err == nil {
