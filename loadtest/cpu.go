@@ -45,3 +45,31 @@ func parseProcStat(b []byte) (time.Duration, error) {
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
+
+// ProcessRSS returns the resident memory of process pid in bytes, from
+// the VmRSS line of /proc/PID/status (Linux; elsewhere an error): what
+// the gateway's process_resident_memory_bytes says, read without making
+// the gateway serve a /metrics page for every poll.
+func ProcessRSS(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	return parseVmRSS(b)
+}
+
+func parseVmRSS(b []byte) (uint64, error) {
+	_, rest, ok := bytes.Cut(b, []byte("\nVmRSS:"))
+	if !ok {
+		return 0, errors.New("loadtest: no VmRSS in /proc/PID/status")
+	}
+	f := bytes.Fields(rest)
+	if len(f) < 2 || string(f[1]) != "kB" {
+		return 0, errors.New("loadtest: unreadable VmRSS in /proc/PID/status")
+	}
+	kb, err := strconv.ParseUint(string(f[0]), 10, 64)
+	if err != nil {
+		return 0, errors.New("loadtest: unreadable VmRSS in /proc/PID/status")
+	}
+	return kb << 10, nil
+}

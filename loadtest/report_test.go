@@ -56,3 +56,18 @@ func TestParseProcStat(t *testing.T) {
 		t.Errorf("own CPU %v", d)
 	}
 }
+
+func TestParseVmRSS(t *testing.T) {
+	n, err := parseVmRSS([]byte("Name:\tocbench\nVmHWM:\t   9000 kB\nVmRSS:\t   4096 kB\nRssAnon:\t 1 kB\n"))
+	if err != nil || n != 4096<<10 {
+		t.Fatalf("got %d, %v", n, err)
+	}
+	for _, bad := range []string{"", "Name:\tx\nVmRSS:\n", "Name:\tx\nVmRSS:\t12 MB\n", "Name:\tx\nVmRSS:\tz kB\n"} {
+		if _, err := parseVmRSS([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if n, err := ProcessRSS(os.Getpid()); err == nil && n == 0 {
+		t.Error("own RSS read as 0")
+	}
+}
