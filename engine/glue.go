@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -81,23 +82,24 @@ func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, e
 			cfg.Base.Runtime.DefaultModel = model
 		}
 	}
-	params := cfg.Base
+	rd := p.PromptOptions.Renderer
 	if ws != nil {
 		rs := p.PromptOptions.Resolver
 		if rs == nil {
 			rs = &sharedResolver
 		}
-		res, err := rs.ResolveIn(&cfg, ws.root)
+		// A warm run of an unchanged workspace gets the prompt the last
+		// such run rendered, after a stat of each file it depends on.
+		s, stable, err := rs.PromptIn(&cfg, ws.dir, func() (*os.Root, error) { return ws.root, nil }, rd)
 		if err != nil {
 			return "", 0, fmt.Errorf("engine: system prompt: %w", err)
 		}
-		params = res.Params
+		return s, stable, nil
 	}
-	rd := p.PromptOptions.Renderer
 	if rd == nil {
 		rd = &prompt.Renderer{}
 	}
-	buf, lay, err := rd.AppendPrompt(nil, &params)
+	buf, lay, err := rd.AppendPrompt(nil, &cfg.Base)
 	if err != nil {
 		return "", 0, fmt.Errorf("engine: system prompt: %w", err)
 	}

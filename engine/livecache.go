@@ -53,7 +53,11 @@ type liveEntry struct {
 	parsed  int64 // entries holds the file's entries up to this offset,
 	lines   int64 // which is after this many lines (the header included)
 	entries []transcript.Entry
-	elem    *list.Element
+	// sc is the context of entries, when the run built it before appending
+	// (scOK): the next run extends it by the lines it parses.
+	sc   transcript.SessionContext
+	scOK bool
+	elem *list.Element
 }
 
 // tailReaders are the Readers of the lines a run appended.
@@ -67,6 +71,8 @@ type liveCache struct {
 	max   int
 	limit int64
 	hits  atomic.Int64 // runs that did not read their session (tests)
+	// extends counts runs that extended the cached context (tests).
+	extends atomic.Int64
 }
 
 var liveSessions = &liveCache{max: liveCacheMax, limit: liveCacheBytes}
@@ -123,6 +129,9 @@ type liveBase struct {
 	entries int   // loaded entries: s.entries[:entries]
 	lines   int64 // lines of the file at open
 	ok      bool  // the loaded view is exactly the file at open
+	// sc is the context of the loaded entries (scOK: built).
+	sc   transcript.SessionContext
+	scOK bool
 }
 
 // fromCache sets s's entries from the cache when its writer's file is the
@@ -174,6 +183,13 @@ func (s *session) fromCache() bool {
 	s.leafID = []byte(e.leaf)
 	s.dirty = true
 	s.live.entries, s.live.lines, s.live.ok = len(entries), rs.Lines, true
+	// The context of the last run's view, extended by the lines it wrote
+	// when they only continue its branch.
+	if sc := e.sc; e.scOK && sc.Extend(e.entries, entries[len(e.entries):]) {
+		s.ctx, s.dirty = sc.Messages, false
+		s.live.sc, s.live.scOK = sc, true
+		liveSessions.extends.Add(1)
+	}
 	liveSessions.hits.Add(1)
 	return true
 }
@@ -205,5 +221,5 @@ func (s *session) saveLive() {
 	clear(s.entries[b.entries:])
 	s.entries = nil
 	liveSessions.put(&liveEntry{key: b.key, state: st, leaf: b.lw.Leaf(), version: s.version,
-		parsed: b.open.Size(), lines: b.lines, entries: entries})
+		parsed: b.open.Size(), lines: b.lines, entries: entries, sc: b.sc, scOK: b.scOK})
 }

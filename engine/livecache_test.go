@@ -154,7 +154,7 @@ func TestLiveCacheRequestsMatchUncached(t *testing.T) {
 	for _, file := range []bool{false, true} {
 		t.Run(fmt.Sprintf("file=%v", file), func(t *testing.T) {
 			a, b := newLiveWorld(t, true, file), newLiveWorld(t, false, file)
-			hits0 := liveSessions.hits.Load()
+			hits0, ext0 := liveSessions.hits.Load(), liveSessions.extends.Load()
 			for _, w := range []*liveWorld{a, b} {
 				w.run(t, "first question")
 				for i, ch := range outsideChanges {
@@ -164,6 +164,9 @@ func TestLiveCacheRequestsMatchUncached(t *testing.T) {
 			}
 			if hits := liveSessions.hits.Load() - hits0; hits < 3 {
 				t.Fatalf("%d runs used the cache, want at least the 3 after no change", hits)
+			}
+			if ext := liveSessions.extends.Load() - ext0; ext < 3 {
+				t.Fatalf("%d runs extended the cached context, want at least the 3 after no change", ext)
 			}
 			if len(a.reqs) != len(b.reqs) || len(a.reqs) != len(outsideChanges)+2 {
 				t.Fatalf("%d and %d requests", len(a.reqs), len(b.reqs))

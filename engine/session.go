@@ -254,7 +254,12 @@ func (s *session) conversation(added []llm.Message) []llm.Message {
 func (s *session) messages() []llm.Message {
 	if s.dirty {
 		s.materialize()
-		s.ctx = transcript.BuildSessionContextVersion(s.entries, s.version).Messages
+		sc := transcript.BuildSessionContextVersion(s.entries, s.version)
+		if s.live.lw != nil && !s.live.scOK && len(s.entries) == s.live.entries {
+			// The context of the view the live cache keeps.
+			s.live.sc, s.live.scOK = sc, true
+		}
+		s.ctx = sc.Messages
 		s.dirty = false
 	}
 	return s.ctx

@@ -67,6 +67,11 @@ type Config struct {
 	// ocbench_gateway_stream_errors_total) before and after the run: the
 	// failures vegeta cannot see, since it reads only status codes.
 	FailureProbe func() (float64, error)
+	// CPUProbe, when set, reads the gateway process's CPU time (user and
+	// system, all threads; ProcessCPU) before and after the attack: the
+	// gateway's cost per request, which unlike a rate holds when other
+	// work shares the machine.
+	CPUProbe func() (time.Duration, error)
 }
 
 // Report is the outcome of a run. Durations are in milliseconds, with the
@@ -96,9 +101,15 @@ type Report struct {
 	PeakRSSBytes   uint64  `json:"gatewayPeakRssBytes,omitempty"`
 	// InBandFailures is what FailureProbe counted during the run: answers
 	// (streams, runs) that failed after their 200; -1 when not probed.
-	InBandFailures int            `json:"inBandFailures"`
-	StatusCodes    map[string]int `json:"statusCodes"`
-	Errors         []string       `json:"errors,omitempty"`
+	InBandFailures int `json:"inBandFailures"`
+	// GatewayCPUUsPerReq is the gateway process's CPU time during the
+	// run over the requests sent (vegeta's and the sampler's), in
+	// microseconds; LoadgenCPUUsPerReq the same for this process, the
+	// load generator. Zero when not measured.
+	GatewayCPUUsPerReq float64        `json:"gatewayCpuUsPerRequest,omitempty"`
+	LoadgenCPUUsPerReq float64        `json:"loadgenCpuUsPerRequest,omitempty"`
+	StatusCodes        map[string]int `json:"statusCodes"`
+	Errors             []string       `json:"errors,omitempty"`
 	// Timeline is latency per second of the run, for the HTML plot.
 	Timeline []Point `json:"timeline"`
 }
@@ -237,6 +248,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			failuresBefore = v
 		}
 	}
+	cpuBefore, cpuErr := time.Duration(0), errors.New("not probed")
+	if cfg.CPUProbe != nil {
+		cpuBefore, cpuErr = cfg.CPUProbe()
+	}
+	selfBefore, selfErr := selfCPU()
 	var m vegeta.Metrics
 	started := time.Now()
 	var timeline []perSecond
@@ -278,6 +294,18 @@ loop:
 		}
 	}
 	samples.fill(rep)
+	if sent := float64(m.Requests + uint64(samples.streams)); sent > 0 {
+		if cpuErr == nil {
+			if v, err := cfg.CPUProbe(); err == nil {
+				rep.GatewayCPUUsPerReq = float64(v-cpuBefore) / 1e3 / sent
+			}
+		}
+		if selfErr == nil {
+			if v, err := selfCPU(); err == nil {
+				rep.LoadgenCPUUsPerReq = float64(v-selfBefore) / 1e3 / sent
+			}
+		}
+	}
 	for i, s := range timeline {
 		p := Point{Second: i, Requests: len(s.lat), Errors: s.errors}
 		if len(s.lat) > 0 {

@@ -36,6 +36,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.InBandFailures >= 0 {
 		fmt.Fprintf(tw, "failed after 200\t%d (the gateway's count of streams and runs that failed in-band)\n", r.InBandFailures)
 	}
+	if r.GatewayCPUUsPerReq > 0 || r.LoadgenCPUUsPerReq > 0 {
+		fmt.Fprintf(tw, "CPU per request\tgateway process %.0fµs  load generator %.0fµs\n", r.GatewayCPUUsPerReq, r.LoadgenCPUUsPerReq)
+	}
 	if r.PeakRSSBytes > 0 {
 		fmt.Fprintf(tw, "gateway memory\tpeak RSS %.1f MiB\n", float64(r.PeakRSSBytes)/(1<<20))
 	}

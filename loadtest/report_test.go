@@ -2,8 +2,10 @@ package loadtest
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ocbench/ocbench/internal/svgchart"
 )
@@ -34,5 +36,38 @@ func TestHTMLPlotsReadable(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "No data") {
 		t.Error("empty run does not say No data")
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	// A command name with a space and a parenthesis; utime 250 ticks,
+	// stime 30.
+	line := []byte("4242 (ocb (x) y) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 30 0 0 20 0 9 0 100 1000000 500 18446744073709551615\n")
+	d, err := parseProcStat(line)
+	if err != nil || d != 2800*time.Millisecond {
+		t.Fatalf("got %v, %v; want 2.8s", d, err)
+	}
+	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 z 30"} {
+		if _, err := parseProcStat([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if d, err := ProcessCPU(os.Getpid()); err == nil && d < 0 {
+		t.Errorf("own CPU %v", d)
+	}
+}
+
+func TestParseVmRSS(t *testing.T) {
+	n, err := parseVmRSS([]byte("Name:\tocbench\nVmHWM:\t   9000 kB\nVmRSS:\t   4096 kB\nRssAnon:\t 1 kB\n"))
+	if err != nil || n != 4096<<10 {
+		t.Fatalf("got %d, %v", n, err)
+	}
+	for _, bad := range []string{"", "Name:\tx\nVmRSS:\n", "Name:\tx\nVmRSS:\t12 MB\n", "Name:\tx\nVmRSS:\tz kB\n"} {
+		if _, err := parseVmRSS([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if n, err := ProcessRSS(os.Getpid()); err == nil && n == 0 {
+		t.Error("own RSS read as 0")
 	}
 }

@@ -148,13 +148,15 @@ type Resolved struct {
 // Resolver reads workspaces. It caches bootstrap file contents and parsed
 // skills keyed by path, size, modification time, device and inode (as
 // OpenClaw's workspace cache does), so an unchanged file costs one stat per
-// resolve and is read and parsed once. It is safe for concurrent use; the
-// zero value is ready. Share one across runs.
+// resolve and is read and parsed once; PromptIn also keeps the rendered
+// prompt of an unchanged configuration and workspace. It is safe for
+// concurrent use; the zero value is ready. Share one across runs.
 type Resolver struct {
 	mu     sync.Mutex
 	files  map[string]cachedFile
 	skills map[string]cachedSkill
 	dirs   map[string]cachedDir
+	memo   map[string]*promptMemo // PromptIn's rendered prompts
 }
 
 // cachedDir is a directory's listing, valid while the directory's
@@ -245,7 +247,7 @@ func (r *Resolver) Resolve(cfg *Config, workspace string) (*Resolved, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrWorkspace, workspace, err)
 	}
 	defer root.Close()
-	return r.resolveIn(cfg, abs, root, wst)
+	return r.resolveIn(cfg, abs, root, wst, nil)
 }
 
 // ResolveIn is Resolve for a workspace the caller already opened: root
@@ -257,10 +259,13 @@ func (r *Resolver) ResolveIn(cfg *Config, root *os.Root) (*Resolved, error) {
 	if err != nil || !wst.IsDir() {
 		return nil, fmt.Errorf("%w: %s: not a directory", ErrWorkspace, root.Name())
 	}
-	return r.resolveIn(cfg, root.Name(), root, wst)
+	return r.resolveIn(cfg, root.Name(), root, wst, nil)
 }
 
-func (r *Resolver) resolveIn(cfg *Config, abs string, root *os.Root, wst fs.FileInfo) (*Resolved, error) {
+// resolveIn resolves cfg in the workspace root (abs: its path, wst: its
+// stat). rec, when not nil, records every file and directory the result
+// depends on (see PromptIn).
+func (r *Resolver) resolveIn(cfg *Config, abs string, root *os.Root, wst fs.FileInfo, rec *depRecorder) (*Resolved, error) {
 
 	res := &Resolved{Workspace: abs}
 	p := cfg.Base
@@ -296,7 +301,7 @@ func (r *Resolver) resolveIn(cfg *Config, abs string, root *os.Root, wst fs.File
 	}
 	var files []BootstrapFile
 	for _, n := range names {
-		files = append(files, r.load(root, abs, n, maxBytes, &res.Warnings))
+		files = append(files, r.load(root, abs, n, maxBytes, &res.Warnings, rec))
 	}
 	for _, pat := range cfg.ExtraFiles {
 		matches, err := fs.Glob(root.FS(), path.Clean(filepath.ToSlash(pat)))
@@ -308,7 +313,7 @@ func (r *Resolver) resolveIn(cfg *Config, abs string, root *os.Root, wst fs.File
 			if !slices.Contains(BootstrapFileNames, path.Base(m)) {
 				continue
 			}
-			files = append(files, r.load(root, abs, m, maxBytes, &res.Warnings))
+			files = append(files, r.load(root, abs, m, maxBytes, &res.Warnings, nil))
 		}
 	}
 
@@ -379,7 +384,7 @@ func (r *Resolver) resolveIn(cfg *Config, abs string, root *os.Root, wst fs.File
 
 	// Skills.
 	if len(cfg.ToolsAllow) == 0 {
-		skills := r.discoverSkills(root, abs, cfg, &res.Warnings)
+		skills := r.discoverSkills(root, abs, cfg, &res.Warnings, rec)
 		home := cfg.HomeDir
 		if home == "" {
 			home, _ = os.UserHomeDir()
@@ -445,14 +450,18 @@ func (r *Resolver) exactNameExists(root *os.Root, st fs.FileInfo, name string) b
 }
 
 // load reads one workspace-relative file through the guard.
-func (r *Resolver) load(root *os.Root, abs, rel string, maxBytes int64, warnings *[]string) BootstrapFile {
+func (r *Resolver) load(root *os.Root, abs, rel string, maxBytes int64, warnings *[]string, rec *depRecorder) BootstrapFile {
 	rel = filepath.ToSlash(filepath.Clean(rel))
 	f := BootstrapFile{Name: path.Base(rel), Path: filepath.Join(abs, filepath.FromSlash(rel))}
+	rec.stat(f.Path)
 	content, invalid, err := r.read(root, rel, maxBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.Missing = true
 	case err != nil:
+		// Why the guard refused it (an escape, a size limit, a FIFO) is
+		// not all in a stat: such a resolution is not memoized.
+		rec.fail()
 		f.Missing = true
 		f.Error = &FileError{Path: f.Path, Err: err}
 		*warnings = append(*warnings, fmt.Sprintf("bootstrap file %s cannot be read; injected as missing: %v", rel, err))
@@ -603,7 +612,7 @@ func (r *Resolver) sanitize(root *os.Root, abs string, files []BootstrapFile, ma
 // discoverSkills finds <dir>/<name>/SKILL.md under the configured skill
 // roots and <workspace>/skills (highest precedence), parses their front
 // matter, and applies the agent's filter.
-func (r *Resolver) discoverSkills(root *os.Root, abs string, cfg *Config, warnings *[]string) []Skill {
+func (r *Resolver) discoverSkills(root *os.Root, abs string, cfg *Config, warnings *[]string, rec *depRecorder) []Skill {
 	byName := map[string]Skill{}
 	var order []string
 	add := func(s Skill) {
@@ -614,12 +623,13 @@ func (r *Resolver) discoverSkills(root *os.Root, abs string, cfg *Config, warnin
 	}
 	for _, dir := range cfg.SkillDirs {
 		fsys := os.DirFS(dir)
-		for _, s := range r.scanSkills(fsys, dir, "source:"+dir, warnings) {
+		for _, s := range r.scanSkills(fsys, dir, "source:"+dir, warnings, rec) {
 			add(s)
 		}
 	}
+	rec.stat(filepath.Join(abs, "skills"))
 	if st, err := root.Stat("skills"); err == nil && st.IsDir() {
-		for _, s := range r.scanSkills(root.FS(), abs, "workspace", warnings) {
+		for _, s := range r.scanSkills(root.FS(), abs, "workspace", warnings, rec) {
 			add(s)
 		}
 	}
@@ -637,10 +647,15 @@ func (r *Resolver) discoverSkills(root *os.Root, abs string, cfg *Config, warnin
 	return out
 }
 
-func (r *Resolver) scanSkills(fsys fs.FS, base, source string, warnings *[]string) []Skill {
+func (r *Resolver) scanSkills(fsys fs.FS, base, source string, warnings *[]string, rec *depRecorder) []Skill {
 	prefix := "skills"
 	if source != "workspace" {
 		prefix = "."
+	}
+	if source != "workspace" { // discoverSkills recorded <workspace>/skills
+		// The listing is cached by the directory's stat: recording that
+		// stat covers every entry added, removed or renamed.
+		rec.stat(filepath.Join(base, prefix))
 	}
 	dst, err := fs.Stat(fsys, prefix)
 	if err != nil || !dst.IsDir() {
@@ -658,6 +673,7 @@ func (r *Resolver) scanSkills(fsys fs.FS, base, source string, warnings *[]strin
 		return out, nil
 	})
 	if err != nil {
+		rec.fail()
 		return nil
 	}
 	var out []Skill
@@ -666,9 +682,14 @@ func (r *Resolver) scanSkills(fsys fs.FS, base, source string, warnings *[]strin
 			continue
 		}
 		rel := path.Join(prefix, e.name, "SKILL.md")
+		rec.stat(filepath.Join(base, filepath.FromSlash(rel)))
 		s, err := r.loadSkill(fsys, base, rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if err != nil && !errors.Is(err, ErrSkillFrontMatter) {
+			// A read error, unlike bad front matter, may pass.
+			rec.fail()
 		}
 		if err != nil {
 			*warnings = append(*warnings, fmt.Sprintf("skipping skill %s: %v", rel, err))

@@ -28,6 +28,9 @@ type SessionContext struct {
 	// Header and Stats are set by LoadContext.
 	Header Header
 	Stats  Stats
+	// extendable: built by BuildSessionContextVersion for a version 1-3
+	// session whose active path has no cycle (see Extend).
+	extendable bool
 }
 
 // BuildContext returns the LLM messages of the active branch of entries.
@@ -69,7 +72,7 @@ func BuildSessionContext(entries []Entry) SessionContext {
 //
 // A parent that is missing ends the walk; a cycle cannot hang it.
 func BuildSessionContextVersion(entries []Entry, version int) SessionContext {
-	sc := SessionContext{ThinkingLevel: "off"}
+	sc := SessionContext{ThinkingLevel: "off", extendable: version < 4}
 	if len(entries) == 0 {
 		return sc
 	}
@@ -80,12 +83,67 @@ func BuildSessionContextVersion(entries []Entry, version int) SessionContext {
 			byID[st.ID] = i
 		}
 	}
-	ids := nav.Path()
+	ids, acyclic := nav.path()
 	path := make([]*Entry, 0, len(ids))
 	for _, h := range ids {
 		path = append(path, &entries[byID[h]])
 	}
-	return buildFromPath(path)
+	sc = buildFromPath(path)
+	sc.extendable = acyclic && version < 4
+	return sc
+}
+
+// Extend makes sc, the context BuildSessionContextVersion built of
+// entries, the context of entries followed by tail, when that is sc's
+// messages followed by tail's: a version 1-3 session whose active path
+// had no cycle, and tail message entries with their message (parsed), each
+// hanging from the entry before it, the first from the last entry of
+// entries with an id (the active leaf of such a session; with none, the
+// first is a root), none with an id already used in entries as an id or a
+// parent. It appends to sc.Messages in place. It reports false, changing
+// nothing, otherwise (a branch, another entry type, a repeated id): build
+// the context in full. A run continuing a live session uses it to turn
+// what it parsed of the file's new lines into the context without walking
+// the whole tree again.
+func (sc *SessionContext) Extend(entries, tail []Entry) bool {
+	if !sc.extendable {
+		return false
+	}
+	var parent []byte
+	for i := len(entries) - 1; i >= 0 && parent == nil; i-- {
+		if len(entries[i].ID) > 0 {
+			parent = entries[i].ID
+		}
+	}
+	ids := make(map[uint64]struct{}, len(tail))
+	for i := range tail {
+		e := &tail[i]
+		if e.Type != TypeMessage || e.Message == nil || len(e.ID) == 0 || string(e.ParentID) != string(parent) {
+			return false
+		}
+		ids[IDHash(e.ID)] = struct{}{}
+		parent = e.ID
+	}
+	if len(ids) < len(tail) {
+		return false
+	}
+	for i := range entries {
+		_, id := ids[IDHash(entries[i].ID)]
+		_, up := ids[IDHash(entries[i].ParentID)]
+		if id || up {
+			return false
+		}
+	}
+	for i := range tail {
+		m := tail[i].Message
+		if m.Role == llm.RoleAssistant {
+			sc.Provider, sc.ModelID = m.Provider, m.Model
+		}
+		if !tail[i].ExcludeFromContext {
+			sc.Messages = append(sc.Messages, *m)
+		}
+	}
+	return true
 }
 
 // buildSessionContextAt is pi's buildSessionContext(entries, leafId): the

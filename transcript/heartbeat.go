@@ -3,6 +3,7 @@ package transcript
 import (
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -27,15 +28,28 @@ var (
 )
 
 // textOf joins m's text blocks without a separator; nonText is set when m
-// has any other block.
+// has any other block. The text of a message with one text block is a
+// view of its bytes, valid while m is unchanged: callers classify it and
+// do not keep it (the history filter asks this of every user message).
 func textOf(m *llm.Message) (text string, nonText bool) {
-	var b strings.Builder
+	texts, only := 0, -1
 	for i := range m.Content {
 		if m.Content[i].Type != llm.BlockText {
 			nonText = true
 			continue
 		}
-		b.Write(m.Content[i].Text)
+		texts++
+		only = i
+	}
+	if texts == 1 {
+		t := m.Content[only].Text
+		return unsafe.String(unsafe.SliceData(t), len(t)), nonText
+	}
+	var b strings.Builder
+	for i := range m.Content {
+		if m.Content[i].Type == llm.BlockText {
+			b.Write(m.Content[i].Text)
+		}
 	}
 	return b.String(), nonText
 }

@@ -192,11 +192,17 @@ func (n *Navigator) skipControls(p uint64) uint64 {
 // left out; a missing ancestor ends it (the reachable suffix is kept) and a
 // cycle empties it.
 func (n *Navigator) Path() []uint64 {
+	path, _ := n.path()
+	return path
+}
+
+// path is Path, and false when a cycle emptied it.
+func (n *Navigator) path() ([]uint64, bool) {
 	var path []uint64
 	seen := make(map[uint64]struct{})
 	for cur := n.leaf; cur != 0; {
 		if _, dup := seen[cur]; dup {
-			return nil
+			return nil, false
 		}
 		seen[cur] = struct{}{}
 		nd, ok := n.nodes[cur]
@@ -211,7 +217,7 @@ func (n *Navigator) Path() []uint64 {
 	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
 		path[i], path[j] = path[j], path[i]
 	}
-	return path
+	return path, true
 }
 
 // appendTracker follows, entry by entry, the id the next append hangs from

@@ -41,6 +41,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	conns := fs.Int("connections", 64, "open connections at most")
 	findMax := fs.Bool("find-max", false, "step the rate up until p99 reaches 50ms or a request fails; report the highest rate held")
 	maxStreams := fs.Int("max-streams", 4096, "the started gateway's concurrent stream limit")
+	gatewayBin := fs.String("gateway-bin", "", "start this ocbench binary's serve as the gateway instead of this one's (to compare builds under one load generator)")
 	serveFlags := fs.String("serve-flags", "", "more flags for the started gateway, space-separated (e.g. \"--sync none --cpuprofile gw.prof\")")
 	sessions := fs.Int("sessions", 0, "--route runs: cycle through this many sessions, so that each run continues one (0: a fresh session per run)")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
@@ -74,8 +75,9 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	base, upstream := *target, ""
 	var probe func() (uint64, error)
 	var failures func() (float64, error)
+	var cpu func() (time.Duration, error)
 	if base == "" {
-		gw, err := startGatewayProcess(ctx, *maxStreams, strings.Fields(*serveFlags), stderr)
+		gw, err := startGatewayProcess(ctx, *gatewayBin, *maxStreams, strings.Fields(*serveFlags), stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 			return 1
@@ -83,10 +85,20 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		defer gw.stop()
 		base, upstream = gw.url, gw.upstream
 		client := &http.Client{Timeout: time.Second}
+		// Memory is polled every 50 ms: from /proc where there is one, so
+		// that the gateway does not spend its CPU (a fifth of a core at
+		// high rates) serving /metrics pages to its own load test.
+		pid := gw.cmd.Process.Pid
 		probe = func() (uint64, error) { return loadtest.ScrapeRSS(client, gw.url+"/metrics") }
+		if _, err := loadtest.ProcessRSS(pid); err == nil {
+			probe = func() (uint64, error) { return loadtest.ProcessRSS(pid) }
+		}
 		failures = func() (float64, error) {
 			return loadtest.ScrapeCounter(client, gw.url+"/metrics", "ocbench_gateway_stream_errors_total")
 		}
+		// With --route direct this is the scripted upstream's own cost: it
+		// runs in the gateway's process.
+		cpu = func() (time.Duration, error) { return loadtest.ProcessCPU(pid) }
 	}
 	if *route == "direct" {
 		if upstream == "" {
@@ -96,7 +108,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		base, probe, failures = upstream, nil, nil
 	}
 	cfg := loadtest.Config{Target: base, Path: path, Body: body, BodyFunc: bodyFunc, Rate: *rate, RampTo: *rampTo,
-		Duration: *dur, Connections: *conns, MemoryProbe: probe, FailureProbe: failures}
+		Duration: *dur, Connections: *conns, MemoryProbe: probe, FailureProbe: failures, CPUProbe: cpu}
 
 	var rep *loadtest.Report
 	if *findMax {
@@ -172,7 +184,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		if err != nil {
 			return best, err
 		}
-		fmt.Fprintf(log, "rate %6.4g/s: sent %.3g/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
+		logStep(log, rate, r)
 		if ok(r) {
 			best, lo = r, rate
 		} else {
@@ -186,7 +198,7 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		if err != nil {
 			return best, err
 		}
-		fmt.Fprintf(log, "rate %6.4g/s: sent %.3g/s, p99 %.2fms, success %.2f%%, failed after 200: %d\n", c.Rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures)
+		logStep(log, c.Rate, r)
 		if ok(r) {
 			best, lo = r, c.Rate
 		} else {
@@ -199,6 +211,11 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 	return best, nil
 }
 
+func logStep(log io.Writer, rate float64, r *loadtest.Report) {
+	fmt.Fprintf(log, "rate %6.4g/s: sent %.3g/s, p99 %.2fms, success %.2f%%, failed after 200: %d, CPU/req gateway %.0fµs loadgen %.0fµs\n",
+		rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures, r.GatewayCPUUsPerReq, r.LoadgenCPUUsPerReq)
+}
+
 // gatewayProcess is `ocbench serve` started as a child process, so that its
 // memory is its own and not the load generator's.
 type gatewayProcess struct {
@@ -206,10 +223,12 @@ type gatewayProcess struct {
 	cmd           *exec.Cmd
 }
 
-func startGatewayProcess(ctx context.Context, maxStreams int, flags []string, stderr io.Writer) (*gatewayProcess, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
+func startGatewayProcess(ctx context.Context, exe string, maxStreams int, flags []string, stderr io.Writer) (*gatewayProcess, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
 	}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--max-streams", strconv.Itoa(maxStreams)}, flags...)
 	cmd := exec.CommandContext(ctx, exe, args...)

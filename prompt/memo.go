@@ -1,0 +1,242 @@
+package prompt
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"slices"
+)
+
+// A warm run of an unchanged workspace should not assemble its prompt
+// again: PromptIn keeps the prompt it rendered, keyed by the configuration
+// (by value) and the workspace, together with the stat of every file and
+// directory the resolution read (bootstrap files, present or not, the
+// workspace and skill directories whose listings it used, every SKILL.md).
+// A later call with an equal configuration re-stats those paths and, when
+// each is the same file (device, inode, size, modification time, as
+// OpenClaw's workspace cache compares them) or still absent, returns the
+// same prompt. Anything else resolves and renders again, through the
+// per-file caches.
+//
+// Not memoized: a configuration with a bootstrap Hook (a function whose
+// output no key can name) or ExtraFiles globs, a resolution in which a
+// file was refused by the workspace guard or could not be read (why is
+// not all in a stat), and platforms without quickStat.
+
+// maxPromptMemos bounds the memo (reset on overflow, as the other caches).
+const maxPromptMemos = 1024
+
+type promptMemo struct {
+	deps   []dep
+	prompt string
+	stable int
+}
+
+// dep is one path a resolution depended on, as stat saw it before the
+// resolution read it.
+type dep struct {
+	path string
+	sig  fileSig
+	ok   bool // the path existed
+}
+
+func (d *dep) current() bool {
+	sig, ok := quickStat(d.path)
+	if ok != d.ok {
+		return false
+	}
+	return !ok || sig.same(d.sig)
+}
+
+func (s fileSig) same(o fileSig) bool {
+	return s.size == o.size && s.mtime.Equal(o.mtime) && s.id == o.id && s.regular == o.regular
+}
+
+// depRecorder collects a resolution's dependencies; a nil recorder
+// records nothing.
+type depRecorder struct {
+	deps []dep
+	bad  bool
+}
+
+func (d *depRecorder) stat(path string) {
+	if d == nil {
+		return
+	}
+	sig, ok := quickStat(path)
+	d.deps = append(d.deps, dep{path: path, sig: sig, ok: ok})
+}
+
+// fail marks the resolution as one not to memoize.
+func (d *depRecorder) fail() {
+	if d != nil {
+		d.bad = true
+	}
+}
+
+// PromptIn resolves cfg in the workspace dir and renders the prompt with
+// rd (nil: an uncached Renderer), returning the prompt and the length of
+// its stable prefix (Layout.StableLen). dir is the workspace's absolute
+// path with symlinks resolved; open opens it as a Root, and is called only
+// when the prompt must be resolved again. A call with a configuration
+// equal to an earlier one's, for the same dir, whose files and directories
+// are all unchanged returns the earlier prompt at the cost of one stat per
+// file and directory (see the memo's rules above); the Renderer is then
+// not used.
+func (r *Resolver) PromptIn(cfg *Config, dir string, open func() (*os.Root, error), rd *Renderer) (string, int, error) {
+	var kb [1024]byte
+	key, memoize := memoKey(kb[:0], cfg, dir)
+	if memoize {
+		r.mu.Lock()
+		m := r.memo[string(key)]
+		r.mu.Unlock()
+		if m != nil && m.current() {
+			return m.prompt, m.stable, nil
+		}
+	}
+	root, err := open()
+	if err != nil {
+		return "", 0, err
+	}
+	var rec *depRecorder
+	if memoize {
+		rec = &depRecorder{}
+		rec.stat(dir)
+	}
+	wst, err := root.Stat(".")
+	if err != nil || !wst.IsDir() {
+		return "", 0, fmt.Errorf("%w: %s: not a directory", ErrWorkspace, root.Name())
+	}
+	res, err := r.resolveIn(cfg, dir, root, wst, rec)
+	if err != nil {
+		return "", 0, err
+	}
+	if rd == nil {
+		rd = &Renderer{}
+	}
+	buf, lay, err := rd.AppendPrompt(nil, &res.Params)
+	if err != nil {
+		return "", 0, err
+	}
+	out := string(buf)
+	if memoize && !rec.bad {
+		r.mu.Lock()
+		if r.memo == nil || len(r.memo) >= maxPromptMemos {
+			r.memo = make(map[string]*promptMemo)
+		}
+		r.memo[string(key)] = &promptMemo{deps: rec.deps, prompt: out, stable: lay.StableLen}
+		r.mu.Unlock()
+	}
+	return out, lay.StableLen, nil
+}
+
+// current re-stats the memo's dependencies.
+func (m *promptMemo) current() bool {
+	for i := range m.deps {
+		if !m.deps[i].current() {
+			return false
+		}
+	}
+	return true
+}
+
+// memoKey appends the memo key of (cfg, dir) to b: dir, the environment
+// the resolver reads (TZ for the time zone, HOME for "~/" skill paths) and
+// every field of cfg, by value. It reports false when cfg cannot be
+// memoized.
+func memoKey(b []byte, cfg *Config, dir string) ([]byte, bool) {
+	if !haveQuickStat || len(cfg.ExtraFiles) > 0 {
+		return b, false
+	}
+	b = appendKeyString(b, dir)
+	b = appendKeyString(b, os.Getenv("TZ"))
+	b = appendKeyString(b, os.Getenv("HOME"))
+	return appendKeyValue(b, reflect.ValueOf(cfg).Elem())
+}
+
+func appendKeyString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// appendKeyValue appends an unambiguous encoding of v; it reports false
+// for a value it cannot encode (a non-nil function, channel or interface,
+// a map without string keys).
+func appendKeyValue(b []byte, v reflect.Value) ([]byte, bool) {
+	ok := true
+	switch v.Kind() {
+	case reflect.String:
+		b = appendKeyString(b, v.String())
+	case reflect.Bool:
+		if v.Bool() {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		b = binary.AppendVarint(b, v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		b = binary.AppendUvarint(b, v.Uint())
+	case reflect.Float32, reflect.Float64:
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if b, ok = appendKeyValue(b, v.Field(i)); !ok {
+				return b, false
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			b = append(b, 0)
+			break
+		}
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(v.Len()))
+		for i := range v.Len() {
+			if b, ok = appendKeyValue(b, v.Index(i)); !ok {
+				return b, false
+			}
+		}
+	case reflect.Pointer:
+		if v.IsNil() {
+			b = append(b, 0)
+			break
+		}
+		b = append(b, 1)
+		return appendKeyValue(b, v.Elem())
+	case reflect.Map:
+		if v.IsNil() {
+			b = append(b, 0)
+			break
+		}
+		if v.Type().Key().Kind() != reflect.String {
+			return b, false
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(x, y reflect.Value) int {
+			switch xs, ys := x.String(), y.String(); {
+			case xs < ys:
+				return -1
+			case xs > ys:
+				return 1
+			}
+			return 0
+		})
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(keys)))
+		for _, k := range keys {
+			b = appendKeyString(b, k.String())
+			if b, ok = appendKeyValue(b, v.MapIndex(k)); !ok {
+				return b, false
+			}
+		}
+	default: // Func, Chan, Interface, UnsafePointer, Complex
+		if v.Kind() != reflect.Complex64 && v.Kind() != reflect.Complex128 && v.IsNil() {
+			b = append(b, 0)
+			break
+		}
+		return b, false
+	}
+	return b, true
+}

@@ -1,0 +1,95 @@
+package transcript
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/ocbench/ocbench/llm"
+)
+
+// TestSessionContextExtend builds random version-3 sessions (chains,
+// branches, compactions, custom messages, excluded messages, repeated
+// ids, missing parents), splits each at every point, and checks that
+// whenever Extend accepts a tail its context is the full rebuild's, and
+// that it accepts the plain case of a chain of messages.
+func TestSessionContextExtend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	accepted := 0
+	for round := 0; round < 400; round++ {
+		n := 2 + rng.IntN(12)
+		var entries []Entry
+		for i := 0; i < n; i++ {
+			e := Entry{Type: TypeMessage, ID: []byte("e" + strconv.Itoa(i))}
+			if i > 0 {
+				e.ParentID = entries[i-1].ID
+			}
+			k := rng.IntN(12)
+			if i == 0 {
+				k = 11
+			}
+			switch k {
+			case 0: // a branch from an earlier entry
+				e.ParentID = entries[rng.IntN(i)].ID
+			case 1:
+				e.Type = TypeCompaction
+				e.Summary = []byte("sum")
+				e.FirstKeptEntryID = entries[rng.IntN(i)].ID
+			case 2:
+				e.Type = TypeCustomMessage
+				e.Content = []byte(`"custom"`)
+			case 3: // an id seen before
+				e.ID = entries[rng.IntN(i)].ID
+			case 4:
+				e.ExcludeFromContext = true
+			case 5: // a parent that is not in the session (yet)
+				e.ParentID = []byte("x" + strconv.Itoa(rng.IntN(3)))
+			case 6: // an id that may be such a missing parent
+				e.ID = []byte("x" + strconv.Itoa(rng.IntN(3)))
+			}
+			if e.Type == TypeMessage {
+				role := llm.RoleUser
+				if i%2 == 1 {
+					role = llm.RoleAssistant
+				}
+				m := llm.TextMessage(role, "m"+strconv.Itoa(i))
+				if role == llm.RoleAssistant {
+					m.Provider, m.Model = "p"+strconv.Itoa(i), "m"+strconv.Itoa(i)
+				}
+				e.Message = &m
+			}
+			entries = append(entries, e)
+		}
+		for cut := 0; cut < n; cut++ {
+			head, tail := entries[:cut], entries[cut:]
+			got := BuildSessionContextVersion(head, 3)
+			got.Messages = got.Messages[:len(got.Messages):len(got.Messages)]
+			if !got.Extend(head, tail) {
+				continue
+			}
+			accepted++
+			want := BuildSessionContextVersion(entries, 3)
+			if len(got.Messages) != len(want.Messages) || !reflect.DeepEqual(got, want) {
+				for _, e := range entries {
+					t.Logf("%v id=%s parent=%s first=%s excl=%v", e.Type, e.ID, e.ParentID, e.FirstKeptEntryID, e.ExcludeFromContext)
+				}
+				t.Fatalf("round %d cut %d: extended context %d messages, rebuilt %d", round, cut, len(got.Messages), len(want.Messages))
+			}
+		}
+	}
+	if accepted < 100 {
+		t.Fatalf("only %d extensions accepted", accepted)
+	}
+	// Version 4 and a tail that branches are refused.
+	m := llm.TextMessage(llm.RoleUser, "x")
+	head := []Entry{{Type: TypeMessage, ID: []byte("a"), Message: &m}}
+	tail := []Entry{{Type: TypeMessage, ID: []byte("b"), ParentID: []byte("a"), Message: &m}}
+	if sc := BuildSessionContextVersion(head, 4); sc.Extend(head, tail) {
+		t.Fatal("a version-4 session was extended")
+	}
+	tail[0].ParentID = []byte("z")
+	if sc := BuildSessionContextVersion(head, 3); sc.Extend(head, tail) {
+		t.Fatal("a tail hanging from an unknown entry was extended")
+	}
+}
