@@ -250,7 +250,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		// ReadFrom reads on only with MinRead bytes free: room for the
+		// EOF read too, or the buffer is grown (and copied) once more.
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	rc.SetReadDeadline(time.Time{})
@@ -422,23 +424,38 @@ func (s *sseWriter) flushPending() error {
 // Version and organisation headers always pass. Credentials are never
 // logged.
 func (s *Server) upstreamAuth(dst, src http.Header, w wire) {
-	switch {
-	case s.cfg.UpstreamKey != "" && w == wireAnthropic:
-		dst.Set("X-Api-Key", s.cfg.UpstreamKey)
-	case s.cfg.UpstreamKey != "":
-		dst.Set("Authorization", "Bearer "+s.cfg.UpstreamKey)
-	case s.cfg.AuthKey == "":
-		copyHeaders(dst, src, "Authorization", "X-Api-Key")
-	}
-	copyHeaders(dst, src, "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project")
+	s.eachUpstreamHeader(src, w, func(k, v string) error { dst.Add(k, v); return nil })
 }
 
-func copyHeaders(dst, src http.Header, keys ...string) {
-	for _, k := range keys {
-		if v := src.Values(k); len(v) > 0 {
-			dst[k] = append([]string(nil), v...)
+// eachUpstreamHeader calls add with every header upstreamAuth sets, and
+// stops at add's first error.
+func (s *Server) eachUpstreamHeader(src http.Header, w wire, add func(k, v string) error) error {
+	switch {
+	case s.cfg.UpstreamKey != "" && w == wireAnthropic:
+		if err := add("X-Api-Key", s.cfg.UpstreamKey); err != nil {
+			return err
+		}
+	case s.cfg.UpstreamKey != "":
+		if err := add("Authorization", "Bearer "+s.cfg.UpstreamKey); err != nil {
+			return err
+		}
+	case s.cfg.AuthKey == "":
+		if err := copyHeaders(add, src, "Authorization", "X-Api-Key"); err != nil {
+			return err
 		}
 	}
+	return copyHeaders(add, src, "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project")
+}
+
+func copyHeaders(add func(k, v string) error, src http.Header, keys ...string) error {
+	for _, k := range keys {
+		for _, v := range src[k] {
+			if err := add(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // errText is err's message with anything after a newline cut, so that an
