@@ -148,8 +148,11 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 		if first {
 			first = false
 			s.m.timeToFirstEvent.WithLabelValues("runs").Observe(time.Since(start).Seconds())
-			// The first event goes out at once (time to first event).
-			if err := sse.writeEvent(ev, m, true); err != nil {
+			// A coalescing run's first event goes out with the rest of
+			// what its provider gives before it waits (the flush hook, or
+			// the model call's end for a provider that never waits), not
+			// in a write of its own; nothing is held across a wait.
+			if err := sse.writeEvent(ev, m, !sse.coalesce); err != nil {
 				cancel()
 				return err
 			}
@@ -351,14 +354,18 @@ func (s *sseWriter) writeEvent(ev *llm.Event, m *llm.Message, flush bool) error 
 	return nil
 }
 
-// writeResult writes the run's closing "event: result" and flushes.
+// writeResult writes the run's closing "event: result" without a flush:
+// it goes out with what is still gathered and the end of the chunked body
+// in net/http's final flush, one write, under the write deadline that
+// instrument moves on for it.
 func (s *sseWriter) writeResult(res *RunResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out, _ := json.Marshal(res)
 	s.ev = append(append(append(s.ev[:0], "event: result\ndata: "...), out...), "\n\n"...)
+	s.coalesce = true
 	if s.write(s.ev) == nil {
-		s.flushPending()
+		s.writePending()
 	}
 }
 
