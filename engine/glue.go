@@ -141,7 +141,7 @@ func (r *runner) prepareHistory(msgs []llm.Message) []llm.Message {
 	p := r.p
 	pol := transcript.PolicyForAPI(p.Model.API)
 	if r.reg != nil {
-		pol.AllowedToolNames = r.reg.Names()
+		pol.AllowedToolNames = r.names
 	}
 	out, rep := transcript.Prepare(msgs, transcript.PrepareOptions{
 		Policy:              pol,
