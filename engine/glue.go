@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -90,7 +89,7 @@ func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, e
 		}
 		// A warm run of an unchanged workspace gets the prompt the last
 		// such run rendered, after a stat of each file it depends on.
-		s, stable, err := rs.PromptIn(&cfg, ws.dir, func() (*os.Root, error) { return ws.root, nil }, rd)
+		s, stable, err := rs.PromptIn(&cfg, ws.dir, ws.openRoot, rd)
 		if err != nil {
 			return "", 0, fmt.Errorf("engine: system prompt: %w", err)
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -83,5 +84,45 @@ func TestLiveSessionRunAllocations(t *testing.T) {
 	}
 	if long > short+5 {
 		t.Fatalf("a run allocates %.0f times on 400 messages, %.0f on 40: allocations grow with the history", long, short)
+	}
+}
+
+// TestRunWorkspaceChecks: the run's workspace root is opened lazily, but a
+// workspace that is missing or not a directory still fails the run's
+// setup, and the built-in tools work on the root opened at their first
+// call.
+func TestRunWorkspaceChecks(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("the notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := &scripted.Script{Turns: []scripted.Turn{
+		{Steps: []scripted.Step{scripted.ToolCall("", "read", `{"path":"notes.txt"}`)}},
+		{Steps: []scripted.Step{scripted.Text("done")}},
+	}}
+	prov := scripted.MustNew(scripted.Options{Script: script})
+	for _, bad := range []string{filepath.Join(dir, "missing"), file} {
+		p := Params{Prompt: "hi", Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
+			StreamFunc: prov.StreamFunc(), Workspace: bad, BuiltinTools: true}
+		if _, err := Run(context.Background(), p); err == nil || !strings.Contains(err.Error(), "workspace") {
+			t.Fatalf("workspace %s: %v", bad, err)
+		}
+	}
+	p := Params{Prompt: "hi", Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
+		StreamFunc: prov.StreamFunc(), Workspace: ws, BuiltinTools: true}
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ToolCalls) != 1 || res.ToolCalls[0].IsError || !strings.Contains(res.NewMessages[2].TextContent(), "the notes") {
+		t.Fatalf("the read tool did not read the file: %+v", res.ToolCalls)
 	}
 }

@@ -507,7 +507,7 @@ func (r *runner) setup() (err error) {
 	r.takeNotes()
 	// Phase 3: tools (the prompt lists them).
 	if p.Workspace != "" {
-		r.ws, err = OpenWorkspace(p.Workspace)
+		r.ws, err = resolveWorkspace(p.Workspace)
 		if err != nil {
 			return err
 		}
