@@ -54,11 +54,26 @@ func (e *PathError) Unwrap() error { return ErrPathEscape }
 // after the check cannot lead out either.
 type Workspace struct {
 	dir  string // absolute, symlinks resolved
-	root *os.Root
+	mu   sync.Mutex
+	root *os.Root // opened by OpenWorkspace, or at first use by a run
 }
 
 // OpenWorkspace opens dir (which must exist) as a workspace.
 func OpenWorkspace(dir string) (*Workspace, error) {
+	w, err := resolveWorkspace(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.openRoot(); err != nil {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
+	}
+	return w, nil
+}
+
+// resolveWorkspace resolves dir (which must be a directory) as a
+// workspace whose root is opened at first use: a run whose prompt comes
+// from the memo and that calls no built-in tool never opens it.
+func resolveWorkspace(dir string) (*Workspace, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
@@ -67,18 +82,42 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
 	}
-	root, err := os.OpenRoot(real)
-	if err != nil {
+	if st, err := os.Stat(real); err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, &os.PathError{Op: "open", Path: real, Err: syscall.ENOTDIR})
 	}
-	return &Workspace{dir: real, root: root}, nil
+	return &Workspace{dir: real}, nil
+}
+
+// openRoot returns the workspace's root, opening it at the first call.
+func (w *Workspace) openRoot() (*os.Root, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.root == nil {
+		root, err := os.OpenRoot(w.dir)
+		if err != nil {
+			return nil, err
+		}
+		w.root = root
+	}
+	return w.root, nil
 }
 
 // Dir returns the workspace's absolute path with symlinks resolved.
 func (w *Workspace) Dir() string { return w.dir }
 
 // Close releases the workspace's directory handle.
-func (w *Workspace) Close() error { return w.root.Close() }
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.root == nil {
+		return nil
+	}
+	err := w.root.Close()
+	w.root = nil
+	return err
+}
 
 // Resolve maps a path given by the model to a path relative to the
 // workspace, or refuses it. Relative paths are taken from the workspace
@@ -288,13 +327,17 @@ func decodeArgs(args []byte, v any) error {
 }
 
 func (b *builtins) readFile(p string) (string, []byte, error) {
+	root, err := b.ws.openRoot()
+	if err != nil {
+		return "", nil, err
+	}
 	rel, err := b.ws.Resolve(p)
 	if err != nil {
 		return "", nil, err
 	}
 	// Non-blocking: opening a FIFO (or a device) for reading would wait
 	// for a writer forever. Only regular files are read.
-	f, err := b.ws.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return rel, nil, rootErr(p, err)
 	}
@@ -374,6 +417,10 @@ func (b *builtins) read(_ context.Context, args []byte) (ToolOutput, error) {
 }
 
 func (b *builtins) write(_ context.Context, args []byte) (ToolOutput, error) {
+	root, err := b.ws.openRoot()
+	if err != nil {
+		return ToolOutput{}, err
+	}
 	var a struct {
 		Path    string `json:"path"`
 		Content string `json:"content"`
@@ -389,7 +436,7 @@ func (b *builtins) write(_ context.Context, args []byte) (ToolOutput, error) {
 		return ToolOutput{}, fmt.Errorf("%s is the workspace directory, not a file", a.Path)
 	}
 	if dir := filepath.Dir(rel); dir != "." {
-		if err := b.ws.root.MkdirAll(dir, 0o755); err != nil {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return ToolOutput{}, rootErr(a.Path, err)
 		}
 	}
@@ -427,6 +474,10 @@ func (b *builtins) edit(_ context.Context, args []byte) (ToolOutput, error) {
 }
 
 func (b *builtins) ls(_ context.Context, args []byte) (ToolOutput, error) {
+	root, err := b.ws.openRoot()
+	if err != nil {
+		return ToolOutput{}, err
+	}
 	var a struct {
 		Path  string `json:"path"`
 		Limit int    `json:"limit"`
@@ -438,7 +489,7 @@ func (b *builtins) ls(_ context.Context, args []byte) (ToolOutput, error) {
 	if err != nil {
 		return ToolOutput{}, err
 	}
-	f, err := b.ws.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block
 	if err != nil {
 		return ToolOutput{}, rootErr(a.Path, err)
 	}
@@ -512,8 +563,12 @@ func fileKind(m fs.FileMode) string {
 // file's permissions are kept; a symlink leaf (inside the workspace, as
 // Resolve guarantees) is followed, so the link stays a link.
 func (b *builtins) replaceFile(p, rel string, data []byte) error {
+	root, err := b.ws.openRoot()
+	if err != nil {
+		return err
+	}
 	perm, existed := fs.FileMode(0o644), false
-	if st, err := b.ws.root.Lstat(rel); err == nil {
+	if st, err := root.Lstat(rel); err == nil {
 		if st.Mode()&fs.ModeSymlink != 0 {
 			real, err := filepath.EvalSymlinks(filepath.Join(b.ws.dir, rel))
 			if err != nil {
@@ -524,7 +579,7 @@ func (b *builtins) replaceFile(p, rel string, data []byte) error {
 				return &PathError{Path: p, Why: "a symlink leads out of the workspace"}
 			}
 			rel = r
-			if st, err = b.ws.root.Lstat(rel); err != nil {
+			if st, err = root.Lstat(rel); err != nil {
 				return rootErr(p, err)
 			}
 		}
@@ -538,7 +593,7 @@ func (b *builtins) replaceFile(p, rel string, data []byte) error {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".ocbench-"+hex.EncodeToString(rnd[:])+".tmp")
-	f, err := b.ws.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return rootErr(p, err)
 	}
@@ -550,10 +605,10 @@ func (b *builtins) replaceFile(p, rel string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = b.ws.root.Rename(tmp, rel)
+		err = root.Rename(tmp, rel)
 	}
 	if err != nil {
-		_ = b.ws.root.Remove(tmp)
+		_ = root.Remove(tmp)
 		return rootErr(p, err)
 	}
 	return nil

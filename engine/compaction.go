@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -160,10 +161,57 @@ func ResolveReserveTokens(budget int, o CompactionOptions) int {
 	return reserve
 }
 
-// EstimateTokens returns pi's chars/4 estimate of m (package tokenize's
-// estimator over the message's transcript JSON). buf is scratch space; the
-// grown buffer is returned for reuse.
+// EstimateTokens returns pi's chars/4 estimate of m: what package
+// tokenize's estimator gives for the message's transcript JSON
+// (tokenize.EstimateMessageJSON of m.AppendJSON), counted on the message
+// itself. Only a tool call's arguments are parsed (pi counts them
+// re-serialized); arguments that are not one strict JSON value, or hold
+// line breaks or tabs (which the transcript encoding compacts), take the
+// JSON path. buf is scratch space; the grown buffer is returned for reuse.
 func EstimateTokens(m *llm.Message, buf []byte) (int, []byte) {
+	switch m.Role {
+	case llm.RoleUser, llm.RoleAssistant, llm.RoleToolResult:
+	default:
+		return 0, buf
+	}
+	assistant := m.Role == llm.RoleAssistant
+	chars := 0
+	for i := range m.Content {
+		b := &m.Content[i]
+		switch b.Type {
+		case llm.BlockText:
+			chars += tokenize.UTF16LenBytes(b.Text)
+		case llm.BlockThinking:
+			if assistant {
+				chars += tokenize.UTF16LenBytes(b.Text)
+			}
+		case llm.BlockImage:
+			if m.Role == llm.RoleToolResult {
+				chars += tokenize.ImageChars
+			}
+		case llm.BlockToolCall:
+			// Arguments that are not JSON spoil the message in any role.
+			n := len("{}")
+			if len(b.Arguments) > 0 {
+				var ok bool
+				if bytes.IndexAny(b.Arguments, "\n\r\t") >= 0 {
+					// The transcript encoding compacts these first.
+					return estimateTokensJSON(m, buf)
+				}
+				if n, buf, ok = tokenize.JSONValueChars(b.Arguments, buf); !ok {
+					return estimateTokensJSON(m, buf)
+				}
+			}
+			if assistant {
+				chars += tokenize.UTF16LenBytes(b.Name) + n
+			}
+		}
+	}
+	return tokenize.Estimate(chars), buf
+}
+
+// estimateTokensJSON is EstimateTokens through the transcript JSON.
+func estimateTokensJSON(m *llm.Message, buf []byte) (int, []byte) {
 	buf = m.AppendJSON(buf[:0])
 	n, err := tokenize.EstimateMessageJSON(buf)
 	if err != nil {

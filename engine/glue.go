@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -90,7 +89,7 @@ func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, e
 		}
 		// A warm run of an unchanged workspace gets the prompt the last
 		// such run rendered, after a stat of each file it depends on.
-		s, stable, err := rs.PromptIn(&cfg, ws.dir, func() (*os.Root, error) { return ws.root, nil }, rd)
+		s, stable, err := rs.PromptIn(&cfg, ws.dir, ws.openRoot, rd)
 		if err != nil {
 			return "", 0, fmt.Errorf("engine: system prompt: %w", err)
 		}
@@ -141,7 +140,7 @@ func (r *runner) prepareHistory(msgs []llm.Message) []llm.Message {
 	p := r.p
 	pol := transcript.PolicyForAPI(p.Model.API)
 	if r.reg != nil {
-		pol.AllowedToolNames = r.reg.Names()
+		pol.AllowedToolNames = r.names
 	}
 	out, rep := transcript.Prepare(msgs, transcript.PrepareOptions{
 		Policy:              pol,

@@ -81,6 +81,10 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 	if len(h) > 0 {
 		r.guardBase = &h[0]
 	}
+	if cap(r.guardEst) < len(h) {
+		// Room for the run's turns too: one slice for most runs.
+		r.guardEst = append(make([]int, 0, len(h)+2*r.p.MaxTurns), r.guardEst...)
+	}
 	for i := len(r.guardEst); i < len(h); i++ {
 		c := guardChars(&h[i])
 		r.guardEst = append(r.guardEst, c)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
@@ -377,7 +378,10 @@ type runner struct {
 	sess *session
 	ws   *Workspace
 	reg  *Registry
-	tw   *toolWorker // runs tool calls; nil until the first one
+	// names are reg's tool names, for the prompt, the chain and history
+	// preparation (not to be modified).
+	names []string
+	tw    *toolWorker // runs tool calls; nil until the first one
 	// toolCtx is the context of tool calls made under toolParent, reused
 	// until a timeout or an abort spends it.
 	toolCtx    context.Context
@@ -470,7 +474,7 @@ func (r *runner) close() error {
 		r.ws = nil
 	}
 	if r.tw != nil {
-		r.tw.stop()
+		putToolWorker(r.tw) // idle: an abandoned worker is not kept in r.tw
 		r.tw = nil
 	}
 	r.endCalls()
@@ -503,7 +507,7 @@ func (r *runner) setup() (err error) {
 	r.takeNotes()
 	// Phase 3: tools (the prompt lists them).
 	if p.Workspace != "" {
-		r.ws, err = OpenWorkspace(p.Workspace)
+		r.ws, err = resolveWorkspace(p.Workspace)
 		if err != nil {
 			return err
 		}
@@ -518,12 +522,13 @@ func (r *runner) setup() (err error) {
 		return err
 	}
 	// Phase 4: the system prompt.
-	system, boundary, err := buildSystemPrompt(p, r.ws, r.reg.Names())
+	r.names = r.reg.Names()
+	system, boundary, err := buildSystemPrompt(p, r.ws, r.names)
 	if err != nil {
 		return err
 	}
 	// Phase 5: the decorator chain.
-	r.fn = r.wrapStream(r.fn, r.reg.Names())
+	r.fn = r.wrapStream(r.fn, r.names)
 	// Phase 6: history.
 	r.hist = r.prepareHistory(r.sess.messages())
 	if n := len(r.hist); n > 0 && r.hist[n-1].Role == llm.RoleUser {
@@ -723,19 +728,27 @@ func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
 	r.idx = m.ToolCalls(r.idx[:0])
 	for _, i := range r.idx {
 		b := &m.Content[i]
-		_ = r.record(toolResultMessage(string(b.ID), string(b.Name), text, true, r.p.Now()))
+		_ = r.record(toolResultMessage(b.ID, string(b.Name), text, true, r.p.Now()))
 	}
 }
 
-// toolResultMessage returns a tool result holding text, its message and
-// first block in one allocation and its text in another.
-func toolResultMessage(id, name, text string, isErr bool, now time.Time) *llm.Message {
+// toolResultMessage returns the result of the call id holding text: its
+// message and first block in one allocation, the call id and the text in
+// another (ToolCallID is a string over the buffer's first bytes; the text
+// is a window after them, capped, so nothing written through it reaches
+// the id).
+func toolResultMessage(id []byte, name, text string, isErr bool, now time.Time) *llm.Message {
 	a := new(messageWith1)
-	a.b[0] = llm.Block{Type: llm.BlockText, Text: []byte(text)}
+	buf := make([]byte, len(id)+len(text))
+	copy(buf, id)
+	copy(buf[len(id):], text)
+	a.b[0] = llm.Block{Type: llm.BlockText, Text: buf[len(id):len(buf):len(buf)]}
 	m := &a.m
 	m.Role = llm.RoleToolResult
 	m.Content = a.b[:1:1]
-	m.ToolCallID = id
+	if len(id) > 0 {
+		m.ToolCallID = unsafe.String(&buf[0], len(id))
+	}
 	m.ToolName = name
 	m.IsError = isErr
 	m.Timestamp = now.UnixMilli()
@@ -755,14 +768,16 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 	stopText := ""
 	for _, i := range r.idx {
 		b := &msg.Content[i]
-		id, name := string(b.ID), r.reg.internName(b.Name)
+		name := r.reg.internName(b.Name)
 		if stopText != "" {
-			if err := r.skipCall(id, name, stopText); err != nil {
+			if err := r.skipCall(b.ID, name, stopText); err != nil {
 				return err
 			}
 			continue
 		}
-		r.emit(EventToolStart, func(e *Event) { e.ToolCallID = id; e.ToolName = name; e.Args = b.Arguments })
+		// The call's id as a string is made once, by its result; an event
+		// before that gets a copy of its own.
+		r.emit(EventToolStart, func(e *Event) { e.ToolCallID = string(b.ID); e.ToolName = name; e.Args = b.Arguments })
 		tctx, cancel := ctx, context.CancelCauseFunc(func(error) {})
 		if r.p.Queue != nil {
 			tctx, cancel = context.WithCancelCause(ctx)
@@ -779,7 +794,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		cause := context.Cause(tctx)
 		cancel(nil)
 		var err error
-		if stopText, err = r.finishCall(ctx, cause, id, name, &cr); err != nil {
+		if stopText, err = r.finishCall(ctx, cause, b.ID, name, &cr); err != nil {
 			return err
 		}
 	}
@@ -791,19 +806,28 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 }
 
 // skipCall records a call that was not run because the run was stopped.
-func (r *runner) skipCall(id, name, stopText string) error {
-	if err := r.appendMsg(toolResultMessage(id, name, stopText, true, r.p.Now())); err != nil {
+func (r *runner) skipCall(id []byte, name, stopText string) error {
+	res := toolResultMessage(id, name, stopText, true, r.p.Now())
+	if err := r.appendMsg(res); err != nil {
 		return err
 	}
-	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: true, Err: ErrInterrupted})
+	r.addCallRecord(ToolCallRecord{Turn: r.turn, ID: res.ToolCallID, Name: name, IsError: true, Err: ErrInterrupted})
 	return nil
+}
+
+// addCallRecord adds rec to the result's ToolCalls.
+func (r *runner) addCallRecord(rec ToolCallRecord) {
+	if r.res.ToolCalls == nil {
+		r.res.ToolCalls = make([]ToolCallRecord, 0, 8)
+	}
+	r.res.ToolCalls = append(r.res.ToolCalls, rec)
 }
 
 // finishCall turns a call's outcome into its tool result (redacted,
 // capped), appends it and reports it. cause is the cause of the call's
 // context. It returns the text the calls after it get when the run was
 // aborted or interrupted meanwhile ("" to go on).
-func (r *runner) finishCall(ctx context.Context, cause error, id, name string, cr *CallResult) (string, error) {
+func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name string, cr *CallResult) (string, error) {
 	// Tool output (a file, a command's output) may hold a key: redact
 	// it before the model, the transcript or an event sees it.
 	cr.Text, cr.Err = r.red.String(cr.Text), r.red.Error(cr.Err)
@@ -835,9 +859,9 @@ func (r *runner) finishCall(ctx context.Context, cause error, id, name string, c
 	if err := r.appendMsg(res); err != nil {
 		return "", err
 	}
-	r.res.ToolCalls = append(r.res.ToolCalls, ToolCallRecord{Turn: r.turn, ID: id, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})
+	r.addCallRecord(ToolCallRecord{Turn: r.turn, ID: res.ToolCallID, Name: name, IsError: cr.IsError, Err: cr.Err, Duration: cr.Duration})
 	r.emit(EventToolEnd, func(e *Event) {
-		e.ToolCallID, e.ToolName, e.Result, e.Duration = id, name, &r.hist[len(r.hist)-1], cr.Duration
+		e.ToolCallID, e.ToolName, e.Result, e.Duration = res.ToolCallID, name, &r.hist[len(r.hist)-1], cr.Duration
 	})
 	return stopText, nil
 }
@@ -874,7 +898,7 @@ func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
 		if stopText != "" {
 			for _, i := range batch {
 				b := &msg.Content[i]
-				if err := r.skipCall(string(b.ID), r.reg.internName(b.Name), stopText); err != nil {
+				if err := r.skipCall(b.ID, r.reg.internName(b.Name), stopText); err != nil {
 					return err
 				}
 			}
@@ -903,7 +927,7 @@ func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
 		cancel(nil)
 		for j, i := range batch {
 			b := &msg.Content[i]
-			st, err := r.finishCall(ctx, cause, string(b.ID), r.reg.internName(b.Name), &results[j])
+			st, err := r.finishCall(ctx, cause, b.ID, r.reg.internName(b.Name), &results[j])
 			if err != nil {
 				return err
 			}

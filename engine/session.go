@@ -278,6 +278,9 @@ func (s *session) append(m *llm.Message) error {
 	} else {
 		cid = s.ephemeralID()
 	}
+	if s.added == nil {
+		s.added = make([]lightEntry, 0, 16) // a run of a few turns grows it once at most
+	}
 	s.added = append(s.added, lightEntry{id: cid, parent: s.leafID, msg: m})
 	s.leafID = cid
 	// The context is rebuilt from the entries when next asked for (only

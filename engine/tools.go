@@ -202,7 +202,7 @@ type Registry struct {
 
 // NewRegistry returns a registry holding tools, in that order.
 func NewRegistry(tools ...*Tool) (*Registry, error) {
-	r := &Registry{byName: make(map[string]*Tool, len(tools))}
+	r := &Registry{byName: make(map[string]*Tool, len(tools)), order: make([]*Tool, 0, len(tools))}
 	for _, t := range tools {
 		if err := r.Add(t); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -39,6 +40,41 @@ func newToolWorker() *toolWorker {
 // stop ends the worker once its current call (if any) returns.
 func (w *toolWorker) stop() { close(w.jobs) }
 
+// idleWorkers keeps the workers of ended runs, idle (no call in flight,
+// timer stopped), for later runs, so that a run's first tool call neither
+// starts a goroutine nor allocates: at most maxIdleWorkers goroutines wait
+// there, parked on their job channel.
+var idleWorkers struct {
+	mu sync.Mutex
+	w  []*toolWorker
+}
+
+const maxIdleWorkers = 64
+
+// getToolWorker returns an idle worker, or a new one.
+func getToolWorker() *toolWorker {
+	idleWorkers.mu.Lock()
+	defer idleWorkers.mu.Unlock()
+	if n := len(idleWorkers.w); n > 0 {
+		w := idleWorkers.w[n-1]
+		idleWorkers.w[n-1] = nil
+		idleWorkers.w = idleWorkers.w[:n-1]
+		return w
+	}
+	return newToolWorker()
+}
+
+// putToolWorker keeps w, idle, for a later run, or stops it.
+func putToolWorker(w *toolWorker) {
+	idleWorkers.mu.Lock()
+	defer idleWorkers.mu.Unlock()
+	if len(idleWorkers.w) < maxIdleWorkers {
+		idleWorkers.w = append(idleWorkers.w, w)
+		return
+	}
+	w.stop()
+}
+
 // callTool is Registry.Call bounded by Params.ToolTimeout: the handler's
 // context ends at the deadline, and a handler that has not returned
 // toolAbandonGrace later is left behind (its worker with it) with an
@@ -49,7 +85,7 @@ func (r *runner) callTool(ctx context.Context, name string, args []byte) CallRes
 		return r.reg.Call(ctx, name, args)
 	}
 	if r.tw == nil {
-		r.tw = newToolWorker()
+		r.tw = getToolWorker()
 	}
 	w := r.tw
 	start := time.Now()

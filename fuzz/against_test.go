@@ -72,8 +72,18 @@ func againstHelper(mode string, args []string) int {
 	return 0
 }
 
+// helperEnv makes this test binary a replay helper for the processes the
+// test starts. Under -race each process that exits normally would sleep a
+// second first (the race runtime's atexit_sleep_ms): 60 one-case helpers
+// on two jobs were 30 s of the test's 36; the helpers' own races are not
+// what it checks.
+func helperEnv(t *testing.T, mode string) {
+	t.Setenv("OCBENCH_AGAINST_HELPER", mode)
+	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+}
+
 func TestAgainstAgreesWithItself(t *testing.T) {
-	t.Setenv("OCBENCH_AGAINST_HELPER", "self")
+	helperEnv(t, "self")
 	for _, batch := range []bool{false, true} {
 		rep, err := Against(context.Background(), AgainstOptions{N: 60, Seed: 9, Command: []string{os.Args[0]}, Batch: batch, BatchSize: 25, Jobs: 2})
 		if err != nil {
@@ -86,7 +96,7 @@ func TestAgainstAgreesWithItself(t *testing.T) {
 }
 
 func TestAgainstReportsDisagreements(t *testing.T) {
-	t.Setenv("OCBENCH_AGAINST_HELPER", "lie")
+	helperEnv(t, "lie")
 	dir := t.TempDir()
 	rep, err := Against(context.Background(), AgainstOptions{N: 40, Seed: 9, Command: []string{os.Args[0]}, Batch: true, BatchSize: 40, OutDir: dir})
 	if err != nil {

@@ -619,14 +619,17 @@ func UpstreamBase(u string) string {
 
 // upstreamURL is the endpoint of wire w on the configured upstream, made
 // once per wire (the upstream does not change after New).
-func (s *Server) upstreamURL(w wire) string {
+func (s *Server) upstreamURL(w wire) string { return s.urls[wireIndex(w)] }
+
+// wireIndex orders the wires in Server.urls and Server.upTargets.
+func wireIndex(w wire) int {
 	switch w {
 	case provider.WireAnthropic:
-		return s.urls[1]
+		return 1
 	case provider.WireOpenAIResponses:
-		return s.urls[2]
+		return 2
 	}
-	return s.urls[0]
+	return 0
 }
 
 // upstreamURL is the endpoint of wire w on the upstream base.
@@ -644,50 +647,17 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		// The call's own context lets Close bound the wait for the end of
 		// the body (see upstreamCall.drain).
 		ctx, cancel := context.WithCancel(ctx)
-		newRequest := func() (*http.Request, error) {
-			hr, err := http.NewRequestWithContext(ctx, http.MethodPost, s.upstreamURL(w), bytes.NewReader(body))
-			if err != nil {
-				return nil, err
-			}
-			hr.Header.Set("Content-Type", "application/json")
-			hr.Header.Set("Accept", "text/event-stream")
-			s.upstreamAuth(hr.Header, hdr, w)
-			return hr, nil
-		}
-		hr, err := newRequest()
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		var resp *http.Response
-		if s.upstreamRT != nil {
-			// The gateway's own client: its transport directly, without
-			// the client's per-request redirect machinery (a copy of the
-			// headers, a redirect closure). A redirect, rare from an
-			// upstream, is still followed, by the client as before.
-			resp, err = s.upstreamRT.RoundTrip(hr)
-			if err == nil && resp.StatusCode/100 == 3 {
-				resp.Body.Close()
-				if hr, err = newRequest(); err == nil {
-					resp, err = s.cfg.HTTPClient.Do(hr)
-				}
-			}
+		var err error
+		if s.up != nil {
+			err = s.postLean(ctx, w, body, hdr, call)
 		} else {
-			resp, err = s.cfg.HTTPClient.Do(hr)
+			err = s.postHTTP(ctx, w, body, hdr, call)
 		}
 		if err != nil {
 			cancel()
 			return nil, err
 		}
-		if resp.StatusCode/100 != 2 {
-			call.requestID = upstreamRequestID(resp.Header)
-			b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-			resp.Body.Close()
-			cancel()
-			return nil, &UpstreamError{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: b}
-		}
-		call.body, call.cancel = resp.Body, cancel
-		call.requestID = upstreamRequestID(resp.Header)
+		call.cancel = cancel
 		// A pass-through proxy keeps the reasoning the upstream sends: the
 		// client asked that model, whatever ocbench knows of it.
 		d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID, Reasoning: true})
@@ -695,6 +665,89 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		call.dec = d
 		return &upstreamStream{Decoder: d, call: call}, nil
 	}
+}
+
+// postLean posts through the gateway's own HTTP/1.1 client. A redirect,
+// rare from an upstream, is followed by net/http's client.
+func (s *Server) postLean(ctx context.Context, w wire, body []byte, hdr http.Header, call *upstreamCall) error {
+	ur := upRequestPool.Get().(*upRequest)
+	defer func() {
+		if cap(ur.head) <= 64<<10 {
+			ur.head = ur.head[:0]
+			upRequestPool.Put(ur)
+		}
+	}()
+	ur.target, ur.body = s.upTargets[wireIndex(w)], body
+	ur.head = append(ur.head[:0], "Content-Type: application/json\r\nAccept: text/event-stream\r\n"...)
+	if err := s.eachUpstreamHeader(hdr, w, ur.addHeader); err != nil {
+		return err
+	}
+	resp, err := s.up.post(ctx, ur)
+	if err != nil {
+		return err
+	}
+	call.requestID = saneRequestID(resp.requestID)
+	switch {
+	case resp.status/100 == 3:
+		resp.body.Close()
+		return s.postHTTP(ctx, w, body, hdr, call)
+	case resp.status/100 != 2:
+		b, _ := io.ReadAll(io.LimitReader(resp.body, 64<<10))
+		resp.body.Close()
+		return &UpstreamError{Status: resp.status, RetryAfter: resp.retryAfter, Body: b}
+	}
+	resp.body.onBlock = call.blocking
+	call.body, call.hooked = resp.body, true
+	return nil
+}
+
+var upRequestPool = sync.Pool{New: func() any { return new(upRequest) }}
+
+// postHTTP posts through net/http: Config.HTTPClient, or the transport of
+// the gateway's own client directly for an upstream the lean client does
+// not serve (HTTPS, a proxy).
+func (s *Server) postHTTP(ctx context.Context, w wire, body []byte, hdr http.Header, call *upstreamCall) error {
+	newRequest := func() (*http.Request, error) {
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, s.upstreamURL(w), bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept", "text/event-stream")
+		s.upstreamAuth(hr.Header, hdr, w)
+		return hr, nil
+	}
+	hr, err := newRequest()
+	if err != nil {
+		return err
+	}
+	var resp *http.Response
+	if s.upstreamRT != nil {
+		// The gateway's own client: its transport directly, without
+		// the client's per-request redirect machinery (a copy of the
+		// headers, a redirect closure). A redirect, rare from an
+		// upstream, is still followed, by the client as before.
+		resp, err = s.upstreamRT.RoundTrip(hr)
+		if err == nil && resp.StatusCode/100 == 3 {
+			resp.Body.Close()
+			if hr, err = newRequest(); err == nil {
+				resp, err = s.cfg.HTTPClient.Do(hr)
+			}
+		}
+	} else {
+		resp, err = s.cfg.HTTPClient.Do(hr)
+	}
+	if err != nil {
+		return err
+	}
+	call.requestID = upstreamRequestID(resp.Header)
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		return &UpstreamError{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: b}
+	}
+	call.body = resp.Body
+	return nil
 }
 
 // upstreamCall is one request's upstream body, counting the bytes read
@@ -705,9 +758,19 @@ type upstreamCall struct {
 	read      int64
 	requestID string // the upstream's x-request-id / request-id
 	dec       *provider.Decoder
-	// beforeRead runs before each read of the body (on the goroutine
-	// that drives the stream): the proxy flushes its gathered events.
+	// beforeRead runs before each read of the body that may wait (on the
+	// goroutine that drives the stream): the proxy flushes its gathered
+	// events. A body of the lean client says when it is about to wait
+	// (hooked); a net/http body is assumed to wait on every read.
 	beforeRead func()
+	hooked     bool
+}
+
+// blocking is the lean body's hook: it is about to wait on the upstream.
+func (c *upstreamCall) blocking() {
+	if c.beforeRead != nil && c.read > 0 {
+		c.beforeRead()
+	}
 }
 
 // upstreamRequestID is the id an upstream gave its answer, if a
@@ -717,6 +780,11 @@ func upstreamRequestID(h http.Header) string {
 	if id == "" {
 		id = h.Get("Request-Id")
 	}
+	return saneRequestID(id)
+}
+
+// saneRequestID is id when it is a printable token of sane length.
+func saneRequestID(id string) string {
 	if len(id) > 128 || strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r > '~' }) {
 		return ""
 	}
@@ -743,12 +811,20 @@ const (
 )
 
 // drain reads what is left of the body, up to drainBytes and drainWait.
+// A lean client's body whose end is already buffered (the usual case: the
+// upstream's last event and its end arrive together) is finished without
+// arming a timer.
 func (c *upstreamCall) drain() {
+	if b, ok := c.body.(*upBody); ok && b.finishBuffered() {
+		return
+	}
 	t := time.AfterFunc(drainWait, c.cancel)
 	defer t.Stop()
-	var b [512]byte
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	b := (*bp)[:cap(*bp)]
 	for n := 0; n < drainBytes; {
-		k, err := c.body.Read(b[:])
+		k, err := c.body.Read(b)
 		n += k
 		if err != nil {
 			return
@@ -761,7 +837,7 @@ func (c *upstreamCall) Read(p []byte) (int, error) {
 	// stream's opening event, made before any upstream byte; it goes out
 	// with the first events the upstream sends, in the same write as the
 	// headers, instead of in a write (and a client wake-up) of its own.
-	if c.beforeRead != nil && c.read > 0 {
+	if c.beforeRead != nil && c.read > 0 && !c.hooked {
 		c.beforeRead()
 	}
 	n, err := c.body.Read(p)

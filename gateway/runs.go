@@ -148,8 +148,11 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 		if first {
 			first = false
 			s.m.timeToFirstEvent.WithLabelValues("runs").Observe(time.Since(start).Seconds())
-			// The first event goes out at once (time to first event).
-			if err := sse.writeEvent(ev, m, true); err != nil {
+			// A coalescing run's first event goes out with the rest of
+			// what its provider gives before it waits (the flush hook, or
+			// the model call's end for a provider that never waits), not
+			// in a write of its own; nothing is held across a wait.
+			if err := sse.writeEvent(ev, m, !sse.coalesce); err != nil {
 				cancel()
 				return err
 			}
@@ -250,7 +253,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		// ReadFrom reads on only with MinRead bytes free: room for the
+		// EOF read too, or the buffer is grown (and copied) once more.
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	rc.SetReadDeadline(time.Time{})
@@ -349,14 +354,18 @@ func (s *sseWriter) writeEvent(ev *llm.Event, m *llm.Message, flush bool) error 
 	return nil
 }
 
-// writeResult writes the run's closing "event: result" and flushes.
+// writeResult writes the run's closing "event: result" without a flush:
+// it goes out with what is still gathered and the end of the chunked body
+// in net/http's final flush, one write, under the write deadline that
+// instrument moves on for it.
 func (s *sseWriter) writeResult(res *RunResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out, _ := json.Marshal(res)
 	s.ev = append(append(append(s.ev[:0], "event: result\ndata: "...), out...), "\n\n"...)
+	s.coalesce = true
 	if s.write(s.ev) == nil {
-		s.flushPending()
+		s.writePending()
 	}
 }
 
@@ -422,23 +431,38 @@ func (s *sseWriter) flushPending() error {
 // Version and organisation headers always pass. Credentials are never
 // logged.
 func (s *Server) upstreamAuth(dst, src http.Header, w wire) {
-	switch {
-	case s.cfg.UpstreamKey != "" && w == wireAnthropic:
-		dst.Set("X-Api-Key", s.cfg.UpstreamKey)
-	case s.cfg.UpstreamKey != "":
-		dst.Set("Authorization", "Bearer "+s.cfg.UpstreamKey)
-	case s.cfg.AuthKey == "":
-		copyHeaders(dst, src, "Authorization", "X-Api-Key")
-	}
-	copyHeaders(dst, src, "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project")
+	s.eachUpstreamHeader(src, w, func(k, v string) error { dst.Add(k, v); return nil })
 }
 
-func copyHeaders(dst, src http.Header, keys ...string) {
-	for _, k := range keys {
-		if v := src.Values(k); len(v) > 0 {
-			dst[k] = append([]string(nil), v...)
+// eachUpstreamHeader calls add with every header upstreamAuth sets, and
+// stops at add's first error.
+func (s *Server) eachUpstreamHeader(src http.Header, w wire, add func(k, v string) error) error {
+	switch {
+	case s.cfg.UpstreamKey != "" && w == wireAnthropic:
+		if err := add("X-Api-Key", s.cfg.UpstreamKey); err != nil {
+			return err
+		}
+	case s.cfg.UpstreamKey != "":
+		if err := add("Authorization", "Bearer "+s.cfg.UpstreamKey); err != nil {
+			return err
+		}
+	case s.cfg.AuthKey == "":
+		if err := copyHeaders(add, src, "Authorization", "X-Api-Key"); err != nil {
+			return err
 		}
 	}
+	return copyHeaders(add, src, "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project")
+}
+
+func copyHeaders(add func(k, v string) error, src http.Header, keys ...string) error {
+	for _, k := range keys {
+		for _, v := range src[k] {
+			if err := add(k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // errText is err's message with anything after a newline cut, so that an

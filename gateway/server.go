@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -201,6 +202,10 @@ type Server struct {
 	cfg        Config
 	urls       [3]string         // the upstream's chat, messages and responses endpoints
 	upstreamRT http.RoundTripper // the transport of the gateway's own upstream client; nil when Config.HTTPClient was given
+	// up is the gateway's own HTTP/1.1 client for a plain-http upstream
+	// (nil: net/http serves it), upTargets the request targets of urls.
+	up         *upstreamClient
+	upTargets  [3]string
 	m          *metrics
 	slots      chan struct{} // one token per stream being served
 	drain      atomic.Bool   // set by Serve on shutdown: new work is refused with 503
@@ -223,6 +228,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Upstream != "" {
 		s.urls = [3]string{upstreamURL(cfg.Upstream, wireChat), upstreamURL(cfg.Upstream, wireAnthropic), upstreamURL(cfg.Upstream, wireResponses)}
+		if ownClient {
+			s.up, s.upTargets = leanClientFor(s.urls)
+		}
 	}
 	if cfg.AuthKey != "" {
 		sum := sha256.Sum256([]byte(cfg.AuthKey))
@@ -255,6 +263,28 @@ func New(cfg Config) (*Server, error) {
 	})
 	s.handler = s.guard(mux)
 	return s, nil
+}
+
+// leanClientFor returns the lean client for the upstream's endpoints and
+// their request targets, or nil when net/http must reach them.
+func leanClientFor(urls [3]string) (*upstreamClient, [3]string) {
+	var targets [3]string
+	var c *upstreamClient
+	for i, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, targets
+		}
+		if c == nil {
+			if c = newUpstreamClient(u); c == nil {
+				return nil, targets
+			}
+		} else if u.Host != c.host || u.Scheme != "http" {
+			return nil, targets
+		}
+		targets[i] = u.RequestURI()
+	}
+	return c, targets
 }
 
 // Handler returns the server's HTTP handler.
@@ -297,6 +327,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	}
 	if !waitTimeout(&s.active, time.Second) {
 		s.cfg.Logf("gateway: handlers still running a second after the grace period; stopping anyway")
+	}
+	if s.up != nil {
+		s.up.closeIdle()
 	}
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) {
 		err = e

@@ -37,13 +37,13 @@ type promptMemo struct {
 // dep is one path a resolution depended on, as stat saw it before the
 // resolution read it.
 type dep struct {
-	path string
-	sig  fileSig
-	ok   bool // the path existed
+	pathZ []byte // the path, NUL-terminated
+	sig   fileSig
+	ok    bool // the path existed
 }
 
 func (d *dep) current() bool {
-	sig, ok := quickStat(d.path)
+	sig, ok := quickStatZ(d.pathZ)
 	if ok != d.ok {
 		return false
 	}
@@ -66,7 +66,7 @@ func (d *depRecorder) stat(path string) {
 		return
 	}
 	sig, ok := quickStat(path)
-	d.deps = append(d.deps, dep{path: path, sig: sig, ok: ok})
+	d.deps = append(d.deps, dep{pathZ: append([]byte(path), 0), sig: sig, ok: ok})
 }
 
 // fail marks the resolution as one not to memoize.

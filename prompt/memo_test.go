@@ -261,3 +261,32 @@ func mutate(t *testing.T, name string, v reflect.Value) {
 		t.Fatalf("field %s: kind %v has no mutation", name, v.Kind())
 	}
 }
+
+// TestPromptInWarmAllocations: a warm PromptIn of an unchanged workspace
+// allocates nothing (the key is built on the stack, each file is checked
+// by one fstatat of a stored path).
+func TestPromptInWarmAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	if !haveQuickStat {
+		t.Skip("no memo on this platform")
+	}
+	dir, open, opens := memoWorkspace(t)
+	cfg := SampleConfig()
+	var r Resolver
+	if _, _, err := r.PromptIn(cfg, dir, open, nil); err != nil {
+		t.Fatal(err)
+	}
+	n := testing.AllocsPerRun(50, func() {
+		if _, _, err := r.PromptIn(cfg, dir, open, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if *opens != 1 {
+		t.Fatalf("the workspace was opened %d times", *opens)
+	}
+	if n != 0 {
+		t.Fatalf("a warm PromptIn allocates %.1f times", n)
+	}
+}

@@ -70,7 +70,10 @@ func (d *Decoder) chatEvent(data []byte) error {
 }
 
 func isDone(data []byte) bool {
-	return len(data) >= 6 && string(bytes.TrimSpace(data)) == "[DONE]"
+	if len(data) < 6 || data[0] == '{' {
+		return false // the common case, a JSON object, needs no trimming to tell
+	}
+	return string(bytes.TrimSpace(data)) == "[DONE]"
 }
 
 // providerError converts an in-band {"type":..., "message":...} or

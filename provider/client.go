@@ -417,6 +417,7 @@ func (s *httpStream) Close() error {
 	if s.d.state >= stateFinished && s.d.ctx.Err() == nil {
 		// Read the rest of a finished body (the chunked terminator, a
 		// trailing [DONE]) so the connection goes back to the pool.
+		s.d.consume()
 		_, _ = io.Copy(io.Discard, io.LimitReader(s.d.br, maxDrain))
 	}
 	err := s.body.Close()

@@ -712,13 +712,18 @@ func (d *Decoder) setRawStop(r []byte) {
 // next read; a line that is not buffered whole goes through readLine,
 // which reads, and first moves any borrowed data and name into d.dbuf and
 // d.nbuf.
+//
+// What is taken from win is given back to the reader (discarded) only
+// before the next read (own), not after every event.
 func (d *Decoder) readEvent() ([]byte, error) {
+	d.off = d.noff
+	if data := d.windowEvent(); data != nil {
+		return data, nil
+	}
 	d.data = d.dbuf[:0]
 	d.name = d.nbuf[:0]
 	d.dataBorrowed, d.nameBorrowed = false, false
 	hasData := false
-	d.off = d.noff
-	defer d.consume()
 	for {
 		var line []byte
 		inWin := false
@@ -814,6 +819,51 @@ func (d *Decoder) readEvent() ([]byte, error) {
 		}
 		hasData = true
 	}
+}
+
+// windowEvent is readEvent's fast path, for the common event that lies
+// whole in win: an optional "event:" line, one non-empty "data:" line and
+// the blank line, all ending in a bare "\n". It returns the event's data
+// (name in d.name), both borrowed from win, or nil with nothing consumed,
+// for readEvent's line loop to frame whatever else win holds (comments,
+// other fields, several data lines, "\r\n", an event cut by the buffer's
+// end, an oversized event).
+func (d *Decoder) windowEvent() []byte {
+	w := d.win
+	var name []byte
+	n := 0 // bytes of w the event takes
+	if len(w) >= 6 && string(w[:6]) == "event:" {
+		i := bytes.IndexByte(w, '\n')
+		if i < 0 || w[i-1] == '\r' {
+			return nil
+		}
+		name = w[6:i]
+		if len(name) > 0 && name[0] == ' ' {
+			name = name[1:]
+		}
+		n = i + 1
+	}
+	if len(w)-n < 5 || string(w[n:n+5]) != "data:" {
+		return nil
+	}
+	i := bytes.IndexByte(w[n:], '\n')
+	if i < 0 || n+i+1 >= len(w) || w[n+i+1] != '\n' || w[n+i-1] == '\r' {
+		return nil
+	}
+	data := w[n+5 : n+i]
+	if len(data) > 0 && data[0] == ' ' {
+		data = data[1:]
+	}
+	if len(data) == 0 || len(data) > d.opts.MaxEventBytes {
+		return nil
+	}
+	n += i + 2
+	d.win = w[n:]
+	d.wn += n
+	d.noff += int64(n)
+	d.name, d.nameBorrowed = name, true
+	d.data, d.dataBorrowed = data, true
+	return data
 }
 
 // eventData is the data of an event that had data lines: nil when they

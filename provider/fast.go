@@ -78,7 +78,7 @@ func (d *Decoder) chatFast(data []byte) error {
 		return nil
 	}
 	if sh := d.shapeMatch(data); sh != nil {
-		return d.chatShaped(data, &d.shapes.sp, sh.aux)
+		return d.chatShaped(data, &sh.sp, sh.aux)
 	}
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -742,7 +742,7 @@ const auxSawDelta = 1
 
 func (d *Decoder) anthropicFast(data []byte) error {
 	if sh := d.shapeMatch(data); sh != nil {
-		_, err := d.anthropicApply(data, d.shapes.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
+		_, err := d.anthropicApply(data, sh.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
 		return err
 	}
 	i := skipWS(data, 0)
@@ -968,7 +968,7 @@ func (d *Decoder) responsesFast(data []byte) error {
 		return d.responsesEvent(data)
 	}
 	if sh := d.shapeMatch(data); sh != nil {
-		_, err := d.responsesApply(data, d.shapes.sp[:responsesRoles], sh)
+		_, err := d.responsesApply(data, sh.sp[:responsesRoles], sh)
 		return err
 	}
 	it, ok := topIter(data)

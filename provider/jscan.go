@@ -503,6 +503,13 @@ func (v span) isNull(b []byte) bool { return v.ok() && b[v.s] == 'n' }
 // intOf returns the value as an int64 when it is an integer that fits,
 // else 0 (as fastjson's GetInt64 does).
 func intOf(b []byte, v span) int64 {
+	if v.e-v.s == 1 && v.s >= 0 {
+		// One digit, the common case (an index): no loop, no bounds.
+		if c := b[v.s]; c >= '0' && c <= '9' {
+			return int64(c - '0')
+		}
+		return 0
+	}
 	if !v.isNumber(b) {
 		return 0
 	}

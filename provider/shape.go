@@ -56,8 +56,10 @@ type shape struct {
 	holes   []hole  // every string value and number of src, in order
 	act     []int16 // the holes a match scans; the rest are literal
 	learned [maxShapeRoles]span
-	blank   [maxShapeRoles]span // the learned roles, all absent
-	refs    []spanRef           // the present ones, placed
+	// sp holds the spans of the last match: compile sets the absent
+	// roles, and every match writes the present ones (refs).
+	sp      [maxShapeRoles]span
+	refs    []spanRef // the present ones, placed
 	nroles  int
 	aux     uint32 // the wire's facts of the scan that are not spans
 	refined bool   // act holds only the holes that varied
@@ -80,7 +82,6 @@ type shapeState struct {
 	off          bool
 	tmp          []hole
 	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
-	sp           [maxShapeRoles]span      // the spans of the last match
 }
 
 func (s *shapeState) reset() {
@@ -88,7 +89,7 @@ func (s *shapeState) reset() {
 }
 
 // shapeMatch returns the learned shape data matches, nil when none does.
-// The matched event's spans are in d.shapes.sp until the next match.
+// The matched event's spans are in its sp until the shape's next match.
 func (d *Decoder) shapeMatch(data []byte) *shape {
 	s := &d.shapes
 	if s.off {
@@ -103,7 +104,7 @@ func (d *Decoder) shapeMatch(data []byte) *shape {
 		copy(s.ord[1:j+1], s.ord[:j])
 		s.ord[0] = i
 		s.hits++
-		sh.remap(&s.pos, &s.sp)
+		sh.remap(&s.pos)
 		if !sh.refined {
 			sh.refine(data, &s.pos)
 		}
@@ -165,11 +166,11 @@ func (sh *shape) refine(data []byte, pos *[1 + 2*maxShapeHoles]int) {
 	sh.compile()
 }
 
-// remap moves the learned spans to the matched event.
-func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int, out *[maxShapeRoles]span) {
-	copy(out[:sh.nroles], sh.blank[:sh.nroles])
+// remap moves the learned spans that are present to the matched event;
+// the absent ones stay as compile left them.
+func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int) {
 	for _, r := range sh.refs {
-		out[r.role] = span{pos[r.s.b] + int(r.s.off), pos[r.e.b] + int(r.e.off)}
+		sh.sp[r.role] = span{pos[r.s.b] + int(r.s.off), pos[r.e.b] + int(r.e.off)}
 	}
 }
 
@@ -178,9 +179,11 @@ func (sh *shape) compile() {
 	sh.refs = sh.refs[:0]
 	sh.fixed, sh.memo, sh.memoOK = 0, 0, false
 	for i := 0; i < sh.nroles; i++ {
-		sh.blank[i] = absent
 		v := sh.learned[i]
 		if !v.ok() {
+			// A present role's span is written by every match (and
+			// kept here: refine compiles after the match's remap).
+			sh.sp[i] = absent
 			sh.fixed |= 1 << i
 			continue
 		}

@@ -253,15 +253,21 @@ func (s *idleStream) timeoutErr() *IdleTimeoutError {
 }
 
 func (s *idleStream) Next() bool {
+	_, _, ok := s.step()
+	return ok
+}
+
+// step is Next returning Event and Message too (see stepper).
+func (s *idleStream) step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
-		return false
+		return nil, s.Message(), false
 	}
 	if !s.advance() {
 		s.end()
 		if s.fired.Load() {
 			s.markTimedOut(nil)
 		}
-		return false
+		return nil, s.Message(), false
 	}
 	e := s.curEvent()
 	if e.Type.IsTerminal() {
@@ -269,12 +275,12 @@ func (s *idleStream) Next() bool {
 		if s.fired.Load() {
 			s.markTimedOut(e)
 		}
-		return true
+		return e, s.Message(), true
 	}
 	if s.cfg.Scope == IdleFull {
 		s.activity()
 	}
-	return true
+	return e, s.Message(), true
 }
 
 func (s *idleStream) end() {

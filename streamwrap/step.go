@@ -6,17 +6,9 @@ import "github.com/ocbench/ocbench/llm"
 // Next, Event and Message, called statically, so that the layer above pays
 // one dynamic call per event (base.advance) instead of three. They must
 // stay per type: see stepper. The decorators of Chain's every-call path
-// (diagnostics, stop reason, entities, repair, trim, promotion, argument
-// stage) have their Next body in step itself, saving a call per layer.
-
-func (s *idleStream) step() (*llm.Event, *llm.Message, bool) {
-	ok := s.Next()
-	var ev *llm.Event
-	if ok {
-		ev = s.Event()
-	}
-	return ev, s.Message(), ok
-}
+// (diagnostics, idle timeout, stop reason, entities, repair, trim,
+// promotion, argument stage) have their Next body in step itself, saving
+// a call per layer.
 
 func (s *transformStream) step() (*llm.Event, *llm.Message, bool) {
 	ok := s.Next()

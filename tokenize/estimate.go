@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -167,4 +168,30 @@ func contentChars(c *fastjson.Value, assistant, images bool) int {
 		}
 	}
 	return n
+}
+
+// JSONValueChars returns the length in UTF-16 code units of a tool
+// call's arguments js as the estimator counts them inside a message's
+// JSON (EstimateMessageJSON: the value parsed and re-serialized, pi's
+// JSON.stringify(arguments)), without building the message's JSON. ok is
+// false when js is not one strict JSON value: what the estimator makes of
+// such bytes depends on the message around them, so count that instead.
+// buf is scratch space; the grown buffer is returned for reuse.
+func JSONValueChars(js, buf []byte) (n int, grown []byte, ok bool) {
+	if !json.Valid(js) {
+		return 0, buf, false
+	}
+	// At the depth the arguments have in a message (message, content,
+	// block), so that the parser's depth limit applies alike.
+	buf = append(append(append(buf[:0], "[[["...), js...), "]]]"...)
+	p := estimateParsers.Get()
+	defer estimateParsers.Put(p)
+	v, err := p.ParseBytes(buf)
+	if err != nil {
+		return 0, buf, false
+	}
+	// The parsed values point into buf: serialize after them.
+	at := len(buf)
+	buf = v.Get("0", "0", "0").MarshalTo(buf)
+	return UTF16LenBytes(buf[at:]), buf, true
 }

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -81,24 +82,43 @@ func MissingToolResult(callID, toolName, text string, ts int64) llm.Message {
 // call in call order (duplicates dropped, a missing toolName filled from
 // the call), results for other ids are dropped as orphans, missing results
 // become synthetic error results. Tool results with no assistant before
-// them are dropped. msgs is not modified.
+// them are dropped. msgs is not modified; it is returned as it is when
+// nothing is to change, which a first pass that copies nothing finds.
 func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.Message, PairingReport) {
+	if rep := repairPairing(msgs, opts, nil); !rep.Changed() {
+		return msgs, rep
+	}
+	out := make([]llm.Message, 0, len(msgs)+4)
+	rep := repairPairing(msgs, opts, &out)
+	return out, rep
+}
+
+// repairPairing is RepairToolUseResultPairing writing the repaired
+// history to *dst, or, with dst nil, only finding the report.
+func repairPairing(msgs []llm.Message, opts PairingOptions, dst *[]llm.Message) PairingReport {
 	var rep PairingReport
 	now := opts.Now
 	if now == nil {
 		now = func() int64 { return time.Now().UnixMilli() }
 	}
-	out := make([]llm.Message, 0, len(msgs)+4)
+	var out []llm.Message
+	if dst != nil {
+		out = *dst
+		defer func() { *dst = out }()
+	}
+	// Keyed by views of the call ids, which live as long as msgs.
 	seen := make(map[string]bool)
-	pushResult := func(m llm.Message) {
-		if m.ToolCallID != "" {
-			if seen[m.ToolCallID] {
-				rep.DroppedDuplicates++
-				return
-			}
-			seen[m.ToolCallID] = true
+	// pushResult adds the result for the call id (m: the result; nil when
+	// only finding the report).
+	pushResult := func(id string, m *llm.Message) {
+		if seen[id] {
+			rep.DroppedDuplicates++
+			return
 		}
-		out = append(out, m)
+		seen[id] = true
+		if m != nil {
+			out = append(out, *m)
+		}
 	}
 	var calls []callRef
 	var span, remainder []llm.Message
@@ -108,7 +128,7 @@ func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.
 		if m.Role != llm.RoleAssistant {
 			if m.Role == llm.RoleToolResult {
 				rep.DroppedOrphans++
-			} else {
+			} else if dst != nil {
 				out = append(out, *m)
 			}
 			continue
@@ -116,21 +136,26 @@ func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.
 		if m.StopReason == llm.StopError || m.StopReason == llm.StopAborted {
 			if opts.DropErroredAssistants {
 				rep.DroppedErrored++
-			} else {
+			} else if dst != nil {
 				out = append(out, *m)
 			}
 			continue
 		}
 		calls = toolCallsOf(m, calls[:0])
 		if len(calls) == 0 {
-			out = append(out, *m)
+			if dst != nil {
+				out = append(out, *m)
+			}
 			continue
 		}
 		// span[k] is the result found for calls[k] (has[k] says whether).
-		span = append(span[:0], make([]llm.Message, len(calls))...)
+		if dst != nil {
+			span = append(span[:0], make([]llm.Message, len(calls))...)
+		}
 		has = append(has[:0], make([]bool, len(calls))...)
 		found := 0
 		remainder = remainder[:0]
+		remaining := 0
 		j := i + 1
 		for ; j < len(msgs); j++ {
 			next := &msgs[j]
@@ -138,7 +163,10 @@ func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.
 				break
 			}
 			if next.Role != llm.RoleToolResult {
-				remainder = append(remainder, *next)
+				if dst != nil {
+					remainder = append(remainder, *next)
+				}
+				remaining++
 				continue
 			}
 			k := -1
@@ -161,6 +189,11 @@ func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.
 			if has[k] {
 				continue // a second result in the span: the first one wins
 			}
+			has[k] = true
+			found++
+			if dst == nil {
+				continue
+			}
 			r := *next
 			if t := jsTrim(r.ToolName); t != r.ToolName || t == "" {
 				switch name := jsTrim(string(calls[k].name)); {
@@ -172,26 +205,36 @@ func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.
 					r.ToolName = "unknown"
 				}
 			}
-			span[k], has[k] = r, true
-			found++
+			span[k] = r
 		}
-		out = append(out, *m)
-		if found > 0 && len(remainder) > 0 {
+		if dst != nil {
+			out = append(out, *m)
+		}
+		if found > 0 && remaining > 0 {
 			rep.Moved = true
 		}
 		for k, c := range calls {
+			// The result of calls[k], found or synthetic, has its id.
+			id := unsafe.String(unsafe.SliceData(c.id), len(c.id))
+			var r *llm.Message
 			if has[k] {
-				pushResult(span[k])
+				if dst != nil {
+					r = &span[k]
+				}
+				pushResult(id, r)
 				continue
 			}
 			rep.Added++
-			pushResult(MissingToolResult(string(c.id), string(c.name), opts.MissingResultText, now()))
+			if dst != nil {
+				m := MissingToolResult(string(c.id), string(c.name), opts.MissingResultText, now())
+				r = &m
+			}
+			pushResult(id, r)
 		}
-		out = append(out, remainder...)
+		if dst != nil {
+			out = append(out, remainder...)
+		}
 		i = j - 1
 	}
-	if !rep.Changed() {
-		return msgs, rep
-	}
-	return out, rep
+	return rep
 }

@@ -269,7 +269,8 @@ func uniqueStrictID(seed string, used map[string]bool) string {
 // SanitizeToolCallIDs rewrites every tool-call id to the strict form
 // ([A-Za-z0-9], unique). Repeated raw ids get distinct new ids in order;
 // each tool result takes the next new id of its raw id, so pairs stay
-// paired. msgs is not modified.
+// paired. msgs is not modified; it is returned as it is when every id is
+// strict and unique already.
 func SanitizeToolCallIDs(msgs []llm.Message) []llm.Message {
 	used := make(map[string]bool)
 	occurrences := make(map[string]int)
@@ -280,10 +281,17 @@ func SanitizeToolCallIDs(msgs []llm.Message) []llm.Message {
 		used[id] = true
 		return id
 	}
-	out := make([]llm.Message, len(msgs))
-	copy(out, msgs)
-	for i := range out {
-		m := &out[i]
+	// Copied on the first change: ids that are strict already change
+	// nothing.
+	var out []llm.Message
+	set := func(i int) *llm.Message {
+		if out == nil {
+			out = append([]llm.Message(nil), msgs...)
+		}
+		return &out[i]
+	}
+	for i := range msgs {
+		m := &msgs[i]
 		switch m.Role {
 		case llm.RoleAssistant:
 			var content []llm.Block
@@ -308,7 +316,7 @@ func SanitizeToolCallIDs(msgs []llm.Message) []llm.Message {
 				}
 			}
 			if content != nil {
-				m.Content = content
+				set(i).Content = content
 			}
 		case llm.RoleToolResult:
 			if m.ToolCallID == "" {
@@ -316,13 +324,20 @@ func SanitizeToolCallIDs(msgs []llm.Message) []llm.Message {
 			}
 			raw := m.ToolCallID
 			if p := pending[raw]; len(p) > 0 {
-				m.ToolCallID = p[0]
+				if p[0] != raw {
+					set(i).ToolCallID = p[0]
+				}
 				pending[raw] = p[1:]
 				continue
 			}
 			orphanOcc[raw]++
-			m.ToolCallID = alloc(raw + ":tool_result:" + strconv.Itoa(orphanOcc[raw]))
+			if id := alloc(raw + ":tool_result:" + strconv.Itoa(orphanOcc[raw])); id != raw {
+				set(i).ToolCallID = id
+			}
 		}
+	}
+	if out == nil {
+		return msgs
 	}
 	return out
 }

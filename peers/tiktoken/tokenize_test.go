@@ -14,17 +14,27 @@ import (
 // The token-counting peer: pkoukk/tiktoken-go (offline vocabularies)
 // counting bench.MixedText, the input of ocbench's tokenize scenarios.
 
-// TestAgree checks that the peer counts the benchmark
-// input exactly as ocbench does, so the two rows measure the same result.
+// TestAgree checks that the peer tokenizes the benchmark input exactly as
+// ocbench does (the same ids; Count and CountParallel agree), so the two
+// rows measure the same result. The bench harness runs it before the
+// peer's benchmarks; the differential tests leave this input to it.
 func TestAgree(t *testing.T) {
 	text := bench.MixedText()
 	for _, enc := range bench.PeerTokenizeEncodings {
-		want, err := tokenize.MustGet(enc).Count(text)
+		ours := tokenize.MustGet(enc)
+		want := pkoukk(t, enc.String()).EncodeOrdinary(text)
+		got, err := ours.Encode(text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := len(pkoukk(t, enc.String()).EncodeOrdinary(text)); got != want {
-			t.Errorf("%v: pkoukk counts %d tokens, ocbench %d", enc, got, want)
+		if !sameIDs(got, want) {
+			t.Errorf("%v: pkoukk %d tokens, ocbench %d; first ids ocbench %v, pkoukk %v", enc, len(want), len(got), clipIDs(got), clipIDs(want))
+		}
+		if n, err := ours.Count(text); err != nil || n != len(want) {
+			t.Errorf("%v: Count %d %v, pkoukk %d", enc, n, err, len(want))
+		}
+		if n, err := ours.CountParallel(text, 4); err != nil || n != len(want) {
+			t.Errorf("%v: CountParallel %d %v, pkoukk %d", enc, n, err, len(want))
 		}
 	}
 }

@@ -1,0 +1,771 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// upstreamClient is the gateway's own HTTP/1.1 client for an http://
+// upstream: it posts a proxied request and reads the answer on the
+// handler's goroutine, over persistent connections it pools. net/http's
+// Transport runs two goroutines per connection and hands every request,
+// answer and end of body between them and the caller; on the proxy's path
+// (one small POST, one streamed answer) those hand-offs and their
+// scheduler wake-ups cost more than the proxying itself.
+//
+// It is strict about what it reads: a status line, header lines, and a
+// body framed by chunked transfer coding (CRLF line ends, sizes in hex),
+// by Content-Length, or by the connection's close. Anything else (an
+// unknown transfer or content coding, conflicting lengths, a body cut
+// before its framing ends) is an *UpstreamProtocolError or
+// io.ErrUnexpectedEOF, never a clean end. HTTPS upstreams, upstreams
+// reached through a proxy from the environment and URLs with credentials
+// stay with net/http (see newUpstreamClient).
+type upstreamClient struct {
+	addr string // host:port to dial
+	host string // the Host header
+	dial net.Dialer
+
+	mu       sync.Mutex
+	idle     []*upConn // most recently used last
+	sweeping bool      // a sweep of expired idle connections is scheduled
+}
+
+const (
+	upMaxIdle     = 1024             // idle connections kept
+	upIdleTimeout = 90 * time.Second // an idle connection is closed after this (net/http's default)
+	upBufSize     = 16 << 10         // read buffer per connection: the longest header line
+	upMaxHead     = 1 << 20          // header bytes of one answer
+	upMaxChunkExt = 4096             // longest chunk-size line, extensions included
+	upMaxTrailer  = 64 << 10         // trailer bytes after the last chunk
+)
+
+// UpstreamProtocolError is an upstream answer that is not valid HTTP/1.1
+// as the gateway reads it. The connection it came on is closed.
+type UpstreamProtocolError struct{ Msg string }
+
+func (e *UpstreamProtocolError) Error() string { return "gateway: upstream protocol error: " + e.Msg }
+
+func protoErr(msg string) error { return &UpstreamProtocolError{Msg: msg} }
+
+// newUpstreamClient returns a client for the upstream endpoint u, or nil
+// when u is one net/http must serve: not plain http, with credentials in
+// the URL, or sent through a proxy by the environment (HTTP_PROXY).
+func newUpstreamClient(u *url.URL) *upstreamClient {
+	if u == nil || u.Scheme != "http" || u.User != nil || u.Host == "" {
+		return nil
+	}
+	if p, err := http.ProxyFromEnvironment(&http.Request{URL: u}); err != nil || p != nil {
+		return nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	return &upstreamClient{
+		addr: net.JoinHostPort(u.Hostname(), port),
+		host: u.Host,
+		dial: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
+	}
+}
+
+// upConn is one pooled connection with its buffers.
+type upConn struct {
+	nc       net.Conn
+	buf      []byte // read buffer; unread bytes are buf[r:w]
+	r, w     int
+	wbuf     []byte // the request head being written
+	idleFrom time.Time
+	reused   bool
+}
+
+// upRequest is one POST: a request target, header lines (already
+// validated) and the body.
+type upRequest struct {
+	target string
+	head   []byte // "Name: value\r\n" lines
+	body   []byte
+}
+
+// addHeader appends a header line, refusing values that could split it.
+func (r *upRequest) addHeader(k, v string) error {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return errors.New("gateway: a header value for the upstream holds a control character")
+		}
+	}
+	r.head = append(append(append(append(r.head, k...), ": "...), v...), "\r\n"...)
+	return nil
+}
+
+// upResponse is an answer's head and its body.
+type upResponse struct {
+	status     int
+	requestID  string // X-Request-Id, else Request-Id
+	retryAfter string
+	body       *upBody
+}
+
+// post sends req and reads the answer's head. The body must be closed.
+// Cancelling ctx ends a wait on the upstream at once (the connection is
+// then dropped) and is reported as ctx's error.
+func (c *upstreamClient) post(ctx context.Context, req *upRequest) (*upResponse, error) {
+	for {
+		cn, err := c.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		stop := context.AfterFunc(ctx, func() { cn.nc.SetDeadline(aLongTimeAgo) })
+		if err := cn.writeRequest(c.host, req); err != nil {
+			stop()
+			cn.nc.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if cn.reused {
+				// The upstream closed an idle connection as the request
+				// went out: nothing it could act on reached it.
+				continue
+			}
+			return nil, err
+		}
+		resp, err := cn.readHead()
+		if err != nil {
+			stop()
+			cn.nc.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+		resp.body.client, resp.body.conn, resp.body.stop, resp.body.ctx = c, cn, stop, ctx
+		return resp, nil
+	}
+}
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+// get returns an idle connection that the upstream has not closed, or a
+// new one.
+func (c *upstreamClient) get(ctx context.Context) (*upConn, error) {
+	for {
+		c.mu.Lock()
+		n := len(c.idle)
+		if n == 0 {
+			c.mu.Unlock()
+			break
+		}
+		cn := c.idle[n-1]
+		c.idle[n-1] = nil
+		c.idle = c.idle[:n-1]
+		c.mu.Unlock()
+		if time.Since(cn.idleFrom) < upIdleTimeout && cn.r == cn.w && connAlive(cn.nc) {
+			cn.reused = true
+			return cn, nil
+		}
+		cn.nc.Close()
+	}
+	nc, err := c.dial.DialContext(ctx, "tcp", c.addr)
+	if err != nil {
+		return nil, err
+	}
+	return &upConn{nc: nc, buf: make([]byte, upBufSize)}, nil
+}
+
+// put pools a connection whose answer was read to its end.
+func (c *upstreamClient) put(cn *upConn) {
+	cn.idleFrom = time.Now()
+	cn.r, cn.w = 0, 0
+	c.mu.Lock()
+	if len(c.idle) >= upMaxIdle {
+		c.mu.Unlock()
+		cn.nc.Close()
+		return
+	}
+	c.idle = append(c.idle, cn)
+	if !c.sweeping {
+		c.sweeping = true
+		time.AfterFunc(upIdleTimeout, c.sweep)
+	}
+	c.mu.Unlock()
+}
+
+// sweep closes the connections idle for longer than upIdleTimeout (the
+// oldest are first in the list) and comes back while any are left.
+func (c *upstreamClient) sweep() {
+	c.mu.Lock()
+	i := 0
+	for i < len(c.idle) && time.Since(c.idle[i].idleFrom) >= upIdleTimeout {
+		c.idle[i].nc.Close()
+		i++
+	}
+	c.idle = append(c.idle[:0], c.idle[i:]...)
+	clear(c.idle[len(c.idle):cap(c.idle)])
+	if c.sweeping = len(c.idle) > 0; c.sweeping {
+		time.AfterFunc(upIdleTimeout/4, c.sweep)
+	}
+	c.mu.Unlock()
+}
+
+// closeIdle closes every pooled connection.
+func (c *upstreamClient) closeIdle() {
+	c.mu.Lock()
+	for _, cn := range c.idle {
+		cn.nc.Close()
+	}
+	c.idle = c.idle[:0]
+	c.mu.Unlock()
+}
+
+// writeRequest writes the request in one system call (two buffers for a
+// large body).
+func (cn *upConn) writeRequest(host string, req *upRequest) error {
+	b := append(cn.wbuf[:0], "POST "...)
+	b = append(b, req.target...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host...)
+	b = append(b, "\r\nUser-Agent: ocbench-gateway\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(req.body)), 10)
+	b = append(b, "\r\n"...)
+	b = append(b, req.head...)
+	b = append(b, "\r\n"...)
+	var err error
+	if len(req.body) <= 64<<10 {
+		b = append(b, req.body...)
+		_, err = cn.nc.Write(b)
+	} else {
+		bufs := net.Buffers{b, req.body}
+		_, err = bufs.WriteTo(cn.nc)
+	}
+	if cap(b) <= 128<<10 {
+		cn.wbuf = b[:0]
+	}
+	return err
+}
+
+// fill reads more bytes from the connection; what is unread is kept.
+func (cn *upConn) fill() error {
+	if cn.r > 0 {
+		cn.w = copy(cn.buf, cn.buf[cn.r:cn.w])
+		cn.r = 0
+	}
+	if cn.w == len(cn.buf) {
+		return protoErr("a line longer than " + strconv.Itoa(upBufSize) + " bytes")
+	}
+	n, err := cn.nc.Read(cn.buf[cn.w:])
+	cn.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// line returns the next line without its line end; crlf requires "\r\n"
+// (chunk framing), otherwise a bare "\n" is accepted as well (headers,
+// as net/http reads them). The slice is valid until the next read.
+func (cn *upConn) line(crlf bool, max int) ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(cn.buf[cn.r:cn.w], '\n'); i >= 0 {
+			l := cn.buf[cn.r : cn.r+i]
+			cn.r += i + 1
+			if len(l) > 0 && l[len(l)-1] == '\r' {
+				l = l[:len(l)-1]
+			} else if crlf {
+				return nil, protoErr("a chunk line not ended by CRLF")
+			}
+			if len(l) > max {
+				return nil, protoErr("a line longer than " + strconv.Itoa(max) + " bytes")
+			}
+			return l, nil
+		}
+		if cn.w-cn.r > max {
+			return nil, protoErr("a line longer than " + strconv.Itoa(max) + " bytes")
+		}
+		if err := cn.fill(); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// Body framing.
+const (
+	bodyNone    = iota // no body (204, 304)
+	bodyLength         // Content-Length bytes
+	bodyChunked        // chunked transfer coding
+	bodyClose          // up to the connection's close
+)
+
+// readHead reads a status line and headers (skipping 1xx answers) and
+// returns the answer with its body's framing.
+func (cn *upConn) readHead() (*upResponse, error) {
+	for {
+		resp, err := cn.readOneHead()
+		if err != nil || resp != nil {
+			return resp, err
+		}
+	}
+}
+
+// readOneHead reads one answer head; nil, nil for an interim 1xx one.
+func (cn *upConn) readOneHead() (*upResponse, error) {
+	total := 0
+	l, err := cn.line(false, upBufSize)
+	if err != nil {
+		return nil, err
+	}
+	total += len(l)
+	status, http10, err := parseStatusLine(l)
+	if err != nil {
+		return nil, err
+	}
+	resp := &upResponse{status: status, body: &upBody{mode: bodyClose, keep: !http10}}
+	var length int64 = -1
+	chunked := false
+	for {
+		l, err := cn.line(false, upBufSize)
+		if err != nil {
+			return nil, err
+		}
+		if total += len(l) + 2; total > upMaxHead {
+			return nil, protoErr("headers longer than " + strconv.Itoa(upMaxHead) + " bytes")
+		}
+		if len(l) == 0 {
+			break
+		}
+		name, value, err := parseHeaderLine(l)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case asciiEqualFold(name, "content-length"):
+			n, ok := parseContentLength(value)
+			if !ok || length >= 0 && n != length {
+				return nil, protoErr("an invalid or conflicting Content-Length")
+			}
+			length = n
+		case asciiEqualFold(name, "transfer-encoding"):
+			// Only chunked is read (as net/http does): any other coding
+			// would hand the decoder bytes it cannot read.
+			// An HTTP/1.0 answer cannot carry one (net/http would read
+			// the body up to the close): the framing is ambiguous.
+			if chunked || http10 || !asciiEqualFold(value, "chunked") {
+				return nil, protoErr("unsupported Transfer-Encoding " + strconv.Quote(string(value)))
+			}
+			chunked = true
+		case asciiEqualFold(name, "content-encoding"):
+			// None was asked for: a compressed body would decode as garbage.
+			if len(value) > 0 && !asciiEqualFold(value, "identity") {
+				return nil, protoErr("unrequested Content-Encoding " + strconv.Quote(string(value)))
+			}
+		case asciiEqualFold(name, "connection"):
+			if hasToken(value, "close") {
+				resp.body.keep = false
+			} else if http10 && hasToken(value, "keep-alive") {
+				resp.body.keep = true
+			}
+		case asciiEqualFold(name, "x-request-id"):
+			resp.requestID = string(value)
+		case asciiEqualFold(name, "request-id"):
+			if resp.requestID == "" {
+				resp.requestID = string(value)
+			}
+		case asciiEqualFold(name, "retry-after"):
+			resp.retryAfter = string(value)
+		}
+	}
+	switch {
+	case status == http.StatusSwitchingProtocols:
+		return nil, protoErr("an unrequested protocol switch")
+	case status < 200:
+		return nil, nil
+	case status == http.StatusNoContent || status == http.StatusNotModified:
+		resp.body.mode = bodyNone
+	case chunked:
+		// A length beside chunked framing is ignored, and the connection
+		// not reused: the two framings disagree (RFC 9112 §6.3).
+		resp.body.mode = bodyChunked
+		if length >= 0 {
+			resp.body.keep = false
+		}
+	case length >= 0:
+		resp.body.mode, resp.body.remain = bodyLength, length
+	default:
+		resp.body.keep = false
+	}
+	if resp.body.mode == bodyClose {
+		resp.body.keep = false
+	}
+	return resp, nil
+}
+
+func parseStatusLine(l []byte) (status int, http10 bool, err error) {
+	// "HTTP/1.1 200 OK"; the reason may be empty, the space before it too.
+	if len(l) < 12 || !bytes.HasPrefix(l, []byte("HTTP/1.")) || (l[7] != '0' && l[7] != '1') || l[8] != ' ' {
+		return 0, false, protoErr("not an HTTP/1.x status line")
+	}
+	if len(l) > 12 && l[12] != ' ' {
+		return 0, false, protoErr("a malformed status code")
+	}
+	for _, c := range l[9:12] {
+		if c < '0' || c > '9' {
+			return 0, false, protoErr("a malformed status code")
+		}
+		status = status*10 + int(c-'0')
+	}
+	if status < 100 {
+		return 0, false, protoErr("a malformed status code")
+	}
+	return status, l[7] == '0', nil
+}
+
+// parseHeaderLine splits "Name: value", the value trimmed of spaces and
+// tabs. A name must be a token and sit right before its colon; a line
+// starting with white space (obsolete folding) is refused.
+func parseHeaderLine(l []byte) (name, value []byte, err error) {
+	i := bytes.IndexByte(l, ':')
+	if i <= 0 {
+		return nil, nil, protoErr("a malformed header line")
+	}
+	for _, c := range l[:i] {
+		if !isTokenChar(c) {
+			return nil, nil, protoErr("a malformed header name")
+		}
+	}
+	v := l[i+1:]
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	for _, c := range v {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return nil, nil, protoErr("a control character in a header value")
+		}
+	}
+	return l[:i], v, nil
+}
+
+func isTokenChar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0
+}
+
+func asciiEqualFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasToken reports whether a comma-separated header value holds tok.
+func hasToken(v []byte, tok string) bool {
+	for len(v) > 0 {
+		var t []byte
+		t, v, _ = bytes.Cut(v, []byte(","))
+		if asciiEqualFold(bytes.TrimSpace(t), tok) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseContentLength accepts decimal digits only, as net/http does.
+func parseContentLength(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// parseChunkSize reads a chunk-size line: hex digits, then optional white
+// space and ";extensions", which are ignored.
+func parseChunkSize(l []byte) (int64, error) {
+	if i := bytes.IndexByte(l, ';'); i >= 0 {
+		l = l[:i]
+	}
+	for len(l) > 0 && (l[len(l)-1] == ' ' || l[len(l)-1] == '\t') {
+		l = l[:len(l)-1]
+	}
+	if len(l) == 0 || len(l) > 15 {
+		return 0, protoErr("a malformed chunk size")
+	}
+	var n int64
+	for _, c := range l {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, protoErr("a malformed chunk size")
+		}
+		n = n<<4 | int64(c)
+	}
+	return n, nil
+}
+
+// upBody is an answer's body read in place from its connection's buffer.
+// At its framing's end the connection goes back to the pool (Close), unless
+// the answer said otherwise.
+type upBody struct {
+	client *upstreamClient
+	conn   *upConn
+	ctx    context.Context
+	stop   func() bool // ends the cancellation hook on the connection
+	mode   int
+	remain int64 // bytes left in the body (bodyLength) or in the chunk
+	keep   bool  // the connection may be reused after the body
+	crlf   bool  // a chunk's data is read and its CRLF is next
+	done   bool  // the framing ended cleanly
+	err    error // sticky
+	closed bool
+	// onBlock runs right before a read that waits on the upstream: what
+	// the bytes already read produced can be sent on meanwhile.
+	onBlock func()
+}
+
+// Read copies body bytes into p: every byte already buffered, across chunk
+// boundaries, and at most one read of the connection.
+func (b *upBody) Read(p []byte) (int, error) {
+	if b.closed {
+		return 0, errors.New("gateway: read of a closed upstream body")
+	}
+	n := 0
+	blocked := false
+	for n < len(p) && b.err == nil && !b.done {
+		cn := b.conn
+		if b.mode == bodyNone || b.mode == bodyLength && b.remain == 0 {
+			b.done = true
+			break
+		}
+		if b.mode == bodyChunked && b.remain == 0 {
+			// A chunk boundary: read on only while the framing is in the
+			// buffer, or nothing is returned yet.
+			if n > 0 && !b.framingBuffered() {
+				break
+			}
+			b.err = b.nextChunk()
+			continue
+		}
+		if cn.r == cn.w {
+			if n > 0 || blocked {
+				break
+			}
+			if b.onBlock != nil {
+				b.onBlock()
+			}
+			blocked = true
+			if err := cn.fill(); err != nil {
+				if err == io.EOF && b.mode == bodyClose {
+					b.done = true
+				} else {
+					b.err = b.readErr(err)
+				}
+				break
+			}
+		}
+		k := cn.w - cn.r
+		if k > len(p)-n {
+			k = len(p) - n
+		}
+		if b.mode != bodyClose && int64(k) > b.remain {
+			k = int(b.remain)
+		}
+		copy(p[n:], cn.buf[cn.r:cn.r+k])
+		cn.r += k
+		n += k
+		b.remain -= int64(k)
+	}
+	if n > 0 {
+		return n, nil
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.done {
+		return 0, io.EOF
+	}
+	return 0, nil
+}
+
+// framingBuffered reports whether the next chunk's framing (the CRLF after
+// the data and the size line) is whole in the buffer.
+func (b *upBody) framingBuffered() bool {
+	rest := b.conn.buf[b.conn.r:b.conn.w]
+	if b.crlf {
+		if len(rest) < 2 {
+			return false
+		}
+		rest = rest[2:]
+	}
+	return bytes.IndexByte(rest, '\n') >= 0
+}
+
+// finishBuffered reads the rest of the body from the buffer alone, without
+// waiting on the upstream, and reports whether its framing ended cleanly.
+func (b *upBody) finishBuffered() bool {
+	for !b.done && b.err == nil && !b.closed {
+		cn := b.conn
+		switch {
+		case b.mode == bodyNone || b.mode == bodyLength && b.remain == 0:
+			b.done = true
+		case b.mode == bodyClose:
+			return false
+		case b.mode == bodyChunked && b.remain == 0:
+			if !b.endBuffered() {
+				return false
+			}
+			b.err = b.nextChunk()
+		case cn.r == cn.w:
+			return false
+		default:
+			k := int64(cn.w - cn.r)
+			k = min(k, b.remain)
+			cn.r += int(k)
+			b.remain -= k
+		}
+	}
+	return b.done
+}
+
+// endBuffered is framingBuffered, and after a last chunk's size line the
+// end of its trailer section too: nextChunk then reads without waiting.
+func (b *upBody) endBuffered() bool {
+	if !b.framingBuffered() {
+		return false
+	}
+	rest := b.conn.buf[b.conn.r:b.conn.w]
+	if b.crlf {
+		rest = rest[2:]
+	}
+	i := bytes.IndexByte(rest, '\n')
+	if size, err := parseChunkSize(bytes.TrimSuffix(rest[:i], []byte("\r"))); err != nil || size > 0 {
+		return true // data follows, or nextChunk reports the error
+	}
+	rest = rest[i+1:]
+	return bytes.HasPrefix(rest, []byte("\r\n")) || bytes.Contains(rest, []byte("\r\n\r\n"))
+}
+
+// nextChunk reads the framing before the next chunk's data: the CRLF that
+// ends the previous chunk, the size line, and after the last chunk the
+// trailer section.
+func (b *upBody) nextChunk() error {
+	cn := b.conn
+	block := func() {
+		if b.onBlock != nil {
+			b.onBlock()
+		}
+	}
+	if b.crlf {
+		for cn.w-cn.r < 2 {
+			block()
+			if err := cn.fill(); err != nil {
+				return b.readErr(err)
+			}
+		}
+		if cn.buf[cn.r] != '\r' || cn.buf[cn.r+1] != '\n' {
+			return protoErr("chunk data not followed by CRLF")
+		}
+		cn.r += 2
+		b.crlf = false
+	}
+	if bytes.IndexByte(cn.buf[cn.r:cn.w], '\n') < 0 {
+		block()
+	}
+	l, err := cn.line(true, upMaxChunkExt)
+	if err != nil {
+		return b.readErr(err)
+	}
+	size, err := parseChunkSize(l)
+	if err != nil {
+		return err
+	}
+	if size > 0 {
+		b.remain, b.crlf = size, true
+		return nil
+	}
+	// The trailer section: header lines, CRLF-ended like the framing,
+	// read and dropped.
+	for total := 0; ; {
+		l, err := cn.line(true, upBufSize)
+		if err != nil {
+			return b.readErr(err)
+		}
+		if len(l) == 0 {
+			b.done = true
+			return nil
+		}
+		if total += len(l); total > upMaxTrailer {
+			return protoErr("trailers longer than " + strconv.Itoa(upMaxTrailer) + " bytes")
+		}
+		if _, _, err := parseHeaderLine(l); err != nil {
+			return err
+		}
+	}
+}
+
+// readErr is what a failed read of the body reports: the context's error
+// when it was cancelled, a cut body as io.ErrUnexpectedEOF.
+func (b *upBody) readErr(err error) error {
+	if b.ctx != nil && b.ctx.Err() != nil {
+		return b.ctx.Err()
+	}
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// Close ends the body: the connection is pooled when its answer was read
+// to the end, else closed. (The proxy drains a finished stream's body,
+// boundedly, before it closes it: see upstreamCall.drain.)
+func (b *upBody) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	stopped := b.stop == nil || b.stop()
+	if b.done && b.keep && stopped && b.conn.r == b.conn.w {
+		b.client.put(b.conn)
+	} else {
+		b.conn.nc.Close()
+	}
+	b.conn = nil
+	return nil
+}

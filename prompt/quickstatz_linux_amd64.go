@@ -1,0 +1,5 @@
+package prompt
+
+import "syscall"
+
+const sysFstatat = syscall.SYS_NEWFSTATAT

@@ -1,0 +1,11 @@
+//go:build !(linux && (amd64 || arm64))
+
+package prompt
+
+// quickStatZ is quickStat of a NUL-terminated path.
+func quickStatZ(path []byte) (fileSig, bool) {
+	if len(path) == 0 || path[len(path)-1] != 0 {
+		return fileSig{}, false
+	}
+	return quickStat(string(path[:len(path)-1]))
+}
