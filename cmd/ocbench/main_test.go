@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -193,6 +194,37 @@ func TestFuzzInterrupted(t *testing.T) {
 		case <-deadline:
 			t.Fatal("fuzz did not stop on SIGINT")
 		}
+	}
+}
+
+// TestFuzzOutChecked: fuzz writes into --out only when a case fails, so
+// a directory it could never create or write fails at once (exit 2), and
+// a good one is still not created by a run without failures.
+func TestFuzzOutChecked(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{filepath.Join(file, "sub"), file} {
+		start := time.Now()
+		code, stdout, errOut := runCmd(t, "fuzz", "-n", "100000000", "--out", out)
+		if code != 2 || stdout != "" || !strings.Contains(errOut, "--out") || !strings.Contains(errOut, "not a directory") {
+			t.Errorf("--out %s: exit %d, stdout %q, stderr %q", out, code, stdout, errOut)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("--out %s: failed after %v, not at once", out, d)
+		}
+	}
+	fresh := filepath.Join(dir, "new", "failures")
+	if code, _, errOut := runCmd(t, "fuzz", "-n", "20", "--out", fresh); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a run without failures created its --out directory: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the write check left files behind: %v", ents)
 	}
 }
 
