@@ -275,3 +275,29 @@ func TestHTMLOutputsEverywhere(t *testing.T) {
 		t.Errorf("cache-profile --html -: exit %d, stderr %q, stdout %.200q", code, errOut, out)
 	}
 }
+
+// TestREADMEForAStranger: the README keeps what a newcomer needs (one edit
+// once dropped it by accident): how to get the binary its examples call,
+// the main job, the test command, and a section for every command.
+func TestREADMEForAStranger(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, want := range []string{
+		"go install ./cmd/ocbench",
+		"go run ./cmd/ocbench bench",
+		"go test -race -count=1 ./... ./peers/...",
+		"Go 1.26", "C compiler",
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	for _, name := range commandNames() {
+		if !strings.Contains(readme, "\n### `ocbench "+name+"`\n") {
+			t.Errorf("README has no section for ocbench %s", name)
+		}
+	}
+}
