@@ -14,7 +14,8 @@ import (
 // chainScenarios decode each synthetic stream through the whole decorator
 // chain as a live turn runs it: every always-on decorator, argument repair
 // (the extended profile, with OpenClaw's wrapper where its gate allows),
-// the idle timeout and diagnostics.
+// the idle timeout (keeping its contexts from call to call, as the engine
+// does) and diagnostics.
 func chainScenarios() ([]Scenario, error) {
 	var scs []Scenario
 	for _, ws := range WireStreams() {
@@ -35,10 +36,11 @@ func chainScenarios() ([]Scenario, error) {
 				}
 				calls := 0
 				fn := streamwrap.Chain(base, streamwrap.Options{
-					Profile:     repair.ProfileExtended,
-					LiveTools:   streamwrap.NewAllowlist(names...),
-					IdleTimeout: time.Minute,
-					Diagnostics: streamwrap.DiagnosticSinkFunc(func(*streamwrap.ModelCallEvent) { calls++ }),
+					Profile:          repair.ProfileExtended,
+					LiveTools:        streamwrap.NewAllowlist(names...),
+					IdleTimeout:      time.Minute,
+					IdleReuseContext: true,
+					Diagnostics:      streamwrap.DiagnosticSinkFunc(func(*streamwrap.ModelCallEvent) { calls++ }),
 				})
 				req := &llm.Request{Model: llm.Model{ID: "synth", API: ws.Wire.API(), Provider: "openai-compatible"}}
 				ctx := context.Background()

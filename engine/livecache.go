@@ -25,7 +25,11 @@ import (
 // the run wrote are parsed back from the file by the next run that finds
 // the state unchanged (never taken from the in-memory messages, which the
 // caller may hold), so the cached view is byte for byte the view a full
-// read gives, and a session that is never run again costs one fstat.
+// read gives, and a session that is never run again costs one fstat. The
+// context the run built of its loaded entries is kept with them: when the
+// parsed lines only continue its branch, the next run extends it by their
+// messages (transcript.SessionContext.Extend) instead of walking the whole
+// tree again.
 //
 // Bounded: at most liveCacheMax sessions and liveCacheBytes of session
 // files in all (least recently used first out); a session file larger than

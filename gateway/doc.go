@@ -6,8 +6,11 @@
 //
 // It owns the HTTP side: limits (body size, concurrent streams, request and
 // idle timeouts), admission (429 or 503 with Retry-After instead of an
-// unbounded queue), client disconnects cancelling the upstream, and
-// graceful shutdown that drains streams in flight. It does not decode or
+// unbounded queue), client disconnects cancelling the upstream, graceful
+// shutdown that drains streams in flight, and the connection to the
+// upstream: a lean HTTP/1.1 client of its own for a plain-http upstream
+// (pooled persistent connections, strict response framing), net/http for
+// HTTPS, proxies and redirects. It does not decode or
 // encode wires (provider, provider/wireenc), repair (streamwrap) or run
 // turns (engine, through the RunService interface).
 package gateway

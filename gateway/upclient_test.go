@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -11,9 +12,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ocbench/ocbench/provider/scripted"
 )
 
 // scriptConn is a net.Conn that answers reads from a fixed byte string, at
@@ -290,5 +294,51 @@ func TestProxyReportsUpstreamCutAsFailure(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"error"`) || strings.Contains(string(b), "[DONE]") {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+}
+
+// A request body past the one-write size (sent as two buffers) reaches the
+// upstream whole, and concurrent streams share the pooled connections
+// without crossing answers.
+func TestLeanClientLargeBodiesAndConcurrency(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("the answer")}}}}
+	var bad atomic.Int64
+	check := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, err := io.ReadAll(r.Body)
+			if err != nil || int64(len(b)) != r.ContentLength || !json.Valid(b) {
+				bad.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			h.ServeHTTP(w, r)
+		})
+	}
+	up, conns := countingUpstream(t, s, check)
+	r := startGateway(t, Config{Upstream: up})
+	big := `{"model":"m","stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("x", 200<<10) + `"}]}`
+	resp := post(t, r.url+"/v1/chat/completions", big)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "the answer") || !strings.Contains(string(b), "[DONE]") {
+		t.Fatalf("large body: %d %.300s", resp.StatusCode, b)
+	}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				if b := streamOnce(t, http.DefaultClient, r.url); !strings.Contains(b, "the answer") || !strings.Contains(b, "[DONE]") {
+					t.Errorf("stream: %.300s", b)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Errorf("%d request bodies arrived damaged", n)
+	}
+	if c := conns.Load(); c > 17 {
+		t.Errorf("%d upstream connections for at most 16 concurrent streams", c)
 	}
 }

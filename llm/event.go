@@ -97,6 +97,15 @@ type Stream interface {
 	Close() error
 }
 
+// Stepper is implemented by streams that can advance and return what the
+// consumer reads next in one call: Step is Next followed by Event (nil
+// when Next reported false) and Message. Decorators that find it on the
+// stream they wrap pay one dynamic call per event instead of three. It is
+// optional: every Stream works without it.
+type Stepper interface {
+	Step() (ev *Event, msg *Message, ok bool)
+}
+
 // StreamFunc sends a request and returns the stream of its answer. A
 // returned error means no stream was started (the request could not be sent
 // or was refused before streaming); failures after that are in-stream.

@@ -366,6 +366,7 @@ type httpStream struct {
 
 var (
 	_ llm.Stream      = (*httpStream)(nil)
+	_ llm.Stepper     = (*httpStream)(nil)
 	_ RawStopReasoner = (*httpStream)(nil)
 )
 
@@ -374,6 +375,14 @@ func (s *httpStream) Next() bool {
 		return false
 	}
 	return s.d.Next()
+}
+
+// Step is Next, then Event and Message (llm.Stepper).
+func (s *httpStream) Step() (*llm.Event, *llm.Message, bool) {
+	if s.closed {
+		return nil, &s.empty, false
+	}
+	return s.d.Step()
 }
 
 func (s *httpStream) Event() *llm.Event {

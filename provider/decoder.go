@@ -163,6 +163,7 @@ type slot struct {
 
 var (
 	_ llm.Stream      = (*Decoder)(nil)
+	_ llm.Stepper     = (*Decoder)(nil)
 	_ RawStopReasoner = (*Decoder)(nil)
 )
 
@@ -328,6 +329,14 @@ func (d *Decoder) Next() bool {
 	d.qi++
 	d.apply(&d.ev)
 	return true
+}
+
+// Step is Next, then Event and Message (llm.Stepper).
+func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
+	if !d.Next() {
+		return nil, &d.msg, false
+	}
+	return &d.ev, &d.msg, true
 }
 
 // apply does what an event means for the message at the moment the event

@@ -47,10 +47,17 @@ type stepper interface {
 }
 
 // leafStep adapts a stream that is not a decorator of this package (a
-// provider decoder, a test stream) to stepper.
-type leafStep struct{ s llm.Stream }
+// provider decoder, a test stream) to stepper, through its llm.Stepper
+// when it has one.
+type leafStep struct {
+	s  llm.Stream
+	st llm.Stepper // s, when it implements llm.Stepper
+}
 
 func (l *leafStep) step() (*llm.Event, *llm.Message, bool) {
+	if l.st != nil {
+		return l.st.Step()
+	}
 	ok := l.s.Next()
 	var ev *llm.Event
 	if ok {
@@ -77,6 +84,7 @@ func (b *base) init(inner llm.Stream) {
 		b.next = st
 	} else {
 		b.leaf.s = inner
+		b.leaf.st, _ = inner.(llm.Stepper)
 		b.next = &b.leaf
 	}
 	if v, ok := inner.(eventViews); ok && v.hasViews() {

@@ -36,6 +36,10 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 	if extraArgs(fs, stderr) {
 		return 2
 	}
+	if err := checkOutDir(*out); err != nil {
+		fmt.Fprintf(stderr, "ocbench fuzz: --out: %v\n", err)
+		return 2
+	}
 	if *against != "" {
 		return runFuzzAgainst(stdout, stderr, *against, *n, *seed, *out, *batch, *batchSize, *jobs, *jsonOut)
 	}

@@ -7,10 +7,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 )
 
@@ -153,6 +156,41 @@ func (o *outputs) closeAll() error {
 	}
 	o.files = nil
 	return first
+}
+
+// checkOutDir fails unless dir is, or could be created as, a directory
+// this process can write into, without creating it: a command that writes
+// there only when something fails (fuzz --out) must not learn after hours
+// that it cannot. The nearest existing ancestor is tried with a temporary
+// file, removed at once.
+func checkOutDir(dir string) error {
+	if dir == "" {
+		return errors.New("empty directory name")
+	}
+	d := filepath.Clean(dir)
+	for {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%s is not a directory", d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return err
+		}
+		d = parent
+	}
+	f, err := os.CreateTemp(d, ".ocbench-write-check-*")
+	if err != nil {
+		return fmt.Errorf("%s is not writable: %w", d, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // writeTo writes with write to the file at path, or to stdout for "-".

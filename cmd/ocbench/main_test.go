@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -196,6 +197,37 @@ func TestFuzzInterrupted(t *testing.T) {
 	}
 }
 
+// TestFuzzOutChecked: fuzz writes into --out only when a case fails, so
+// a directory it could never create or write fails at once (exit 2), and
+// a good one is still not created by a run without failures.
+func TestFuzzOutChecked(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{filepath.Join(file, "sub"), file} {
+		start := time.Now()
+		code, stdout, errOut := runCmd(t, "fuzz", "-n", "100000000", "--out", out)
+		if code != 2 || stdout != "" || !strings.Contains(errOut, "--out") || !strings.Contains(errOut, "not a directory") {
+			t.Errorf("--out %s: exit %d, stdout %q, stderr %q", out, code, stdout, errOut)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("--out %s: failed after %v, not at once", out, d)
+		}
+	}
+	fresh := filepath.Join(dir, "new", "failures")
+	if code, _, errOut := runCmd(t, "fuzz", "-n", "20", "--out", fresh); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a run without failures created its --out directory: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the write check left files behind: %v", ents)
+	}
+}
+
 // TestRunJSONLines: run --json is JSON Lines: every line one object, the
 // result (with stopReason) last.
 func TestRunJSONLines(t *testing.T) {
@@ -241,5 +273,31 @@ func TestHTMLOutputsEverywhere(t *testing.T) {
 	code, out, errOut := runCmd(t, "cache-profile", "--html", "-", session)
 	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || strings.Contains(out, "predicted hit rate") {
 		t.Errorf("cache-profile --html -: exit %d, stderr %q, stdout %.200q", code, errOut, out)
+	}
+}
+
+// TestREADMEForAStranger: the README keeps what a newcomer needs (one edit
+// once dropped it by accident): how to get the binary its examples call,
+// the main job, the test command, and a section for every command.
+func TestREADMEForAStranger(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, want := range []string{
+		"go install ./cmd/ocbench",
+		"go run ./cmd/ocbench bench",
+		"go test -race -count=1 ./... ./peers/...",
+		"Go 1.26", "C compiler",
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	for _, name := range commandNames() {
+		if !strings.Contains(readme, "\n### `ocbench "+name+"`\n") {
+			t.Errorf("README has no section for ocbench %s", name)
+		}
 	}
 }
