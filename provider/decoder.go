@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"sync"
@@ -636,7 +637,7 @@ func (d *Decoder) open(choice int32, key int64, t llm.BlockType) int {
 // appendText appends a text or thinking fragment to the slot's block and
 // queues its delta.
 func (d *Decoder) appendText(si int, frag []byte) error {
-	if !utf8.Valid(frag) {
+	if !validUTF8(frag) {
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
@@ -653,7 +654,7 @@ func (d *Decoder) appendText(si int, frag []byte) error {
 // appendArgs appends an argument fragment to the slot's tool call and
 // queues its delta.
 func (d *Decoder) appendArgs(si int, frag []byte) error {
-	if !utf8.Valid(frag) {
+	if !validUTF8(frag) {
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
@@ -666,7 +667,27 @@ func (d *Decoder) appendArgs(si int, frag []byte) error {
 	return nil
 }
 
-func validUTF8(b []byte) bool { return utf8.Valid(b) }
+// validUTF8 is utf8.Valid, answering the short ASCII fragments most deltas
+// are with one or two word loads instead of the general loop.
+func validUTF8(b []byte) bool {
+	const hi = 0x8080808080808080
+	switch n := len(b); {
+	case n > 16:
+	case n >= 8:
+		if (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[n-8:]))&hi == 0 {
+			return true
+		}
+	default:
+		var x byte
+		for _, c := range b {
+			x |= c
+		}
+		if x < utf8.RuneSelf {
+			return true
+		}
+	}
+	return utf8.Valid(b)
+}
 
 func (d *Decoder) badUTF8(frag []byte) error {
 	return &SyntaxError{Offset: d.off, Excerpt: excerpt(frag), Err: ErrInvalidUTF8}
