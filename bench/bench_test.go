@@ -210,3 +210,25 @@ PASS
 		t.Error("malformed peer name accepted")
 	}
 }
+
+func TestMemPerOpLeavesOutBackgroundWork(t *testing.T) {
+	// Batches of 1, 10, 200 and 1,000 operations: the scenario allocates once
+	// every 4 operations; other goroutines allocated 5,000 objects during the
+	// 1,000-operation batch and 30 during the small ones.
+	batches := []batchMem{
+		{n: 1, mallocs: 30, bytes: 30 * 16},
+		{n: 10, mallocs: 2 + 30, bytes: (2 + 30) * 16},
+		{n: 200, mallocs: 50, bytes: 50 * 16},
+		{n: 1000, mallocs: 250 + 5000, bytes: (250 + 5000) * 16},
+	}
+	allocs, bytes := memPerOp(batches, 1211)
+	if allocs != 0.25 || bytes != 4 {
+		t.Errorf("memPerOp = %v allocs, %v B; want the 200-op batch's 0.25 and 4", allocs, bytes)
+	}
+	// With only one large batch its count stands, background work included:
+	// a small batch that happened to allocate nothing does not hide it.
+	batches = []batchMem{{n: 1, mallocs: 0}, {n: 1000, mallocs: 1000, bytes: 64000}}
+	if allocs, _ := memPerOp(batches, 1001); allocs != 1 {
+		t.Errorf("memPerOp = %v allocs, want 1: a 1-op batch is too small to count", allocs)
+	}
+}

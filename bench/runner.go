@@ -137,7 +137,7 @@ func measure(sc Scenario, d time.Duration) Result {
 	}
 	var elapsed time.Duration
 	var iters int64
-	var mallocs, bytes uint64
+	var batches []batchMem
 	for elapsed < d {
 		runtime.ReadMemStats(&ms0)
 		t0 := time.Now()
@@ -156,8 +156,7 @@ func measure(sc Scenario, d time.Duration) Result {
 		}
 		elapsed += time.Since(t0)
 		runtime.ReadMemStats(&ms1)
-		mallocs += ms1.Mallocs - ms0.Mallocs
-		bytes += ms1.TotalAlloc - ms0.TotalAlloc
+		batches = append(batches, batchMem{n: n, mallocs: ms1.Mallocs - ms0.Mallocs, bytes: ms1.TotalAlloc - ms0.TotalAlloc})
 		iters += n
 		// Grow the batch towards the remaining time, at most 10x at once.
 		if elapsed < d {
@@ -168,8 +167,7 @@ func measure(sc Scenario, d time.Duration) Result {
 	}
 	r.Iterations = iters
 	r.NsPerOp = float64(elapsed.Nanoseconds()) / float64(iters)
-	r.AllocsPerOp = float64(mallocs) / float64(iters)
-	r.BytesPerOp = float64(bytes) / float64(iters)
+	r.AllocsPerOp, r.BytesPerOp = memPerOp(batches, iters)
 	if sc.Bytes > 0 {
 		r.MBPerSec = float64(sc.Bytes) * 1e3 / r.NsPerOp // bytes/ns * 1e9 / 1e6
 	}
@@ -185,6 +183,34 @@ func measure(sc Scenario, d time.Duration) Result {
 		r.MaxNs = float64(lat[len(lat)-1])
 	}
 	return r
+}
+
+// batchMem is what the process allocated while one batch of n operations ran.
+type batchMem struct {
+	n              int64
+	mallocs, bytes uint64
+}
+
+// memPerOp is the allocation count and bytes per operation of the large
+// batches (each at least a tenth of all operations) that allocated least per
+// operation. The counters are the whole process's: the peer planner and the
+// progress line allocate on other goroutines while a scenario runs, and that
+// can only add to a batch, so the least of the large batches is the one
+// nearest the scenario's own cost. An allocation the scenario makes once
+// every k operations still shows in every large batch, since each holds
+// many more than k operations once a run is long enough to matter.
+func memPerOp(batches []batchMem, iters int64) (allocs, bytes float64) {
+	first := true
+	for _, b := range batches {
+		if b.n*10 < iters {
+			continue
+		}
+		a := float64(b.mallocs) / float64(b.n)
+		if first || a < allocs {
+			allocs, bytes, first = a, float64(b.bytes)/float64(b.n), false
+		}
+	}
+	return allocs, bytes
 }
 
 // percentile returns the nearest-rank percentile q of sorted samples.
