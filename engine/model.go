@@ -77,10 +77,12 @@ func (r *runner) callScope(ctx context.Context) (context.Context, context.Cancel
 	if c := r.call.Load(); c != nil && c.parent == ctx && c.ctx.Err() == nil {
 		return c.ctx, c.cancel
 	}
-	if c := r.call.Load(); c != nil {
-		c.cancel(nil)
+	c := &r.scope0 // the run's first scope lives in the runner
+	if old := r.call.Load(); old != nil {
+		old.cancel(nil)
+		c = new(callScope)
 	}
-	c := &callScope{parent: ctx}
+	c.parent = ctx
 	c.ctx, c.cancel = context.WithCancelCause(ctx)
 	r.call.Store(c)
 	return c.ctx, c.cancel

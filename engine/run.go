@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,15 @@ var (
 	// History with a session file or store); nothing was run.
 	ErrParams = errors.New("engine: conflicting parameters")
 )
+
+// turnLimitError is ErrTurnLimit with the limit that was reached.
+type turnLimitError int
+
+func (e turnLimitError) Error() string {
+	return ErrTurnLimit.Error() + ": " + strconv.Itoa(int(e)) + " model calls"
+}
+
+func (e turnLimitError) Unwrap() error { return ErrTurnLimit }
 
 // Defaults of Params.
 const (
@@ -403,6 +413,7 @@ type runner struct {
 	// call is the run's current call context (see callScope), turnTimer
 	// the one timer of Params.TurnTimeout, armed during a call.
 	call      atomic.Pointer[callScope]
+	scope0    callScope // the first call scope (written before call points to it)
 	turnTimer *time.Timer
 	turnArmed atomic.Bool
 	// lastTool is when the last tool call ended (the idle timer's tool
@@ -512,17 +523,17 @@ func (r *runner) setup() (err error) {
 			return err
 		}
 	}
-	var tools []*Tool
+	var ts *toolSet
 	if r.ws != nil && p.BuiltinTools {
-		tools = Builtins(r.ws, p.Builtins)
+		ts, err = newToolSet(append(Builtins(r.ws, p.Builtins), p.Tools...))
+	} else {
+		ts, err = sharedToolSet(p.Tools)
 	}
-	tools = append(tools, p.Tools...)
-	r.reg, err = NewRegistry(tools...)
 	if err != nil {
 		return err
 	}
+	r.reg, r.names = ts.reg, ts.names
 	// Phase 4: the system prompt.
-	r.names = r.reg.Names()
 	system, boundary, err := buildSystemPrompt(p, r.ws, r.names)
 	if err != nil {
 		return err
@@ -547,7 +558,7 @@ func (r *runner) setup() (err error) {
 		Model:         p.Model,
 		System:        system,
 		CacheBoundary: boundary,
-		Tools:         r.reg.Definitions(nil),
+		Tools:         ts.defs,
 		SessionID:     r.sess.id(),
 		APIKey:        p.APIKey,
 		MaxTokens:     p.MaxTokens,
@@ -595,7 +606,7 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		if r.turn >= p.MaxTurns {
 			r.res.TurnLimit = true
-			return fmt.Errorf("%w: %d model calls", ErrTurnLimit, p.MaxTurns)
+			return turnLimitError(p.MaxTurns)
 		}
 		r.turn++
 		r.res.Turns = r.turn
@@ -818,7 +829,7 @@ func (r *runner) skipCall(id []byte, name, stopText string) error {
 // addCallRecord adds rec to the result's ToolCalls.
 func (r *runner) addCallRecord(rec ToolCallRecord) {
 	if r.res.ToolCalls == nil {
-		r.res.ToolCalls = make([]ToolCallRecord, 0, 8)
+		r.res.ToolCalls = make([]ToolCallRecord, 0, 16)
 	}
 	r.res.ToolCalls = append(r.res.ToolCalls, rec)
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -261,6 +263,43 @@ func (r *Registry) Definitions(dst []llm.Tool) []llm.Tool {
 		dst = append(dst, t.Definition())
 	}
 	return dst
+}
+
+// toolSet is a run's registry with its tool names and definitions (not
+// to be modified).
+type toolSet struct {
+	tools []*Tool
+	reg   *Registry
+	names []string
+	defs  []llm.Tool
+}
+
+func newToolSet(tools []*Tool) (*toolSet, error) {
+	reg, err := NewRegistry(tools...)
+	if err != nil {
+		return nil, err
+	}
+	return &toolSet{tools: tools, reg: reg, names: reg.Names(), defs: reg.Definitions(nil)}, nil
+}
+
+// lastToolSet is the tool set of the last run without built-in tools:
+// runs offering the same tools share it (a Tool does not change once
+// made, and a registry is read-only once built). Built-in tools are bound
+// to their run's workspace, so those runs build their own.
+var lastToolSet atomic.Pointer[toolSet]
+
+// sharedToolSet returns the tool set of tools, the last run's when it
+// offered the very same tools.
+func sharedToolSet(tools []*Tool) (*toolSet, error) {
+	if ts := lastToolSet.Load(); ts != nil && slices.Equal(ts.tools, tools) {
+		return ts, nil
+	}
+	ts, err := newToolSet(slices.Clone(tools))
+	if err != nil {
+		return nil, err
+	}
+	lastToolSet.Store(ts)
+	return ts, nil
 }
 
 // CallResult is the outcome of one tool call.

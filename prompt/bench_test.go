@@ -1,10 +1,12 @@
 package prompt
 
 import (
-	"github.com/ocbench/ocbench/internal/cputime"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ocbench/ocbench/internal/cputime"
 	"github.com/ocbench/ocbench/tokenize"
 )
 
@@ -109,5 +111,44 @@ func BenchmarkResolveSample(b *testing.B) {
 		if _, err := r.Resolve(cfg, dir); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkPromptIn is what a run's system prompt costs: the sample
+// workspace resolved and rendered (cold, a new Resolver each time), or
+// taken from the memo after a stat of each file it depends on (warm).
+func BenchmarkPromptIn(b *testing.B) {
+	dir := b.TempDir()
+	if err := MaterializeSample(dir); err != nil {
+		b.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	open := func() (*os.Root, error) { return root, nil }
+	cfg := SampleConfig()
+	for _, warm := range []bool{false, true} {
+		name := "cold"
+		if warm {
+			name = "warm"
+		}
+		b.Run(name, func(b *testing.B) {
+			var r Resolver
+			b.ReportAllocs()
+			for b.Loop() {
+				if !warm {
+					r = Resolver{}
+				}
+				if _, _, err := r.PromptIn(cfg, real, open, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
