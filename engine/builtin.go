@@ -682,11 +682,7 @@ func (b *builtins) exec(ctx context.Context, args []byte) (ToolOutput, error) {
 	out := &tailBuffer{max: b.opt.ExecOutputCap}
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// Kill the whole process group: the shell's children too.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	killGroupOnCancel(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	runErr := cmd.Run()
 	text, dropped := out.result()

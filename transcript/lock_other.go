@@ -11,7 +11,6 @@ func lockFile(f *os.File) error { return nil }
 // unlockFile is a no-op where lockFile is one.
 func unlockFile(f *os.File) {}
 
-// fileIdent cannot identify a file here: a kept handle is never reused.
-type fileIdent struct{ ok bool }
-
+// identOf cannot identify a file here (ok is false): a kept handle is never
+// reused and a live session is always read again.
 func identOf(fi os.FileInfo) fileIdent { return fileIdent{} }

@@ -37,20 +37,11 @@ func unlockFile(f *os.File) {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }
 
-// fileIdent identifies a file's state: which file (device, inode) and its
-// size and change times. Any write, truncation or rename over the name
-// changes it.
-type fileIdent struct {
-	dev, ino, size   uint64
-	mtimeNs, ctimeNs int64
-	ok               bool
-}
-
 func identOf(fi os.FileInfo) fileIdent {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return fileIdent{}
 	}
 	return fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino), size: uint64(st.Size),
-		mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano(), ok: true}
+		mtimeNs: fi.ModTime().UnixNano(), ctimeNs: ctimeNs(st), ok: true}
 }
