@@ -155,24 +155,7 @@ func (r *runner) prepareHistory(msgs []llm.Message) []llm.Message {
 	if rep.TruncatedToolResult > 0 {
 		r.note("history: %d oversized tool results truncated", rep.TruncatedToolResult)
 	}
-	return appendable(out, msgs)
-}
-
-// appendable returns out, which the run appends to, without copying it
-// where that is safe: a fresh slice of Prepare's, or one that ends where
-// msgs (the session's context) ends, whose appends land past the
-// context's end (nothing reads there: a later context is a new slice, or,
-// for the live cache, an extension by the run after this one). A part of
-// msgs ending before it is copied.
-func appendable(out, msgs []llm.Message) []llm.Message {
-	switch {
-	case len(out) == 0:
-		return nil
-	case len(msgs) == 0 || &out[:cap(out)][cap(out)-1] != &msgs[:cap(msgs)][cap(msgs)-1]:
-		return out // not msgs' array
-	case &out[len(out)-1] == &msgs[len(msgs)-1]:
-		return out
-	}
+	// The run appends to the prepared slice: never share its array.
 	return append(make([]llm.Message, 0, len(out)+8), out...)
 }
 

@@ -546,7 +546,7 @@ func (r *runner) setup() (err error) {
 		// An orphaned user leaf (a run that died before the model
 		// answered): the new prompt replaces it in the context, so the
 		// model never sees two consecutive user turns.
-		r.hist = r.hist[: n-1 : n-1] // the next append must not overwrite it
+		r.hist = r.hist[:n-1]
 		r.note("dropped an orphaned trailing user message from the context")
 	}
 	window := p.Model.ContextWindow
