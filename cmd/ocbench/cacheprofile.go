@@ -26,7 +26,7 @@ func runCacheProfile(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	jsonOut := fs.Bool("json", false, "print JSON: per call the predicted and recorded cache reads and writes, then the summary")
-	htmlOut := fs.String("html", "", "also write a self-contained HTML report with a timeline chart to this file")
+	htmlOut := fs.String("html", "", "also write a self-contained HTML report with a timeline chart to this file (- for stdout, instead of the text report)")
 	provider := fs.String("provider", "", "simulate this provider's cache instead of the recorded one (anthropic, openai, gemini, deepseek)")
 	model := fs.String("model", "", "simulate this model's rules instead of the recorded one")
 	retention := fs.String("retention", "", "cache retention: anthropic short|long, openai in_memory|24h")
