@@ -211,12 +211,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		*t = vegeta.Target{Method: http.MethodPost, URL: url, Body: body(), Header: hdr}
 		return nil
 	})
-	// vegeta's own transport, as its options would build it.
+	// The transport vegeta's Connections, MaxConnections and KeepAlive
+	// options would build, made here because those options need vegeta's
+	// own *http.Transport where --sessions wraps it; its connections are
+	// closed with the run.
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: cfg.Connections,
 		MaxConnsPerHost:     cfg.Connections,
 	}
+	defer tr.CloseIdleConnections()
 	var attackRT, sampleRT http.RoundTripper = tr, http.DefaultTransport
 	var pool *sessionPool
 	if cfg.Sessions > 0 && cfg.BodyFunc != nil {
