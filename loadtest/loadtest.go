@@ -44,6 +44,13 @@ type Config struct {
 	Path     string
 	Body     []byte
 	BodyFunc func(n uint64) []byte
+	// Sessions, with BodyFunc, makes n a session number in [0, Sessions)
+	// that no other request in flight has: it is taken per request and
+	// given back when the answer ends, so that the load never sends two
+	// runs on one session at once (a gateway answers the second with 409).
+	// When all are out, a request gets a fresh number >= Sessions
+	// (Report.FreshSessions counts them).
+	Sessions int
 	// Header is added to every request (an API key, say).
 	Header http.Header
 	// Rate is hits per second; with RampTo > Rate the rate rises linearly
@@ -102,6 +109,9 @@ type Report struct {
 	// InBandFailures is what FailureProbe counted during the run: answers
 	// (streams, runs) that failed after their 200; -1 when not probed.
 	InBandFailures int `json:"inBandFailures"`
+	// FreshSessions is how many requests found every one of
+	// Config.Sessions in flight and went to a fresh session instead.
+	FreshSessions uint64 `json:"freshSessions,omitempty"`
 	// GatewayCPUUsPerReq is the gateway process's CPU time during the
 	// run over the requests sent (vegeta's and the sampler's), in
 	// microseconds; LoadgenCPUUsPerReq the same for this process, the
@@ -201,6 +211,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		*t = vegeta.Target{Method: http.MethodPost, URL: url, Body: body(), Header: hdr}
 		return nil
 	})
+	// The transport vegeta's Connections, MaxConnections and KeepAlive
+	// options would build, made here because those options need vegeta's
+	// own *http.Transport where --sessions wraps it; its connections are
+	// closed with the run.
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: cfg.Connections,
+		MaxConnsPerHost:     cfg.Connections,
+	}
+	defer tr.CloseIdleConnections()
+	var attackRT, sampleRT http.RoundTripper = tr, http.DefaultTransport
+	var pool *sessionPool
+	if cfg.Sessions > 0 && cfg.BodyFunc != nil {
+		// The session is taken where the request is sent, so that it is
+		// out for exactly the request's life; the body the targeter made
+		// is replaced.
+		pool = newSessionPool(cfg.Sessions)
+		body = func() []byte { return nil }
+		attackRT = &sessionTransport{base: tr, pool: pool, body: cfg.BodyFunc}
+		sampleRT = &sessionTransport{base: http.DefaultTransport, pool: pool, body: cfg.BodyFunc}
+	}
 	var pacer vegeta.Pacer = vegeta.ConstantPacer{Freq: int(cfg.Rate + 0.5), Per: time.Second}
 	if cfg.RampTo > cfg.Rate {
 		pacer = vegeta.LinearPacer{
@@ -208,8 +239,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			Slope:   (cfg.RampTo - cfg.Rate) / cfg.Duration.Seconds(),
 		}
 	}
-	atk := vegeta.NewAttacker(vegeta.Connections(cfg.Connections), vegeta.MaxConnections(cfg.Connections),
-		vegeta.MaxWorkers(uint64(cfg.Connections)), vegeta.Timeout(cfg.Timeout), vegeta.KeepAlive(true))
+	atk := vegeta.NewAttacker(vegeta.MaxWorkers(uint64(cfg.Connections)),
+		vegeta.Client(&http.Client{Timeout: cfg.Timeout, Transport: attackRT}))
 
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration+cfg.Timeout)
 	defer cancel()
@@ -219,7 +250,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		samples = sampleStreams(runCtx, url, body, hdr, cfg.SampleRate, cfg.Duration, cfg.Timeout)
+		samples = sampleStreams(runCtx, &http.Client{Timeout: cfg.Timeout, Transport: sampleRT}, url, body, hdr, cfg.SampleRate, cfg.Duration)
 	}()
 	var peak uint64
 	memDone := make(chan struct{})
@@ -294,6 +325,9 @@ loop:
 		}
 	}
 	samples.fill(rep)
+	if pool != nil {
+		rep.FreshSessions = pool.fresh.Load()
+	}
 	if sent := float64(m.Requests + uint64(samples.streams)); sent > 0 {
 		if cpuErr == nil {
 			if v, err := cfg.CPUProbe(); err == nil {
@@ -358,8 +392,7 @@ func (s *sampleSet) fill(r *Report) {
 // sampleStreams sends rate streaming requests per second for d and times
 // every SSE event of each: the first after the request was sent, then the
 // gaps between consecutive events.
-func sampleStreams(ctx context.Context, url string, body func() []byte, hdr http.Header, rate float64, d, timeout time.Duration) sampleSet {
-	client := &http.Client{Timeout: timeout}
+func sampleStreams(ctx context.Context, client *http.Client, url string, body func() []byte, hdr http.Header, rate float64, d time.Duration) sampleSet {
 	var mu sync.Mutex
 	var set sampleSet
 	var wg sync.WaitGroup

@@ -33,6 +33,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "first event\tp50 %.2fms  p99 %.2fms  (%d sampled streams, %d failed, %.1f events each)\n",
 		r.TTFEP50Ms, r.TTFEP99Ms, r.Streams, r.StreamErrors, r.EventsPerSteam)
 	fmt.Fprintf(tw, "event gaps\tp50 %.3fms  p99 %.3fms  max %.3fms\n", r.GapP50Ms, r.GapP99Ms, r.GapMaxMs)
+	if r.FreshSessions > 0 {
+		fmt.Fprintf(tw, "fresh sessions\t%d (runs that found every --sessions session in flight)\n", r.FreshSessions)
+	}
 	if r.InBandFailures >= 0 {
 		fmt.Fprintf(tw, "failed after 200\t%d (the gateway's count of streams and runs that failed in-band)\n", r.InBandFailures)
 	}

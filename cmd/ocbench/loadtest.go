@@ -22,8 +22,9 @@ func init() {
 	register("loadtest", "drive a gateway at a rate and report latency, first-event time and memory", runLoadtest)
 }
 
-// Request bodies per route. Runs get a fresh session per request, so that
-// concurrent runs never wait on one session's lock.
+// Request bodies per route. Runs get a fresh session per request, or with
+// --sessions one of a pool no run in flight holds (loadtest.Config.Sessions),
+// so that concurrent runs never meet on one session's lock.
 const (
 	chatLoadBody      = `{"model":"scripted-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}]}`
 	messagesLoadBody  = `{"model":"scripted-1","max_tokens":512,"stream":true,"messages":[{"role":"user","content":"read AGENTS.md"}],"tools":[{"name":"read","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}`
@@ -43,7 +44,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	maxStreams := fs.Int("max-streams", 4096, "the started gateway's concurrent stream limit")
 	gatewayBin := fs.String("gateway-bin", "", "start this ocbench binary's serve as the gateway instead of this one's (to compare builds under one load generator)")
 	serveFlags := fs.String("serve-flags", "", "more flags for the started gateway, space-separated (e.g. \"--sync none --cpuprofile gw.prof\")")
-	sessions := fs.Int("sessions", 0, "--route runs: cycle through this many sessions, so that each run continues one (0: a fresh session per run)")
+	sessions := fs.Int("sessions", 0, "--route runs: keep this many live sessions, each run continuing one that has no run in flight (taken per request, given back when its answer ends; when all are in flight, a run starts a fresh session and the report counts it; one whose answer was cut short is replaced by a fresh one). 0: a fresh session per run")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	htmlOut := fs.String("html", "", "write an HTML plot of the run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -64,7 +65,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", outs.err)
 		return 2
 	}
-	path, body, bodyFunc, err := routeRequest(*route, *sessions)
+	path, body, bodyFunc, err := routeRequest(*route)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 		return 2
@@ -108,7 +109,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		base, probe, failures = upstream, nil, nil
 	}
 	cfg := loadtest.Config{Target: base, Path: path, Body: body, BodyFunc: bodyFunc, Rate: *rate, RampTo: *rampTo,
-		Duration: *dur, Connections: *conns, MemoryProbe: probe, FailureProbe: failures, CPUProbe: cpu}
+		Duration: *dur, Connections: *conns, Sessions: *sessions, MemoryProbe: probe, FailureProbe: failures, CPUProbe: cpu}
 
 	var rep *loadtest.Report
 	if *findMax {
@@ -143,7 +144,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func routeRequest(route string, sessions int) (path string, body []byte, bodyFunc func(uint64) []byte, err error) {
+func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64) []byte, err error) {
 	switch route {
 	case "chat", "direct":
 		return "/v1/chat/completions", []byte(chatLoadBody), nil, nil
@@ -154,9 +155,6 @@ func routeRequest(route string, sessions int) (path string, body []byte, bodyFun
 	case "runs":
 		prefix := "lt" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
 		return "/v1/runs", nil, func(n uint64) []byte {
-			if sessions > 0 {
-				n %= uint64(sessions)
-			}
 			return []byte(`{"session":"` + prefix + strconv.FormatUint(n, 10) + `","message":"read AGENTS.md"}`)
 		}, nil
 	}
@@ -233,8 +231,11 @@ func logStep(log io.Writer, rate float64, r *loadtest.Report) {
 	if r.GatewayCPUUsPerReq > 0 {
 		cpu = fmt.Sprintf(", CPU/req gateway %.0fµs loadgen %.0fµs", r.GatewayCPUUsPerReq, r.LoadgenCPUUsPerReq)
 	}
-	fmt.Fprintf(log, "rate %6.4g/s: sent %.3g/s, p99 %.2fms, success %.2f%%, failed after 200: %d%s\n",
-		rate, float64(r.Requests)/r.DurationS, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures, cpu)
+	if r.FreshSessions > 0 {
+		cpu += fmt.Sprintf(", %d runs on fresh sessions (all in flight)", r.FreshSessions)
+	}
+	fmt.Fprintf(log, "rate %6.4g/s: sent %.3g/s, p50 %.2fms, p99 %.2fms, success %.2f%%, failed after 200: %d%s\n",
+		rate, float64(r.Requests)/r.DurationS, r.LatencyP50Ms, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures, cpu)
 }
 
 // gatewayProcess is `ocbench serve` started as a child process, so that its
