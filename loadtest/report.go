@@ -61,18 +61,36 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
+// rateOf is the request rate of second p: its requests over the part of
+// that second the run lasted, so that a run of 2.5 s does not show its
+// rate halving in its last half second. A second past the run's end (a
+// request sent a moment late) has no rate of its own; its requests still
+// count in the latency plot.
+func (r *Report) rateOf(p Point) (float64, bool) {
+	covered := min(1, r.DurationS-float64(p.Second))
+	if r.DurationS <= 0 {
+		covered = 1
+	}
+	if covered < 0.1 {
+		return 0, false
+	}
+	return float64(p.Requests) / covered, true
+}
+
 // WriteHTML writes a self-contained page with the run's numbers and two
 // plots over the run's seconds, as vegeta's plot shows them: the latency
 // percentiles of each second (p50, p99, with the seconds that had errors
 // marked) and the rate of requests sent each second.
 func (r *Report) WriteHTML(w io.Writer) error {
-	var sec, p50, p99, rate, errX, errY []float64
+	var sec, p50, p99, rateX, rate, errX, errY []float64
 	for _, p := range r.Timeline {
 		x := float64(p.Second)
 		sec = append(sec, x)
 		p50 = append(p50, p.P50Ms)
 		p99 = append(p99, p.P99Ms)
-		rate = append(rate, float64(p.Requests))
+		if v, ok := r.rateOf(p); ok {
+			rateX, rate = append(rateX, x), append(rate, v)
+		}
 		if p.Errors > 0 {
 			errX = append(errX, x)
 			errY = append(errY, p.P99Ms)
@@ -88,9 +106,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		if len(errX) > 0 {
 			lines = append(lines, svgchart.Line{Series: svgchart.Series{Name: "second with errors", Color: "#000"}, X: errX, Y: errY, Dots: true})
 		}
-		svgchart.LineChart{Title: "latency per second", XUnit: "seconds since the start", YUnit: "latency (ms)", Lines: lines}.Write(&lat)
+		svgchart.LineChart{Title: "latency per second", XUnit: "seconds since the start", YUnit: "latency (ms)", Log: true, Lines: lines}.Write(&lat)
 		svgchart.LineChart{Title: "request rate per second", XUnit: "seconds since the start", YUnit: "requests per second", Height: 140,
-			Lines: []svgchart.Line{{Series: svgchart.Series{Name: "requests sent", Color: "#2e7d32"}, X: sec, Y: rate}}}.Write(&rt)
+			Lines: []svgchart.Line{{Series: svgchart.Series{Name: "requests sent", Color: "#2e7d32"}, X: rateX, Y: rate}}}.Write(&rt)
 	}
 	var table strings.Builder
 	r.WriteTable(&table)

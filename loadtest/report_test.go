@@ -39,6 +39,29 @@ func TestHTMLPlotsReadable(t *testing.T) {
 	}
 }
 
+// TestRatePerCoveredSecond: the rate plot divides a second's requests by
+// the part of it the run lasted and leaves out a second past the end.
+func TestRatePerCoveredSecond(t *testing.T) {
+	r := &Report{DurationS: 2.5}
+	for _, c := range []struct {
+		p    Point
+		want float64
+		ok   bool
+	}{
+		{Point{Second: 0, Requests: 100}, 100, true},
+		{Point{Second: 2, Requests: 50}, 100, true},
+		{Point{Second: 3, Requests: 2}, 0, false},
+	} {
+		if v, ok := r.rateOf(c.p); v != c.want || ok != c.ok {
+			t.Errorf("second %d: rate %v %v, want %v %v", c.p.Second, v, ok, c.want, c.ok)
+		}
+	}
+	r.DurationS = 0 // unknown duration: whole seconds
+	if v, ok := r.rateOf(Point{Second: 7, Requests: 3}); v != 3 || !ok {
+		t.Errorf("unknown duration: rate %v %v, want 3 true", v, ok)
+	}
+}
+
 func TestParseProcStat(t *testing.T) {
 	// A command name with a space and a parenthesis; utime 250 ticks,
 	// stime 30.
