@@ -89,6 +89,16 @@ func TestExtraArgumentsRefused(t *testing.T) {
 	}
 }
 
+// TestServeProfileCheckedFirst: serve's --cpuprofile path is checked
+// before the gateway starts: a bad one is a usage error.
+func TestServeProfileCheckedFirst(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.prof")
+	code, out, errOut := runCmd(t, "serve", "--addr", "127.0.0.1:0", "--cpuprofile", bad)
+	if code != 2 || !strings.Contains(errOut, "--cpuprofile") || strings.Contains(out, "ocbench gateway on") {
+		t.Errorf("serve --cpuprofile %s: exit %d, stdout %q, stderr %q", bad, code, out, errOut)
+	}
+}
+
 // TestBenchOutputsCheckedFirst: a bad output path fails at once with exit
 // 2, before any measuring; two outputs cannot both take stdout.
 func TestBenchOutputsCheckedFirst(t *testing.T) {

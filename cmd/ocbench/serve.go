@@ -62,6 +62,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if extraArgs(fs, stderr) {
 		return 2
 	}
+	// The profile's file is created before anything starts, so that a bad
+	// path is a usage error (exit 2), as every command's outputs are.
+	var profFile *os.File
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "ocbench serve: --cpuprofile: %v\n", err)
+			return 2
+		}
+		profFile = f
+		defer f.Close()
+	}
 	// SIGTERM (an orchestrator) drains with --drain-delay; SIGINT (Ctrl-C
 	// at a terminal) skips the delay.
 	ctx, stop := context.WithCancel(context.Background())
@@ -211,17 +223,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	srvRef.Store(srv)
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
+	if profFile != nil {
+		if err := pprof.StartCPUProfile(profFile); err != nil {
 			fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
 			return 1
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
-			return 1
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+		defer pprof.StopCPUProfile()
 	}
 	// The first line is read by `ocbench loadtest` when it starts a gateway.
 	fmt.Fprintf(stdout, "ocbench gateway on http://%s upstream %s\n", ln.Addr(), cfg.Upstream)
