@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/ocbench/ocbench/bench/peerdata"
 )
 
 // The Node peer: OpenClaw 2026.9.6's own stream path (its @openclaw/ai
@@ -93,9 +95,9 @@ func FindNodePeer(peersDir, dir string) (*NodePeer, error) {
 
 // NodeBenches are the decode+chain inputs the Node peer runs under filter
 // (nil: all).
-func NodeBenches(filter *regexp.Regexp) []WireStream {
-	var out []WireStream
-	for _, ws := range WireStreams() {
+func NodeBenches(filter *regexp.Regexp) []peerdata.WireStream {
+	var out []peerdata.WireStream
+	for _, ws := range peerdata.WireStreams() {
 		if filter == nil || filter.MatchString(NodePeerStage+"/"+ws.Name) {
 			out = append(out, ws)
 		}
@@ -123,7 +125,7 @@ type nodeLine struct {
 // generator (text or tool calls) is reported as failed, not timed: a peer
 // that did other work is no comparison. Node's allocations are not
 // measured (MemNotMeasured). measured, when set, is called per result.
-func (p *NodePeer) Run(ctx context.Context, streams []WireStream, o Options, log io.Writer, measured func(Result)) ([]Result, error) {
+func (p *NodePeer) Run(ctx context.Context, streams []peerdata.WireStream, o Options, log io.Writer, measured func(Result)) ([]Result, error) {
 	o.setDefaults()
 	if len(streams) == 0 {
 		return nil, nil
@@ -144,7 +146,7 @@ func (p *NodePeer) Run(ctx context.Context, streams []WireStream, o Options, log
 		MinMs   int64     `json:"minMs"`
 		Cases   []jobCase `json:"cases"`
 	}{MinReps: nodeMinReps * o.Count, MinMs: o.Duration.Milliseconds() * int64(o.Count)}
-	byName := map[string]WireStream{}
+	byName := map[string]peerdata.WireStream{}
 	for _, ws := range streams {
 		f := filepath.Join(tmp, ws.Name+".sse")
 		if err := os.WriteFile(f, ws.Stream.Body, 0o600); err != nil {
@@ -220,7 +222,7 @@ func (p *NodePeer) Run(ctx context.Context, streams []WireStream, o Options, log
 
 // checkNodeDecoded fails when OpenClaw's final message is not what the
 // generator put in the stream.
-func checkNodeDecoded(ws WireStream, l nodeLine) error {
+func checkNodeDecoded(ws peerdata.WireStream, l nodeLine) error {
 	switch {
 	case l.Error != "":
 		return fmt.Errorf("openclaw threw: %s", firstLine(l.Error))

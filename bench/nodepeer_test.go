@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ocbench/ocbench/bench/peerdata"
 )
 
 // TestNodePeerMissing: without the install the Node peer is not found, and
@@ -30,7 +32,7 @@ func TestNodePeerMissing(t *testing.T) {
 // generated stream (text, call count, call name, a failed stream) is not
 // taken as a timing.
 func TestNodeDecodedChecked(t *testing.T) {
-	ws := WireStreams()[1]
+	ws := peerdata.WireStreams()[1]
 	good := nodeLine{Name: ws.Name, Text: ws.Stream.Text, StopReason: "toolUse"}
 	for _, c := range ws.Stream.Calls {
 		good.Calls = append(good.Calls, struct {
@@ -97,8 +99,8 @@ func TestNodePeerReal(t *testing.T) {
 	if err != nil {
 		t.Skipf("Node peer not run: %v", err)
 	}
-	var ws []WireStream
-	for _, w := range WireStreams() {
+	var ws []peerdata.WireStream
+	for _, w := range peerdata.WireStreams() {
 		if w.Name == "anthropic" {
 			ws = append(ws, w)
 		}

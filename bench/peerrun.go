@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ocbench/ocbench/bench/peerdata"
 )
 
 // Compile-time estimates behind the first ETA, from measurements on a
@@ -33,9 +35,9 @@ const (
 
 // PlannedPeer is one peer package a run builds and runs.
 type PlannedPeer struct {
-	PeerPackage
+	peerdata.PeerPackage
 	// Selected are the benchmarks of the package the run's filter keeps.
-	Selected []PeerBench
+	Selected []peerdata.PeerBench
 	// StaleBytes is the Go source the build cache lacks for this package
 	// and its dependencies (0 when everything is cached).
 	StaleBytes int64
@@ -121,7 +123,7 @@ func PlanPeers(ctx context.Context, dir string, filter *regexp.Regexp, all bool,
 	pr := &PeerRunner{Dir: dir, Opts: o, filter: filter, slots: 1}
 	pr.cond = sync.NewCond(&pr.mu)
 	var pkgs []PlannedPeer
-	for _, p := range PeerPackagesIn(dir) {
+	for _, p := range peerdata.PeerPackagesIn(dir) {
 		if sel := p.Select(filter); len(sel) > 0 {
 			pkgs = append(pkgs, PlannedPeer{PeerPackage: p, Selected: sel})
 		}

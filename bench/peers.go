@@ -14,7 +14,8 @@ import (
 
 // The peers (official SDK decoders, other JSON repairers, another
 // tokenizer) live in a separate module, ./peers, so that embedding ocbench
-// never pulls them in. Each peer package (PeerPackages) is compiled into
+// never pulls them in. Each peer package (peerdata.PeerPackages, which a
+// peer imports instead of this package and its engine) is compiled into
 // its own test binary, whose benchmarks are ordinary Go benchmarks named
 //
 //	BenchmarkPeers/<stage>/<input>/<impl>

@@ -3,10 +3,14 @@ package bench
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ocbench/ocbench/bench/peerdata"
 )
 
 // TestPeerPackagesHaveScenarios: every declared peer benchmark has an
@@ -22,7 +26,7 @@ func TestPeerPackagesHaveScenarios(t *testing.T) {
 		have[sc.Stage+"/"+sc.Input] = true
 	}
 	seen := map[string]bool{}
-	for _, p := range PeerPackages() {
+	for _, p := range peerdata.PeerPackages() {
 		if len(p.Benchmarks) == 0 {
 			t.Errorf("peers/%s declares no benchmark", p.Dir)
 		}
@@ -58,9 +62,9 @@ func matchesBench(t *testing.T, pattern, name string) bool {
 }
 
 func TestBenchPatternSelects(t *testing.T) {
-	p, _ := PeerPackageIn("stdlib")
+	p, _ := peerdata.PeerPackageIn("stdlib")
 	sel := p.Select(regexp.MustCompile("^decode/anthropic$"))
-	if len(sel) != 1 || sel[0].Impl != ImplStdlib {
+	if len(sel) != 1 || sel[0].Impl != peerdata.ImplStdlib {
 		t.Fatalf("selected %v", sel)
 	}
 	pat := benchPattern(sel)
@@ -111,7 +115,7 @@ func TestPlanHeavyOnlyWhenCached(t *testing.T) {
 	}
 	var pkgs []PlannedPeer
 	for _, dir := range []string{"stdlib", "jsonrepair", "openaichat"} {
-		p, _ := PeerPackageIn(dir)
+		p, _ := peerdata.PeerPackageIn(dir)
 		pkgs = append(pkgs, PlannedPeer{PeerPackage: p, Selected: p.Benchmarks})
 	}
 	pr := &PeerRunner{}
@@ -163,5 +167,68 @@ func TestPeerBinaryKey(t *testing.T) {
 	}
 	if k3 := key(); k3 == k1 {
 		t.Error("key unchanged after a source file changed")
+	}
+}
+
+// TestPeersBuildWithoutEngine: a peer's test binary is built from package
+// peerdata, never from package bench and what its scenarios need (the
+// engine, the transcript store and its SQLite, the gateway): a cold
+// build of a small peer must not compile SQLite. The binary's cache key
+// covers peerdata's files, so a kept binary goes stale when they change.
+func TestPeersBuildWithoutEngine(t *testing.T) {
+	dir, err := FindPeersDir(".")
+	if err != nil {
+		t.Skip(err)
+	}
+	const mod = "github.com/ocbench/ocbench/"
+	args := []string{"list", "-e", "-deps", "-test", "-json=ImportPath,Dir,GoFiles,CgoFiles,TestGoFiles,XTestGoFiles,EmbedFiles,TestEmbedFiles,Standard,Deps", "./peerkit"}
+	pkgs := peerdata.PeerPackagesIn(dir)
+	for _, p := range pkgs {
+		args = append(args, "./"+p.Dir)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list of the peers: %v", err)
+	}
+	s, err := staleSources(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := func(path string) bool {
+		if path == mod+"bench" || strings.HasPrefix(path, "modernc.org/sqlite") || strings.HasPrefix(path, "github.com/prometheus/") {
+			return true
+		}
+		for _, p := range []string{"bench/internal", "engine", "transcript", "prompt", "gateway"} {
+			if path == mod+p || strings.HasPrefix(path, mod+p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	peerdataFiles := s.files[mod+"bench/peerdata"]
+	if !strings.Contains(peerdataFiles, "peers.go ") {
+		t.Errorf("peerdata's files are not in the peers' fingerprint: %q", peerdataFiles)
+	}
+	tests := []string{mod + "peers/peerkit"} // no test files: the package itself
+	for _, p := range pkgs {
+		tests = append(tests, mod+"peers/"+p.Dir+".test")
+	}
+	for _, test := range tests {
+		deps, ok := s.deps[test]
+		if !ok {
+			t.Errorf("go list lists no %s", test)
+			continue
+		}
+		if !slices.Contains(deps, mod+"bench/peerdata") {
+			t.Errorf("%s is not built from peerdata", test)
+		}
+		for _, d := range deps {
+			if forbidden(d) {
+				t.Errorf("%s is built from %s", test, d)
+			}
+		}
 	}
 }

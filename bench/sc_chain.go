@@ -5,6 +5,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/streamwrap"
@@ -18,7 +19,7 @@ import (
 // does) and diagnostics.
 func chainScenarios() ([]Scenario, error) {
 	var scs []Scenario
-	for _, ws := range WireStreams() {
+	for _, ws := range peerdata.WireStreams() {
 		var names []string
 		for _, c := range ws.Stream.Calls {
 			names = append(names, c.Name)

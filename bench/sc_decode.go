@@ -4,38 +4,14 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider"
-	"github.com/ocbench/ocbench/provider/synth"
 )
-
-// StreamEvents and StreamSeed fix the synthetic streams every decode and
-// chain scenario reads, here and in the peers module: 2,000 events, the
-// length of a long agent reply (text deltas and two tool calls).
-const (
-	StreamEvents = 2000
-	StreamSeed   = 1
-)
-
-// WireStream is one synthetic input: its wire and generated stream.
-type WireStream struct {
-	Name   string // scenario input name, e.g. "openai-chat"
-	Wire   provider.Wire
-	Stream *synth.Stream
-}
-
-// WireStreams returns the synthetic stream of each wire format.
-func WireStreams() []WireStream {
-	return []WireStream{
-		{"openai-chat", provider.WireOpenAIChat, synth.OpenAIChat(StreamEvents, StreamSeed)},
-		{"anthropic", provider.WireAnthropic, synth.Anthropic(StreamEvents, StreamSeed)},
-		{"openai-responses", provider.WireOpenAIResponses, synth.Responses(StreamEvents, StreamSeed)},
-	}
-}
 
 // checkDecoded fails when m is not what the generator put in the stream:
 // a scenario that decodes wrongly must not report a speed.
-func checkDecoded(ws WireStream, m *llm.Message) error {
+func checkDecoded(ws peerdata.WireStream, m *llm.Message) error {
 	if m.StopReason == llm.StopError || m.StopReason == llm.StopAborted {
 		return fmt.Errorf("%s: stream failed: %s", ws.Name, m.ErrorMessage)
 	}
@@ -51,7 +27,7 @@ func checkDecoded(ws WireStream, m *llm.Message) error {
 
 func decodeScenarios() ([]Scenario, error) {
 	var scs []Scenario
-	for _, ws := range WireStreams() {
+	for _, ws := range peerdata.WireStreams() {
 		scs = append(scs, Scenario{
 			Name: "decode/" + ws.Name, Stage: "decode", Input: ws.Name, Impl: Ours,
 			Bytes: int64(len(ws.Stream.Body)), Events: int64(ws.Stream.Events),

@@ -3,18 +3,12 @@ package bench
 import (
 	"fmt"
 
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/tokenize"
 )
 
-// TokenizeInputBytes is the size of the mixed text the token-counting
-// scenarios count; the peers count the same text (MixedText).
-const TokenizeInputBytes = 256 << 10
-
-// MixedText is the token-counting input shared with the peers module.
-func MixedText() string { return mixedText(TokenizeInputBytes, 7) }
-
 func tokenizeScenarios() ([]Scenario, error) {
-	text := MixedText()
+	text := peerdata.MixedText()
 	var scs []Scenario
 	for _, enc := range []tokenize.Encoding{tokenize.Cl100kBase, tokenize.O200kBase} {
 		c, err := tokenize.Get(enc)

@@ -2,13 +2,12 @@ package bench
 
 import (
 	"bytes"
-	"encoding/json"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/engine"
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/transcript"
@@ -41,48 +40,18 @@ func TestScenariosFirstOp(t *testing.T) {
 	}
 }
 
-// TestRepairInputs pins what the repair scenarios measure: every quirk
-// input is malformed (all but the entity one, which is valid JSON holding
-// entities), inputs are deterministic (the peers rebuild them in another
-// process), and the check rejects a wrong decision.
-func TestRepairInputs(t *testing.T) {
-	a, b := RepairInputs(), RepairInputs()
-	if !reflect.DeepEqual(a, b) {
-		t.Fatal("RepairInputs is not deterministic")
-	}
-	seen := map[string]bool{}
-	for _, in := range a {
-		if seen[in.Name] || strings.Contains(in.Name, "/") {
-			t.Errorf("input name %q duplicated or holds '/'", in.Name)
+// TestCheckRepairedRejects: the repair scenarios' first-op check rejects
+// a decision that keeps the text as it came, for every input but the
+// valid one (peerdata's TestRepairInputs pins the inputs themselves).
+func TestCheckRepairedRejects(t *testing.T) {
+	for _, in := range peerdata.RepairInputs() {
+		err := checkRepaired(&in, in.Args, nil)
+		if in.Quirk == "valid" && err != nil {
+			t.Errorf("%s: check rejects the valid text: %v", in.Name, err)
 		}
-		seen[in.Name] = true
-		// Malformed: not a JSON object (a double-encoded object is a
-		// valid JSON string).
-		malformed := !json.Valid(in.Args) || bytes.TrimSpace(in.Args)[0] != '{'
-		switch in.Quirk {
-		case "valid":
-			if malformed {
-				t.Errorf("%s: not valid JSON", in.Name)
-			}
-		case "html_entities":
-			if !bytes.Contains(in.Args, []byte("&quot;")) {
-				t.Errorf("%s: holds no entity", in.Name)
-			}
-		default:
-			if !malformed {
-				t.Errorf("%s: quirk left the arguments a valid object", in.Name)
-			}
+		if in.Quirk != "valid" && err == nil {
+			t.Errorf("%s: check accepts the unrepaired text", in.Name)
 		}
-		// A decision that keeps the text as it came is wrong for every
-		// input but the valid one.
-		if in.Quirk != "valid" {
-			if err := checkRepaired(&in, in.Args, nil); err == nil {
-				t.Errorf("%s: check accepts the unrepaired text", in.Name)
-			}
-		}
-	}
-	if len(seen) != 2*(1+len(repairQuirks)) {
-		t.Errorf("%d inputs", len(seen))
 	}
 }
 
@@ -148,7 +117,7 @@ func TestDefaultSelection(t *testing.T) {
 		keptStages[sc.Stage] = true
 		if strings.HasPrefix(sc.Stage, "repair") {
 			q := ""
-			for _, in := range RepairInputs() {
+			for _, in := range peerdata.RepairInputs() {
 				if in.Name == sc.Input {
 					q = in.Quirk
 				}

@@ -6,7 +6,9 @@
 // (pkoukk/tiktoken-go), openairesponses (openai-go's responses package),
 // and the two whose SDK root packages take gigabytes to compile,
 // openaichat (openai-go) and anthropicsdk (anthropic-sdk-go). Package
-// bench declares each package's benchmarks (bench.PeerPackages); package
-// peerkit holds what they share. This package itself keeps the tests of
+// bench/peerdata declares each package's benchmarks and inputs
+// (peerdata.PeerPackages); a peer imports it and never package bench,
+// whose scenarios pull in the engine and SQLite. Package peerkit holds
+// what the peers share. This package itself keeps the tests of
 // the SDK clients against ocbench's gateway.
 package peers

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/internal/progress"
 )
 
@@ -92,7 +93,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	// The peers: the Go peer packages of the peers module and the Node
 	// peer (OpenClaw's own chain), each narrowed by the filter.
 	npeer := 0
-	var nodeStreams []bench.WireStream
+	var nodeStreams []peerdata.WireStream
 	var notes []string
 	peersDir, peersErr := "", error(nil)
 	if *peers != "none" {
@@ -100,7 +101,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		if peersErr != nil {
 			notes = append(notes, "peers not measured: "+peersErr.Error())
 		} else {
-			for _, p := range bench.PeerPackagesIn(peersDir) {
+			for _, p := range peerdata.PeerPackagesIn(peersDir) {
 				npeer += len(p.Select(re))
 			}
 			nodeStreams = bench.NodeBenches(re)
@@ -121,7 +122,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 
 	tr := newBenchTracker(progress.New(stderr), len(scs)*opts.Count, opts, npeer > 0)
 	if npeer > 0 {
-		tr.guess(bench.PeerPackagesIn(peersDir), re)
+		tr.guess(peerdata.PeerPackagesIn(peersDir), re)
 	}
 	started := time.Now()
 	opts.Progress = tr.ours
@@ -319,7 +320,7 @@ const (
 // (which takes a go list of the build cache): every package the filter
 // selects, its cold build time unless its test binary is kept from an
 // earlier run; the SDKs that need --peers all are left out unless kept.
-func (t *benchTracker) guess(pkgs []bench.PeerPackage, re *regexp.Regexp) {
+func (t *benchTracker) guess(pkgs []peerdata.PeerPackage, re *regexp.Regexp) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, p := range pkgs {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/internal/progress"
 )
 
@@ -19,7 +20,7 @@ func TestBenchTrackerETA(t *testing.T) {
 	tr.start()
 	defer tr.stop()
 	pr := &bench.PeerRunner{Peers: []bench.PlannedPeer{
-		{PeerPackage: bench.PeerPackage{Dir: "a"}, Selected: make([]bench.PeerBench, 3), StaleBytes: 500e3}, // 2 s + 10 s
+		{PeerPackage: peerdata.PeerPackage{Dir: "a"}, Selected: make([]peerdata.PeerBench, 3), StaleBytes: 500e3}, // 2 s + 10 s
 	}}
 	tr.planned(pr)
 	now := time.Now()
@@ -81,10 +82,10 @@ func TestBenchTrackerGuessCoversPeers(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // no kept binaries
 	o := bench.Options{Duration: 100 * time.Millisecond, Count: 1}
 	tr := newBenchTracker(progress.New(&bytes.Buffer{}), 2, o, true)
-	pkgs := []bench.PeerPackage{
-		{Dir: "a", ColdBuild: 20 * time.Second, Benchmarks: []bench.PeerBench{{Stage: "decode", Input: "x", Impl: "p"}, {Stage: "decode", Input: "y", Impl: "p"}}},
-		{Dir: "b", ColdBuild: 5 * time.Second, Benchmarks: []bench.PeerBench{{Stage: "repair", Input: "z", Impl: "q"}}},
-		{Dir: "heavy", ColdBuild: 100 * time.Second, Heavy: "sdk", Benchmarks: []bench.PeerBench{{Stage: "decode", Input: "x", Impl: "h"}}},
+	pkgs := []peerdata.PeerPackage{
+		{Dir: "a", ColdBuild: 20 * time.Second, Benchmarks: []peerdata.PeerBench{{Stage: "decode", Input: "x", Impl: "p"}, {Stage: "decode", Input: "y", Impl: "p"}}},
+		{Dir: "b", ColdBuild: 5 * time.Second, Benchmarks: []peerdata.PeerBench{{Stage: "repair", Input: "z", Impl: "q"}}},
+		{Dir: "heavy", ColdBuild: 100 * time.Second, Heavy: "sdk", Benchmarks: []peerdata.PeerBench{{Stage: "decode", Input: "x", Impl: "h"}}},
 	}
 	tr.guess(pkgs, nil)
 	tr.node(3, false)

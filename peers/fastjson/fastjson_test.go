@@ -12,7 +12,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/peers/peerkit"
 )
 
@@ -30,7 +30,7 @@ func TestAgree(t *testing.T) {
 // TestNoAllocsPerEvent: a warm peer allocates only its result's strings,
 // not per event (the comparison is of parsers, not of allocators).
 func TestNoAllocsPerEvent(t *testing.T) {
-	for _, ws := range bench.WireStreams() {
+	for _, ws := range peerdata.WireStreams() {
 		dec := decoders[ws.Name]
 		_, _ = dec(ws.Stream.Body)
 		allocs := testing.AllocsPerRun(5, func() { _, _ = dec(ws.Stream.Body) })
@@ -41,7 +41,7 @@ func TestNoAllocsPerEvent(t *testing.T) {
 }
 
 func BenchmarkPeers(b *testing.B) {
-	peerkit.RunPeers(b, "fastjson", func(b *testing.B, pb bench.PeerBench) {
+	peerkit.RunPeers(b, "fastjson", func(b *testing.B, pb peerdata.PeerBench) {
 		peerkit.BenchDecode(b, pb, decoders[pb.Input])
 	})
 }

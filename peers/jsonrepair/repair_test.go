@@ -12,14 +12,14 @@ import (
 
 	"github.com/kaptinlin/jsonrepair"
 
-	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/peers/peerkit"
 	"github.com/ocbench/ocbench/streamwrap/repair"
 )
 
 // The JSON-repair peer: kaptinlin/jsonrepair (a Go port of the jsonrepair
 // library) on the very argument texts of ocbench's repair scenarios
-// (bench.RepairInputs). The two do not promise the same thing: ocbench
+// (peerdata.RepairInputs). The two do not promise the same thing: ocbench
 // refuses what it cannot repair without inventing content (a cut text) and
 // decodes HTML entities only on the xAI path, kaptinlin closes cut texts
 // and keeps entities. TestAgree records where they
@@ -47,8 +47,8 @@ func TestAgree(t *testing.T) {
 	var tab strings.Builder
 	fmt.Fprintf(&tab, "\n%-30s %-22s %-30s %s\n", "input", "ocbench", "kaptinlin-jsonrepair", "kaptinlin vs original object")
 	differ := 0
-	for _, in := range bench.RepairInputs() {
-		ours, _, oerr := bench.RepairOurs(nil, &in, nil)
+	for _, in := range peerdata.RepairInputs() {
+		ours, _, oerr := peerdata.RepairOurs(nil, &in, nil)
 		switch {
 		case in.Refused && !errors.Is(oerr, repair.ErrTruncated):
 			t.Errorf("%s: ocbench did not refuse a cut text: %v %q", in.Name, oerr, ours)
@@ -56,7 +56,7 @@ func TestAgree(t *testing.T) {
 			t.Errorf("%s: ocbench: %v", in.Name, oerr)
 		case !in.Refused && !json.Valid(ours):
 			t.Errorf("%s: ocbench output is not valid JSON: %q", in.Name, ours)
-		case !in.Refused && !bench.SameJSON(ours, in.Want):
+		case !in.Refused && !peerdata.SameJSON(ours, in.Want):
 			t.Errorf("%s: ocbench output is not the original object", in.Name)
 		}
 		theirs, kerr := jsonrepair.Repair(string(in.Args))
@@ -68,7 +68,7 @@ func TestAgree(t *testing.T) {
 			t.Errorf("%s: kaptinlin returned invalid JSON without an error: %q", in.Name, theirs)
 		case in.Refused:
 			verdict = "closed a cut text (ocbench refuses)"
-		case bench.SameJSON([]byte(theirs), in.Want):
+		case peerdata.SameJSON([]byte(theirs), in.Want):
 			verdict = "same value"
 		default:
 			verdict = "DIFFERENT value: " + shortJSON(theirs)
@@ -89,11 +89,11 @@ func shortJSON(s string) string {
 }
 
 func BenchmarkPeers(b *testing.B) {
-	inputs := map[string]bench.RepairInput{}
-	for _, in := range bench.RepairInputs() {
+	inputs := map[string]peerdata.RepairInput{}
+	for _, in := range peerdata.RepairInputs() {
 		inputs[in.Name] = in
 	}
-	peerkit.RunPeers(b, "jsonrepair", func(b *testing.B, pb bench.PeerBench) {
+	peerkit.RunPeers(b, "jsonrepair", func(b *testing.B, pb peerdata.PeerBench) {
 		in, ok := inputs[pb.Input]
 		if !ok {
 			b.Fatalf("no repair input %s", pb.Input)

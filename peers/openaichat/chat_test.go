@@ -12,7 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	openaisse "github.com/openai/openai-go/v3/packages/ssestream"
 
-	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/peers/peerkit"
 )
 
@@ -21,7 +21,7 @@ func TestAgree(t *testing.T) {
 }
 
 func BenchmarkPeers(b *testing.B) {
-	peerkit.RunPeers(b, "openaichat", func(b *testing.B, pb bench.PeerBench) {
+	peerkit.RunPeers(b, "openaichat", func(b *testing.B, pb peerdata.PeerBench) {
 		peerkit.BenchDecode(b, pb, openaiSDK)
 	})
 }

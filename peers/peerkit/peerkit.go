@@ -1,8 +1,8 @@
 // Package peerkit is what the peer packages of this module share: the
 // result every stream decoder must rebuild, ocbench's own decoding of it,
 // the agreement check run before any peer is timed and the BenchmarkPeers
-// loop over the list package bench declares for each peer package
-// (bench.PeerPackages). It measures nothing by itself.
+// loop over the list package bench/peerdata declares for each peer
+// package (peerdata.PeerPackages). It measures nothing by itself.
 package peerkit
 
 import (
@@ -12,7 +12,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/provider"
 )
 
@@ -50,26 +50,26 @@ func Ours(w provider.Wire, body []byte) (Decoded, error) {
 	return d, dec.Err()
 }
 
-// Package returns bench's declaration of the peer package at dir, failing
+// Package returns peerdata's declaration of the peer package at dir, failing
 // tb when there is none.
-func Package(tb testing.TB, dir string) bench.PeerPackage {
+func Package(tb testing.TB, dir string) peerdata.PeerPackage {
 	tb.Helper()
-	p, ok := bench.PeerPackageIn(dir)
+	p, ok := peerdata.PeerPackageIn(dir)
 	if !ok {
-		tb.Fatalf("package bench declares no peer package %q", dir)
+		tb.Fatalf("package peerdata declares no peer package %q", dir)
 	}
 	return p
 }
 
-func wireStream(tb testing.TB, input string) bench.WireStream {
+func wireStream(tb testing.TB, input string) peerdata.WireStream {
 	tb.Helper()
-	for _, ws := range bench.WireStreams() {
+	for _, ws := range peerdata.WireStreams() {
 		if ws.Name == input {
 			return ws
 		}
 	}
 	tb.Fatalf("no wire stream %q", input)
-	return bench.WireStream{}
+	return peerdata.WireStream{}
 }
 
 func sameJSON(a, b string) bool {
@@ -122,7 +122,7 @@ func CheckDecoders(t *testing.T, dir string, decs map[string]Decoder) {
 }
 
 // BenchDecode is the decode sub-benchmark of one declared peer benchmark.
-func BenchDecode(b *testing.B, pb bench.PeerBench, dec Decoder) {
+func BenchDecode(b *testing.B, pb peerdata.PeerBench, dec Decoder) {
 	ws := wireStream(b, pb.Input)
 	b.SetBytes(int64(len(ws.Stream.Body)))
 	b.ReportAllocs()
@@ -136,7 +136,7 @@ func BenchDecode(b *testing.B, pb bench.PeerBench, dec Decoder) {
 
 // RunPeers runs the declared benchmarks of the package at dir as
 // BenchmarkPeers/<stage>/<input>/<impl>; run measures one of them.
-func RunPeers(b *testing.B, dir string, run func(b *testing.B, pb bench.PeerBench)) {
+func RunPeers(b *testing.B, dir string, run func(b *testing.B, pb peerdata.PeerBench)) {
 	for _, pb := range Package(b, dir).Benchmarks {
 		b.Run(pb.Stage+"/"+pb.Input+"/"+pb.Impl, func(b *testing.B) { run(b, pb) })
 	}

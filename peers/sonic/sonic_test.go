@@ -18,7 +18,7 @@ import (
 	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/decoder"
 
-	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/peers/peerkit"
 )
 
@@ -61,7 +61,7 @@ func TestNative(t *testing.T) {
 }
 
 func BenchmarkPeers(b *testing.B) {
-	peerkit.RunPeers(b, "sonic", func(b *testing.B, pb bench.PeerBench) {
+	peerkit.RunPeers(b, "sonic", func(b *testing.B, pb peerdata.PeerBench) {
 		peerkit.BenchDecode(b, pb, decoders[pb.Input])
 	})
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/peers/peerkit"
 )
 
@@ -33,7 +33,7 @@ func TestAgree(t *testing.T) {
 }
 
 func validArgs(tb testing.TB, object string) []byte {
-	for _, in := range bench.RepairInputs() {
+	for _, in := range peerdata.RepairInputs() {
 		if in.Quirk == "valid" && in.Name == object+"-valid" {
 			return in.Args
 		}
@@ -43,7 +43,7 @@ func validArgs(tb testing.TB, object string) []byte {
 }
 
 func BenchmarkPeers(b *testing.B) {
-	peerkit.RunPeers(b, "stdlib", func(b *testing.B, pb bench.PeerBench) {
+	peerkit.RunPeers(b, "stdlib", func(b *testing.B, pb peerdata.PeerBench) {
 		switch pb.Stage {
 		case "decode":
 			peerkit.BenchDecode(b, pb, decoders[pb.Input])

@@ -6,21 +6,21 @@ package tiktoken
 import (
 	"testing"
 
-	"github.com/ocbench/ocbench/bench"
+	"github.com/ocbench/ocbench/bench/peerdata"
 	"github.com/ocbench/ocbench/peers/peerkit"
 	"github.com/ocbench/ocbench/tokenize"
 )
 
 // The token-counting peer: pkoukk/tiktoken-go (offline vocabularies)
-// counting bench.MixedText, the input of ocbench's tokenize scenarios.
+// counting peerdata.MixedText, the input of ocbench's tokenize scenarios.
 
 // TestAgree checks that the peer tokenizes the benchmark input exactly as
 // ocbench does (the same ids; Count and CountParallel agree), so the two
 // rows measure the same result. The bench harness runs it before the
 // peer's benchmarks; the differential tests leave this input to it.
 func TestAgree(t *testing.T) {
-	text := bench.MixedText()
-	for _, enc := range bench.PeerTokenizeEncodings {
+	text := peerdata.MixedText()
+	for _, enc := range peerdata.PeerTokenizeEncodings {
 		ours := tokenize.MustGet(enc)
 		want := pkoukk(t, enc.String()).EncodeOrdinary(text)
 		got, err := ours.Encode(text)
@@ -40,8 +40,8 @@ func TestAgree(t *testing.T) {
 }
 
 func BenchmarkPeers(b *testing.B) {
-	text := bench.MixedText()
-	peerkit.RunPeers(b, "tiktoken", func(b *testing.B, pb bench.PeerBench) {
+	text := peerdata.MixedText()
+	peerkit.RunPeers(b, "tiktoken", func(b *testing.B, pb peerdata.PeerBench) {
 		enc, err := tokenize.ParseEncoding(pb.Input)
 		if err != nil {
 			b.Fatal(err)

@@ -1,6 +1,14 @@
-package bench
+package peerdata
 
 import "math/rand/v2"
+
+// TokenizeInputBytes is the size of the mixed text the token-counting
+// scenarios and the tokenizer peer count (MixedText).
+const TokenizeInputBytes = 256 << 10
+
+// MixedText is the token-counting input of bench's scenarios and the
+// tokenizer peer.
+func MixedText() string { return mixedText(TokenizeInputBytes, 7) }
 
 // mixedText returns n bytes of deterministic mixed text: English prose,
 // Go code, JSON, Markdown, numbers, CJK and accented words, emoji — the mix
