@@ -85,7 +85,9 @@ func FindNodePeer(peersDir, dir string) (*NodePeer, error) {
 	if dir == "" {
 		return nil, &NodeMissingError{Missing: "cache directory (set " + NodePeerEnv + ")"}
 	}
-	for _, f := range []string{p.Script, p.Node, filepath.Join(dir, "oc", "node_modules", "openclaw", "package.json")} {
+	// ready is the last file setup.sh writes: a half-finished install
+	// (node unpacked, OpenClaw's packages still arriving) is not a peer.
+	for _, f := range []string{p.Script, p.Node, filepath.Join(dir, "ready")} {
 		if _, err := os.Stat(f); err != nil {
 			return nil, &NodeMissingError{Missing: f}
 		}

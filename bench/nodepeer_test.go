@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +27,31 @@ func TestNodePeerMissing(t *testing.T) {
 	}
 	if _, err := FindNodePeer("../peers", ""); !errors.Is(err, ErrNodePeerMissing) {
 		t.Errorf("no install dir: %v", err)
+	}
+}
+
+// TestNodePeerHalfInstalled: an install that setup.sh has not finished
+// (no ready file yet) is not taken as the peer, whatever it already holds.
+func TestNodePeerHalfInstalled(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"node/package/bin/node", "oc/node_modules/openclaw/package.json"} {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := FindNodePeer("../peers", dir)
+	if !errors.Is(err, ErrNodePeerMissing) || !strings.Contains(err.Error(), "ready") {
+		t.Fatalf("half-installed peer: %v, want ErrNodePeerMissing naming the ready file", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ready"), []byte("node 24.22.3\nopenclaw 2026.9.6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FindNodePeer("../peers", dir); err != nil {
+		t.Fatalf("finished install not found: %v", err)
 	}
 }
 

@@ -8,6 +8,10 @@
 #   $OCBENCH_NODE_DIR/oc/node_modules         openclaw@2026.9.6 (with @openclaw/ai@2026.9.6),
 #                                            installed with --ignore-scripts from lock/
 #
+#   $OCBENCH_NODE_DIR/ready                  written last, once both are checked: `ocbench bench`
+#                                            takes the peer as installed only then, so a run
+#                                            beside an install in progress skips it
+#
 # OCBENCH_NODE_DIR defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/ocbench/node, where
 # `ocbench bench` looks for it. Needs npm (any version) and the npm registry; about
 # 200 MB and a minute.
@@ -19,6 +23,8 @@ OPENCLAW_VERSION=2026.9.6
 # The openclaw@2026.9.6 bundle chunk that holds the stream wrappers chain.mjs calls.
 CHUNK=builtin-openclaw-q1hiFm14.mjs
 
+READY="$DIR/ready"
+rm -f "$READY"
 command -v npm >/dev/null || { echo "peers/node/setup.sh: npm is required (apt-get install npm)" >&2; exit 1; }
 case "$(uname -m)" in
   x86_64 | amd64) arch=x64 ;;
@@ -64,3 +70,6 @@ else
     { echo "peers/node/setup.sh: $CHUNK missing: chain.mjs targets openclaw@$OPENCLAW_VERSION only" >&2; exit 1; }
   echo "openclaw $OPENCLAW_VERSION: installed in $DIR/oc"
 fi
+
+printf 'node %s\nopenclaw %s\n' "$NODE_VERSION" "$OPENCLAW_VERSION" > "$READY.tmp"
+mv "$READY.tmp" "$READY"
