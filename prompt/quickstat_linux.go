@@ -14,12 +14,17 @@ func quickStat(path string) (fileSig, bool) {
 	if err := syscall.Stat(path, &st); err != nil {
 		return fileSig{}, false
 	}
+	return sigOf(&st), true
+}
+
+// sigOf is the signature of a file as stat(2) describes it.
+func sigOf(st *syscall.Stat_t) fileSig {
 	return fileSig{
 		size:    st.Size,
 		mtime:   time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)),
 		id:      [2]uint64{uint64(st.Dev), uint64(st.Ino)},
 		regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG,
-	}, true
+	}
 }
 
 // haveQuickStat tells whether quickStat can see a file at all (PromptIn's

@@ -4,7 +4,6 @@ package prompt
 
 import (
 	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -21,12 +20,7 @@ func quickStatZ(path []byte) (fileSig, bool) {
 	if errno != 0 {
 		return fileSig{}, false
 	}
-	return fileSig{
-		size:    st.Size,
-		mtime:   time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)),
-		id:      [2]uint64{uint64(st.Dev), uint64(st.Ino)},
-		regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG,
-	}, true
+	return sigOf(&st), true
 }
 
 // atFDCWD is AT_FDCWD, a variable so that it converts to uintptr.
