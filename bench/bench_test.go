@@ -231,4 +231,13 @@ func TestMemPerOpLeavesOutBackgroundWork(t *testing.T) {
 	if allocs, _ := memPerOp(batches, 1001); allocs != 1 {
 		t.Errorf("memPerOp = %v allocs, want 1: a 1-op batch is too small to count", allocs)
 	}
+	// Eleven batches of one operation: none holds a tenth of the run, so the
+	// whole average stands (one allocation per operation), not zero.
+	batches = nil
+	for range 11 {
+		batches = append(batches, batchMem{n: 1, mallocs: 1, bytes: 16})
+	}
+	if allocs, bytes := memPerOp(batches, 11); allocs != 1 || bytes != 16 {
+		t.Errorf("memPerOp of equal small batches = %v allocs, %v B; want the average 1 and 16", allocs, bytes)
+	}
 }

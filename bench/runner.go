@@ -198,10 +198,14 @@ type batchMem struct {
 // can only add to a batch, so the least of the large batches is the one
 // nearest the scenario's own cost. An allocation the scenario makes once
 // every k operations still shows in every large batch, since each holds
-// many more than k operations once a run is long enough to matter.
+// many more than k operations once a run is long enough to matter. A run
+// with no large batch (many batches of about the same size) is charged
+// its whole average, never nothing.
 func memPerOp(batches []batchMem, iters int64) (allocs, bytes float64) {
 	first := true
+	var all batchMem
 	for _, b := range batches {
+		all.n, all.mallocs, all.bytes = all.n+b.n, all.mallocs+b.mallocs, all.bytes+b.bytes
 		if b.n*10 < iters {
 			continue
 		}
@@ -209,6 +213,9 @@ func memPerOp(batches []batchMem, iters int64) (allocs, bytes float64) {
 		if first || a < allocs {
 			allocs, bytes, first = a, float64(b.bytes)/float64(b.n), false
 		}
+	}
+	if first && all.n > 0 {
+		allocs, bytes = float64(all.mallocs)/float64(all.n), float64(all.bytes)/float64(all.n)
 	}
 	return allocs, bytes
 }
