@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"sync"
+	"sync/atomic"
 )
 
 // SetHeapFloor lets the process's Go heap grow to floor bytes before the
@@ -24,12 +25,16 @@ import (
 // own goal: the floor only matters below it.
 //
 // A GOGC of off (a negative percentage) is left alone. The returned stop
-// restores the percentage and ends the adjustments; SetHeapFloor must not
-// be called again before it.
+// restores the percentage and ends the adjustments. While a floor is set,
+// a second call (another server in the same process) changes nothing.
 func SetHeapFloor(floor uint64) (stop func()) {
+	if floor == 0 || !heapFloorSet.CompareAndSwap(false, true) {
+		return func() {}
+	}
 	base := debug.SetGCPercent(100)
 	debug.SetGCPercent(base)
-	if base < 0 || floor == 0 {
+	if base < 0 {
+		heapFloorSet.Store(false)
 		return func() {}
 	}
 	t := &heapTuner{floor: floor, base: base, percent: base}
@@ -40,11 +45,17 @@ func SetHeapFloor(floor uint64) (stop func()) {
 	t.arm()
 	return func() {
 		t.mu.Lock()
-		t.stopped = true
-		t.mu.Unlock()
-		debug.SetGCPercent(base)
+		defer t.mu.Unlock()
+		if !t.stopped {
+			t.stopped = true
+			debug.SetGCPercent(base)
+			heapFloorSet.Store(false)
+		}
 	}
 }
+
+// heapFloorSet is whether a SetHeapFloor is in effect.
+var heapFloorSet atomic.Bool
 
 // runtimeHeapMinimum is the runtime's smallest heap goal at GOGC=100
 // (defaultHeapMinimum): the goal is never below it times GOGC/100.

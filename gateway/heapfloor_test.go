@@ -31,7 +31,9 @@ func TestHeapFloor(t *testing.T) {
 	debug.SetGCPercent(before)
 
 	stop := SetHeapFloor(256 << 20)
-	runtime.GC() // the first adjustment after a measured cycle
+	defer stop()
+	SetHeapFloor(1 << 20)() // a second floor while one is set: nothing
+	runtime.GC()            // the first adjustment after a measured cycle
 	with := allocGarbage(garbage)
 	stop()
 	if after := debug.SetGCPercent(before); after != before {
