@@ -139,9 +139,13 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	defer cancel()
 	sse := getSSEWriter(w)
 	defer putSSEWriter(sse)
+	holdLast := false
 	if c, ok := s.cfg.Runs.(RunCoalescer); ok && c.CoalescesRuns() {
 		sse.coalesce = true
 		ctx = withFlushHook(ctx, sse.hook)
+		if e, ok := s.cfg.Runs.(RunEnder); ok {
+			holdLast = e.EndsWithoutWait()
+		}
 	}
 	start := time.Now()
 	first := true
@@ -162,8 +166,10 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		s.m.runEvents.Inc()
 		// A model call's last event is written before the run goes on to
-		// its tools or its end.
-		if err := sse.writeEvent(ev, m, ev.Type.IsTerminal()); err != nil {
+		// its tools or its end; the last call's goes out with the result
+		// when nothing waits in between.
+		flush := ev.Type.IsTerminal() && !(holdLast && ev.Type == llm.EventDone && !hasToolCall(m))
+		if err := sse.writeEvent(ev, m, flush); err != nil {
 			cancel()
 			return err
 		}
