@@ -10,7 +10,8 @@
 // shutdown that drains streams in flight, and the connection to the
 // upstream: a lean HTTP/1.1 client of its own for a plain-http upstream
 // (pooled persistent connections, strict response framing), net/http for
-// HTTPS, proxies and redirects. It does not decode or
+// HTTPS, proxies and redirects; and, for a serving process, a floor under
+// the Go heap (SetHeapFloor). It does not decode or
 // encode wires (provider, provider/wireenc), repair (streamwrap) or run
 // turns (engine, through the RunService interface).
 package gateway

@@ -69,6 +69,15 @@ type EngineRuns struct {
 // streams never wait, or the gateway's HTTP transport (UpstreamClient).
 func (e *EngineRuns) CoalescesRuns() bool { return e.StreamBuffered || e.hooked }
 
+// EndsWithoutWait says that after a run's last model call nothing waits
+// before the run returns: the provider is in process and never waits
+// (StreamBuffered; a compaction's model call does not wait either) and
+// the session is a JSONL file written without fsync (SyncNone, no Store),
+// so that call's last events can go out with the run's result.
+func (e *EngineRuns) EndsWithoutWait() bool {
+	return e.StreamBuffered && !e.hooked && e.Durability == transcript.SyncNone && e.Store == nil
+}
+
 // UseUpstreamClient makes the runs call their provider through a client
 // of package provider whose transport calls the gateway's flush hook
 // before every read of an upstream body (base: nil for a keep-alive

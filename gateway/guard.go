@@ -72,6 +72,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 }
 
 func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true // what nearly every client sends: nothing to parse
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
@@ -110,36 +113,38 @@ func (s *Server) authorized(r *http.Request) bool {
 // secrets redacts what never reaches a client, a log line or a session
 // file: the configured keys (and key-shaped tokens, by internal/redact's
 // patterns) plus the credentials of the request at hand, which an
-// upstream may echo in an error. The per-request redactor is built only
-// when there is something to redact, on error paths.
+// upstream may echo in an error. The request's credentials are looked up,
+// and its redactor built, only when something is redacted (error paths):
+// a request that succeeds pays nothing for them.
 type secrets struct {
 	base   *redact.Redactor // the configured secrets
 	list   []string         // their values, to build a request's redactor
-	creds  []string         // the request's own credentials
-	merged *redact.Redactor
+	hdr    http.Header      // the request's headers, for its credentials
+	merged *redact.Redactor // base plus the request's credentials, once built
 }
 
 // requestSecrets is s's configured secrets plus the credentials r carries.
-func (s *Server) requestSecrets(r *http.Request) *secrets {
-	sc := &secrets{base: s.redactor, list: s.secretList}
+func (s *Server) requestSecrets(r *http.Request) secrets {
+	return secrets{base: s.redactor, list: s.secretList, hdr: r.Header}
+}
+
+func (sc *secrets) redactor() *redact.Redactor {
+	if sc.merged != nil {
+		return sc.merged
+	}
+	var creds []string
 	for _, k := range [...]string{"Authorization", "X-Api-Key"} {
-		v := strings.TrimSpace(r.Header.Get(k))
+		v := strings.TrimSpace(sc.hdr.Get(k))
 		if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
 			v = strings.TrimSpace(v[7:])
 		}
 		if len(v) >= redact.MinSecretLen {
-			sc.creds = append(sc.creds, v)
+			creds = append(creds, v)
 		}
 	}
-	return sc
-}
-
-func (sc *secrets) redactor() *redact.Redactor {
-	if len(sc.creds) == 0 {
-		return sc.base
-	}
-	if sc.merged == nil {
-		sc.merged = redact.New(append(append([]string(nil), sc.list...), sc.creds...)...)
+	sc.merged = sc.base
+	if len(creds) > 0 {
+		sc.merged = redact.New(append(append([]string(nil), sc.list...), creds...)...)
 	}
 	return sc.merged
 }

@@ -183,7 +183,7 @@ func (s *Server) proxy(w wire) streamHandler {
 		st, err := fn(r.Context(), req)
 		setRequestID(rw, w, call.requestID)
 		if err != nil {
-			s.upstreamFailed(rw, w, err, sc)
+			s.upstreamFailed(rw, w, err, &sc)
 			return
 		}
 		closed := false
@@ -220,7 +220,7 @@ func (s *Server) proxy(w wire) streamHandler {
 				ferr = st.Err()
 			}
 			if ferr != nil || failed(m) {
-				s.answerFailed(rw, w, route, ferr, m, sc)
+				s.answerFailed(rw, w, route, ferr, m, &sc)
 				return
 			}
 			out := enc.AppendMessage(nil, m, rawStop(st))
@@ -231,19 +231,12 @@ func (s *Server) proxy(w wire) streamHandler {
 			rw.Write(out)
 			return
 		}
-		sse := newSSEWriter(rw)
+		sse := getSSEWriter(rw)
+		defer putSSEWriter(sse)
 		sse.coalesce = true
-		pp := bufPool.Get().(*[]byte)
-		sse.pending = (*pp)[:0]
-		defer func() {
-			if cap(sse.pending) <= 2*maxPending {
-				*pp = sse.pending[:0]
-			}
-			bufPool.Put(pp)
-		}()
 		// Before each upstream read, what the previous one produced goes
 		// out in one write.
-		call.beforeRead = func() { sse.flushPending() }
+		call.flushTo = sse
 		events := s.m.events.WithLabelValues(route)
 		bp := bufPool.Get().(*[]byte)
 		defer bufPool.Put(bp)
@@ -276,9 +269,9 @@ func (s *Server) proxy(w wire) streamHandler {
 			}
 			switch {
 			case lim.exceeded(m):
-				buf = s.appendStreamError(enc, buf, route, lim.err, m, sc)
+				buf = s.appendStreamError(enc, buf, route, lim.err, m, &sc)
 			case ev.Type == llm.EventError:
-				buf = s.appendStreamError(enc, buf, route, st.Err(), m, sc)
+				buf = s.appendStreamError(enc, buf, route, st.Err(), m, &sc)
 			case ev.Type == llm.EventDone:
 				buf = s.appendDone(enc, buf, pr, m, rawStop(st))
 			default:
@@ -306,7 +299,7 @@ func (s *Server) proxy(w wire) streamHandler {
 				break
 			}
 		}
-		call.beforeRead = nil
+		call.flushTo = nil
 		if cap(buf) <= 1<<20 {
 			*bp = buf[:0]
 		}
@@ -644,20 +637,23 @@ func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *
 		if s.cfg.Upstream == "" {
 			return nil, errors.New("no upstream configured")
 		}
-		// The call's own context lets Close bound the wait for the end of
-		// the body (see upstreamCall.drain).
-		ctx, cancel := context.WithCancel(ctx)
-		var err error
 		if s.up != nil {
-			err = s.postLean(ctx, w, body, hdr, call)
+			// The lean client bounds the wait for the end of the body on
+			// the connection itself (see upBody.drain).
+			if err := s.postLean(ctx, w, body, hdr, call); err != nil {
+				return nil, err
+			}
 		} else {
-			err = s.postHTTP(ctx, w, body, hdr, call)
+			// The call's own context lets Close bound the wait for the
+			// end of the body (see upstreamCall.drain).
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			if err := s.postHTTP(ctx, w, body, hdr, call); err != nil {
+				cancel()
+				return nil, err
+			}
+			call.cancel = cancel
 		}
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		call.cancel = cancel
 		// A pass-through proxy keeps the reasoning the upstream sends: the
 		// client asked that model, whatever ocbench knows of it.
 		d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID, Reasoning: true})
@@ -696,7 +692,7 @@ func (s *Server) postLean(ctx context.Context, w wire, body []byte, hdr http.Hea
 		resp.body.Close()
 		return &UpstreamError{Status: resp.status, RetryAfter: resp.retryAfter, Body: b}
 	}
-	resp.body.onBlock = call.blocking
+	resp.body.onBlock = call
 	call.body, call.hooked = resp.body, true
 	return nil
 }
@@ -754,22 +750,22 @@ func (s *Server) postHTTP(ctx context.Context, w wire, body []byte, hdr http.Hea
 // for the answer limit.
 type upstreamCall struct {
 	body      io.ReadCloser
-	cancel    context.CancelFunc // ends the upstream request
+	cancel    context.CancelFunc // ends a net/http upstream request; nil for the lean client
 	read      int64
 	requestID string // the upstream's x-request-id / request-id
 	dec       *provider.Decoder
-	// beforeRead runs before each read of the body that may wait (on the
-	// goroutine that drives the stream): the proxy flushes its gathered
-	// events. A body of the lean client says when it is about to wait
-	// (hooked); a net/http body is assumed to wait on every read.
-	beforeRead func()
-	hooked     bool
+	// flushTo is flushed before each read of the body that may wait (on
+	// the goroutine that drives the stream): the proxy's events gathered
+	// so far go out. A body of the lean client says when it is about to
+	// wait (hooked); a net/http body is assumed to wait on every read.
+	flushTo *sseWriter
+	hooked  bool
 }
 
 // blocking is the lean body's hook: it is about to wait on the upstream.
 func (c *upstreamCall) blocking() {
-	if c.beforeRead != nil && c.read > 0 {
-		c.beforeRead()
+	if c.flushTo != nil && c.read > 0 {
+		c.flushTo.flushPending()
 	}
 }
 
@@ -793,7 +789,9 @@ func saneRequestID(id string) string {
 
 func (c *upstreamCall) Close() error {
 	err := c.body.Close()
-	c.cancel()
+	if c.cancel != nil {
+		c.cancel()
+	}
 	return err
 }
 
@@ -813,9 +811,12 @@ const (
 // drain reads what is left of the body, up to drainBytes and drainWait.
 // A lean client's body whose end is already buffered (the usual case: the
 // upstream's last event and its end arrive together) is finished without
-// arming a timer.
+// arming a timer; otherwise its connection's read deadline bounds the wait.
 func (c *upstreamCall) drain() {
-	if b, ok := c.body.(*upBody); ok && b.finishBuffered() {
+	if b, ok := c.body.(*upBody); ok {
+		if !b.finishBuffered() {
+			b.drain(drainWait, drainBytes)
+		}
 		return
 	}
 	t := time.AfterFunc(drainWait, c.cancel)
@@ -837,8 +838,8 @@ func (c *upstreamCall) Read(p []byte) (int, error) {
 	// stream's opening event, made before any upstream byte; it goes out
 	// with the first events the upstream sends, in the same write as the
 	// headers, instead of in a write (and a client wake-up) of its own.
-	if c.beforeRead != nil && c.read > 0 && !c.hooked {
-		c.beforeRead()
+	if c.flushTo != nil && c.read > 0 && !c.hooked {
+		c.flushTo.flushPending()
 	}
 	n, err := c.body.Read(p)
 	c.read += int64(n)
@@ -860,7 +861,7 @@ func (u *upstreamStream) Close() error {
 	u.closed = true
 	if u.Decoder.Err() == nil && u.Decoder.Event().Type == llm.EventDone && !failed(u.Decoder.Message()) {
 		// A stream that ended cleanly: its connection is worth keeping.
-		u.call.beforeRead = nil
+		u.call.flushTo = nil
 		u.call.drain()
 	}
 	err := u.Decoder.Close()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // A run's events are written the way the proxy writes an upstream's: the
@@ -11,7 +13,7 @@ import (
 // made when the run is about to wait — before the next read of the
 // upstream's body (the HTTP transport below calls the run's flush hook),
 // and at the end of each model call (before the tools run, or the run
-// ends). The run's RunService says whether its events come from such a
+// ends, unless the RunService says nothing waits then: RunEnder). The run's RunService says whether its events come from such a
 // source (RunCoalescer); events of any other are flushed one by one.
 
 // RunCoalescer is implemented by a RunService that calls the flush hook
@@ -19,6 +21,25 @@ import (
 // its provider, so that its events can be gathered between waits.
 type RunCoalescer interface {
 	CoalescesRuns() bool
+}
+
+// RunEnder is implemented by a RunService whose runs, after a model call
+// that asks for no tool (the run's last), do nothing that waits before
+// they return. The gateway then writes that call's last events with the
+// run's result, in one write, instead of flushing them alone first.
+type RunEnder interface {
+	EndsWithoutWait() bool
+}
+
+// hasToolCall reports whether m asks for a tool: the run goes on to run
+// it, which may take time.
+func hasToolCall(m *llm.Message) bool {
+	for i := range m.Content {
+		if m.Content[i].Type == llm.BlockToolCall {
+			return true
+		}
+	}
+	return false
 }
 
 type flushHookKey struct{}

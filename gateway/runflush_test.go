@@ -13,6 +13,7 @@ import (
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider/scripted"
+	"github.com/ocbench/ocbench/transcript"
 )
 
 // countingListener counts the writes made to the connections it accepts.
@@ -55,14 +56,18 @@ func runEvents(t *testing.T, url string) int {
 // its call's), then the result with the end of the body, instead of one
 // write per event; without it, one by one.
 func TestRunEventsCoalesced(t *testing.T) {
-	for _, buffered := range []bool{false, true} {
+	for _, c := range []struct {
+		buffered bool
+		sync     transcript.Durability
+	}{{false, transcript.SyncEntry}, {true, transcript.SyncEntry}, {true, transcript.SyncNone}} {
+		buffered := c.buffered
 		ws := t.TempDir()
 		os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("# Agents\nBe brief.\n"), 0o644)
 		p, err := scripted.New(scripted.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		runs := &EngineRuns{SessionsDir: t.TempDir(), Workspace: ws, StreamBuffered: buffered,
+		runs := &EngineRuns{SessionsDir: t.TempDir(), Workspace: ws, StreamBuffered: buffered, Durability: c.sync,
 			Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: p.Stream}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -72,10 +77,14 @@ func TestRunEventsCoalesced(t *testing.T) {
 		r := startGatewayOn(t, Config{Runs: runs}, cl)
 		events := runEvents(t, r.url)
 		writes := cl.writes.Load()
-		t.Logf("buffered %v: %d events in %d writes", buffered, events, writes)
+		t.Logf("buffered %v, sync %v: %d events in %d writes", buffered, c.sync, events, writes)
 		switch {
 		case events < 20:
 			t.Fatalf("only %d events", events)
+		case buffered && c.sync == transcript.SyncNone && writes != 2:
+			// The tool call's model call, then the last call's events
+			// with the result and the chunk end: nothing waits between.
+			t.Errorf("buffered, no fsync: %d writes for %d events, want 2", writes, events)
 		case buffered && writes > 3: // two model calls, then the result with the chunk end
 			t.Errorf("buffered: %d writes for %d events", writes, events)
 		case !buffered && writes < int64(events):

@@ -112,7 +112,8 @@ func (s *Server) relayGet(w http.ResponseWriter, r *http.Request, req *http.Requ
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(resp.StatusCode)
-	w.Write(s.requestSecrets(r).bytes(b))
+	sc := s.requestSecrets(r)
+	w.Write(sc.bytes(b))
 }
 
 // runs answers POST /v1/runs: it runs a turn loop and streams its events
@@ -138,9 +139,13 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	defer cancel()
 	sse := getSSEWriter(w)
 	defer putSSEWriter(sse)
+	holdLast := false
 	if c, ok := s.cfg.Runs.(RunCoalescer); ok && c.CoalescesRuns() {
 		sse.coalesce = true
 		ctx = withFlushHook(ctx, sse.hook)
+		if e, ok := s.cfg.Runs.(RunEnder); ok {
+			holdLast = e.EndsWithoutWait()
+		}
 	}
 	start := time.Now()
 	first := true
@@ -161,8 +166,10 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 		s.m.runEvents.Inc()
 		// A model call's last event is written before the run goes on to
-		// its tools or its end.
-		if err := sse.writeEvent(ev, m, ev.Type.IsTerminal()); err != nil {
+		// its tools or its end; the last call's goes out with the result
+		// when nothing waits in between.
+		flush := ev.Type.IsTerminal() && !(holdLast && ev.Type == llm.EventDone && !hasToolCall(m))
+		if err := sse.writeEvent(ev, m, flush); err != nil {
 			cancel()
 			return err
 		}
@@ -176,7 +183,10 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request, body []byte) {
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
 	}
-	res.Error = s.requestSecrets(r).string(res.Error)
+	if res.Error != "" {
+		sc := s.requestSecrets(r)
+		res.Error = sc.string(res.Error)
+	}
 	if res.Error != "" && !errors.Is(err, context.Canceled) {
 		s.m.streamErrors.WithLabelValues("runs", "run_error").Inc()
 	}
@@ -249,15 +259,22 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 			"request body exceeds "+itoa(s.cfg.MaxBodyBytes)+" bytes")
 		return nil, false
 	}
-	rc := http.NewResponseController(w)
+	rc := controller(w)
 	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		// ReadFrom reads on only with MinRead bytes free: room for the
-		// EOF read too, or the buffer is grown (and copied) once more.
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 {
+		// net/http ends r.Body at Content-Length, which is within the
+		// limit: the body is read into a slice of its size, in one read
+		// when it came with the headers (a short body is an
+		// io.ErrUnexpectedEOF).
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		var buf bytes.Buffer
+		_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+		body = buf.Bytes()
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -276,7 +293,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		}
 		return nil, false
 	}
-	return buf.Bytes(), true
+	return body, true
 }
 
 // sseWriter writes Server-Sent Events. By default it flushes each event,
@@ -287,7 +304,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 // event could arrive, and with one system call instead of one per event.
 type sseWriter struct {
 	w        http.ResponseWriter
-	rc       *http.ResponseController
+	fl       errFlusher
 	started  bool
 	coalesce bool
 	pending  []byte
@@ -303,12 +320,24 @@ type sseWriter struct {
 // maxPending bounds what a coalescing writer gathers before writing.
 const maxPending = 64 << 10
 
-func newSSEWriter(w http.ResponseWriter) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+// errFlusher is what an sseWriter flushes through: instrument's
+// statusWriter (which moves the write deadline on) or net/http's own
+// writer; a ResponseController for any other.
+type errFlusher interface{ FlushError() error }
+
+type rcFlusher struct{ rc *http.ResponseController }
+
+func (f rcFlusher) FlushError() error { return f.rc.Flush() }
+
+func flusherOf(w http.ResponseWriter) errFlusher {
+	if f, ok := w.(errFlusher); ok {
+		return f
+	}
+	return rcFlusher{http.NewResponseController(w)}
 }
 
-// The runs' writers are pooled with their buffers, so that a run's
-// writing allocates nothing that grows with the runs served.
+// The writers are pooled with their buffers, so that a stream's or a
+// run's writing allocates nothing that grows with the answers served.
 var ssePool = sync.Pool{New: func() any {
 	s := new(sseWriter)
 	s.hook = s.hookFunc
@@ -317,7 +346,7 @@ var ssePool = sync.Pool{New: func() any {
 
 func getSSEWriter(w http.ResponseWriter) *sseWriter {
 	s := ssePool.Get().(*sseWriter)
-	s.w, s.rc = w, http.NewResponseController(w)
+	s.w, s.fl = w, flusherOf(w)
 	return s
 }
 
@@ -369,13 +398,21 @@ func (s *sseWriter) writeResult(res *RunResult) {
 	}
 }
 
+var (
+	sseContentType = []string{"text/event-stream"}
+	sseNoCache     = []string{"no-cache"}
+	sseNoBuffering = []string{"no"}
+)
+
 func (s *sseWriter) start() {
 	if !s.started {
 		s.started = true
+		// Shared value slices: net/http only reads them, and a later
+		// Set or Add replaces or copies them.
 		h := s.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
+		h["Content-Type"] = sseContentType
+		h["Cache-Control"] = sseNoCache
+		h["X-Accel-Buffering"] = sseNoBuffering
 		s.w.WriteHeader(http.StatusOK)
 	}
 }
@@ -396,7 +433,7 @@ func (s *sseWriter) write(b []byte) error {
 		s.err = err
 		return err
 	}
-	if err := s.rc.Flush(); err != nil {
+	if err := s.fl.FlushError(); err != nil {
 		s.err = err
 	}
 	return s.err
@@ -420,7 +457,7 @@ func (s *sseWriter) flushPending() error {
 	_, err := s.w.Write(s.pending)
 	s.pending = s.pending[:0]
 	if err == nil {
-		err = s.rc.Flush()
+		err = s.fl.FlushError()
 	}
 	s.err = err
 	return err

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ocbench/ocbench/internal/redact"
@@ -545,16 +546,33 @@ func (w *statusWriter) FlushError() error {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// controller is the ResponseController of w: the one instrument made for
+// its statusWriter, or a new one for any other writer.
+func controller(w http.ResponseWriter) *http.ResponseController {
+	if sw, ok := w.(*statusWriter); ok {
+		return sw.rc
+	}
+	return http.NewResponseController(w)
+}
+
 // instrument counts a route's requests by status and their latency, and
 // turns a panic into a counted 500 (or a cut connection once the answer
 // has begun) instead of a silent connection reset.
 func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFunc {
+	idHeader := requestIDHeader(routeWire(route))
+	// The series of the route's successes and of its latency, looked up
+	// once, when first used (a series appears only once it has a value).
+	var okOnce, latencyOnce sync.Once
+	var okCount prometheus.Counter
+	var latency prometheus.Observer
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
 		// Every answer has a request id; the proxy replaces it with the
 		// upstream's when there is one.
-		w.Header().Set(requestIDHeader(routeWire(route)), "req_"+idPrefix+strconv.FormatUint(idSeq.Add(1), 36))
+		var idb [48]byte
+		id := strconv.AppendUint(append(append(idb[:0], "req_"...), idPrefix...), idSeq.Add(1), 36)
+		w.Header()[idHeader] = []string{string(id)}
 		defer func() {
 			p := recover()
 			if p != nil {
@@ -579,8 +597,14 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 				// fails it by WriteTimeout.
 				sw.refresh()
 			}
-			s.m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
-			s.m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+			if sw.code == http.StatusOK {
+				okOnce.Do(func() { okCount = s.m.requests.WithLabelValues(route, "200") })
+				okCount.Inc()
+			} else {
+				s.m.requests.WithLabelValues(route, strconv.Itoa(sw.code)).Inc()
+			}
+			latencyOnce.Do(func() { latency = s.m.latency.WithLabelValues(route) })
+			latency.Observe(time.Since(start).Seconds())
 			if p != nil && sw.code != http.StatusInternalServerError {
 				panic(http.ErrAbortHandler) // the answer had begun: cut it
 			}

@@ -85,6 +85,16 @@ type upConn struct {
 	wbuf     []byte // the request head being written
 	idleFrom time.Time
 	reused   bool
+	// interrupt ends a wait on the connection at once (a cancelled
+	// request); made once per connection.
+	interrupt func()
+	peek      peeker // whether the upstream closed it while idle
+}
+
+func newUpConn(nc net.Conn) *upConn {
+	cn := &upConn{nc: nc, buf: make([]byte, upBufSize)}
+	cn.interrupt = func() { nc.SetDeadline(aLongTimeAgo) }
+	return cn
 }
 
 // upRequest is one POST: a request target, header lines (already
@@ -123,7 +133,7 @@ func (c *upstreamClient) post(ctx context.Context, req *upRequest) (*upResponse,
 		if err != nil {
 			return nil, err
 		}
-		stop := context.AfterFunc(ctx, func() { cn.nc.SetDeadline(aLongTimeAgo) })
+		stop := context.AfterFunc(ctx, cn.interrupt)
 		if err := cn.writeRequest(c.host, req); err != nil {
 			stop()
 			cn.nc.Close()
@@ -167,7 +177,7 @@ func (c *upstreamClient) get(ctx context.Context) (*upConn, error) {
 		c.idle[n-1] = nil
 		c.idle = c.idle[:n-1]
 		c.mu.Unlock()
-		if time.Since(cn.idleFrom) < upIdleTimeout && cn.r == cn.w && connAlive(cn.nc) {
+		if time.Since(cn.idleFrom) < upIdleTimeout && cn.r == cn.w && cn.peek.alive(cn.nc) {
 			cn.reused = true
 			return cn, nil
 		}
@@ -177,7 +187,7 @@ func (c *upstreamClient) get(ctx context.Context) (*upConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &upConn{nc: nc, buf: make([]byte, upBufSize)}, nil
+	return newUpConn(nc), nil
 }
 
 // put pools a connection whose answer was read to its end.
@@ -555,10 +565,13 @@ type upBody struct {
 	done   bool  // the framing ended cleanly
 	err    error // sticky
 	closed bool
-	// onBlock runs right before a read that waits on the upstream: what
-	// the bytes already read produced can be sent on meanwhile.
-	onBlock func()
+	// onBlock is told right before a read that waits on the upstream:
+	// what the bytes already read produced can be sent on meanwhile.
+	onBlock blocker
 }
+
+// blocker is told that a body is about to wait on its upstream.
+type blocker interface{ blocking() }
 
 // Read copies body bytes into p: every byte already buffered, across chunk
 // boundaries, and at most one read of the connection.
@@ -588,7 +601,7 @@ func (b *upBody) Read(p []byte) (int, error) {
 				break
 			}
 			if b.onBlock != nil {
-				b.onBlock()
+				b.onBlock.blocking()
 			}
 			blocked = true
 			if err := cn.fill(); err != nil {
@@ -689,7 +702,7 @@ func (b *upBody) nextChunk() error {
 	cn := b.conn
 	block := func() {
 		if b.onBlock != nil {
-			b.onBlock()
+			b.onBlock.blocking()
 		}
 	}
 	if b.crlf {
@@ -737,6 +750,28 @@ func (b *upBody) nextChunk() error {
 		if _, _, err := parseHeaderLine(l); err != nil {
 			return err
 		}
+	}
+}
+
+// drain reads the rest of the body, at most max bytes and for at most
+// wait (the connection's read deadline; cleared again when the body ends
+// cleanly, so that the pooled connection carries none).
+func (b *upBody) drain(wait time.Duration, max int) {
+	if b.closed || b.done || b.err != nil {
+		return
+	}
+	nc := b.conn.nc
+	nc.SetReadDeadline(time.Now().Add(wait))
+	var scratch [4096]byte
+	for n := 0; n < max; {
+		k, err := b.Read(scratch[:])
+		n += k
+		if err != nil {
+			break
+		}
+	}
+	if b.done {
+		nc.SetReadDeadline(time.Time{})
 	}
 }
 

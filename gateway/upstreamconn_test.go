@@ -115,6 +115,32 @@ func TestProxyDrainIsBounded(t *testing.T) {
 	}
 }
 
+// An upstream that ends its body a little after its last event (within the
+// drain's bound) keeps its connection, and the drain's read deadline does
+// not stay on it: the next stream, after the deadline would have passed,
+// reuses the connection and succeeds.
+func TestProxyDrainWaitsForALateEnd(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hi")}}}}
+	late := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(rw, r)
+			rw.(http.Flusher).Flush()
+			time.Sleep(drainWait / 4) // then the chunked body's end
+		})
+	}
+	up, conns := countingUpstream(t, s, late)
+	r := startGateway(t, Config{Upstream: up})
+	for i := range 3 {
+		if b := streamOnce(t, http.DefaultClient, r.url); !strings.Contains(b, "[DONE]") || strings.Contains(b, "error") {
+			t.Fatalf("stream %d: %s", i, b)
+		}
+		time.Sleep(2 * drainWait)
+	}
+	if c := conns.Load(); c != 1 {
+		t.Errorf("3 streams whose upstream ended late opened %d connections, want 1", c)
+	}
+}
+
 // The gateway's own client posts through its transport directly; an
 // upstream's redirect is still followed, as http.Client does (307: the
 // same POST, body and all, to the new place).

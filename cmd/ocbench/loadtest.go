@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,6 +42,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	dur := fs.Duration("duration", 10*time.Second, "how long to attack (at most 1h)")
 	conns := fs.Int("connections", 64, "open connections at most")
 	findMax := fs.Bool("find-max", false, "step the rate up until p99 reaches 50ms or a request fails; report the highest rate held")
+	vs := fs.String("vs", "", "with --find-max: search this route's highest rate too (direct: the scripted upstream itself), its steps alternating with --route's on the same gateway, and report the ratio of the two rates")
 	maxStreams := fs.Int("max-streams", 4096, "the started gateway's concurrent stream limit")
 	gatewayBin := fs.String("gateway-bin", "", "start this ocbench binary's serve as the gateway instead of this one's (to compare builds under one load generator)")
 	serveFlags := fs.String("serve-flags", "", "more flags for the started gateway, space-separated (e.g. \"--sync none --cpuprofile gw.prof\")")
@@ -65,10 +67,19 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", outs.err)
 		return 2
 	}
-	path, body, bodyFunc, err := routeRequest(*route)
-	if err != nil {
+	if _, _, _, err := routeRequest(*route); err != nil {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 		return 2
+	}
+	if *vs != "" {
+		if _, _, _, err := routeRequest(*vs); err != nil {
+			fmt.Fprintf(stderr, "ocbench loadtest: --vs: %v\n", err)
+			return 2
+		}
+		if !*findMax {
+			fmt.Fprintln(stderr, "ocbench loadtest: --vs compares two --find-max searches: add --find-max")
+			return 2
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -101,20 +112,36 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		// runs in the gateway's process.
 		cpu = func() (time.Duration, error) { return loadtest.ProcessCPU(pid) }
 	}
-	if *route == "direct" {
-		if upstream == "" {
-			fmt.Fprintln(stderr, "ocbench loadtest: --route direct needs the started gateway (no --target)")
+	configFor := func(route string) (loadtest.Config, bool) {
+		path, body, bodyFunc, _ := routeRequest(route)
+		c := loadtest.Config{Target: base, Path: path, Body: body, BodyFunc: bodyFunc, Rate: *rate, RampTo: *rampTo,
+			Duration: *dur, Connections: *conns, Sessions: *sessions, MemoryProbe: probe, FailureProbe: failures, CPUProbe: cpu}
+		if route == "direct" {
+			if upstream == "" {
+				fmt.Fprintln(stderr, "ocbench loadtest: --route direct needs the started gateway (no --target)")
+				return c, false
+			}
+			c.Target, c.MemoryProbe, c.FailureProbe = upstream, nil, nil
+		}
+		return c, true
+	}
+	cfg, ok := configFor(*route)
+	if !ok {
+		return 2
+	}
+
+	var rep, vsRep *loadtest.Report
+	var err error
+	switch {
+	case *vs != "":
+		vsCfg, ok := configFor(*vs)
+		if !ok {
 			return 2
 		}
-		base, probe, failures = upstream, nil, nil
-	}
-	cfg := loadtest.Config{Target: base, Path: path, Body: body, BodyFunc: bodyFunc, Rate: *rate, RampTo: *rampTo,
-		Duration: *dur, Connections: *conns, Sessions: *sessions, MemoryProbe: probe, FailureProbe: failures, CPUProbe: cpu}
-
-	var rep *loadtest.Report
-	if *findMax {
+		rep, vsRep, err = findMaxPair(ctx, cfg, vsCfg, *route, *vs, stderr)
+	case *findMax:
 		rep, err = findMaxRate(ctx, cfg, stderr)
-	} else {
+	default:
 		rep, err = loadtest.Run(ctx, cfg)
 	}
 	if err != nil && rep == nil {
@@ -127,11 +154,16 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if *jsonOut {
+	switch {
+	case *jsonOut && vsRep != nil:
+		err = writePairJSON(stdout, rep, vsRep, *route, *vs)
+	case *jsonOut:
 		err = rep.WriteJSON(stdout)
-	} else if htmlW != stdout {
+	case htmlW != stdout && vsRep != nil:
+		err = writePairTable(stdout, rep, vsRep, *route, *vs)
+	case htmlW != stdout:
 		err = rep.WriteTable(stdout)
-	} else {
+	default:
 		err = nil // as with the table: a partial run's error is in the report
 	}
 	if err == nil {
@@ -161,6 +193,35 @@ func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64)
 	return "", nil, nil, fmt.Errorf("unknown --route %q (chat, messages, responses, runs, direct)", route)
 }
 
+// writePairTable prints both searches' best steps and the ratio of their
+// rates.
+func writePairTable(w io.Writer, a, b *loadtest.Report, nameA, nameB string) error {
+	if err := a.WriteTable(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n--vs %s:\n", nameB)
+	if err := b.WriteTable(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nratio             %s/%s %.2f (%.0f/s vs %.0f/s held, steps alternated on one gateway)\n",
+		nameA, nameB, a.Rate/b.Rate, a.Rate, b.Rate)
+	return err
+}
+
+// writePairJSON prints both searches' best steps and the ratio as one
+// object.
+func writePairJSON(w io.Writer, a, b *loadtest.Report, nameA, nameB string) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Route  string           `json:"route"`
+		Held   *loadtest.Report `json:"held"`
+		Vs     string           `json:"vs"`
+		VsHeld *loadtest.Report `json:"vsHeld"`
+		Ratio  float64          `json:"ratio"`
+	}{nameA, a, nameB, b, a.Rate / b.Rate})
+}
+
 // findMaxRate doubles the rate from cfg.Rate, then bisects, each step for
 // cfg.Duration, keeping the highest rate with no failure and p99 under
 // 50 ms. A step that misses the bar is run once more before it counts as
@@ -168,7 +229,72 @@ func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64)
 // a step's p99 over the bar at any rate, and a single miss would end the
 // doubling there. The returned report is that of the best held step.
 func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*loadtest.Report, error) {
-	const p99Limit = 50.0
+	s := &rateSearch{cfg: cfg, rate: cfg.Rate}
+	for !s.done() {
+		if err := s.step(ctx, log, ""); err != nil {
+			return s.best, err
+		}
+	}
+	return s.result()
+}
+
+// findMaxPair runs the searches of a and b with their steps alternating,
+// on the same gateway, so that whatever else the machine does meanwhile
+// weighs on both alike: their ratio is the proxy's overhead, measured in
+// one run.
+func findMaxPair(ctx context.Context, a, b loadtest.Config, nameA, nameB string, log io.Writer) (ra, rb *loadtest.Report, err error) {
+	sa := &rateSearch{cfg: a, rate: a.Rate}
+	sb := &rateSearch{cfg: b, rate: b.Rate}
+	for !sa.done() || !sb.done() {
+		for _, x := range [...]struct {
+			s    *rateSearch
+			name string
+		}{{sa, nameA}, {sb, nameB}} {
+			if x.s.done() {
+				continue
+			}
+			if err := x.s.step(ctx, log, x.name+" "); err != nil {
+				return sa.best, sb.best, err
+			}
+		}
+	}
+	if ra, err = sa.result(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", nameA, err)
+	}
+	if rb, err = sb.result(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", nameB, err)
+	}
+	return ra, rb, nil
+}
+
+// rateSearch is one --find-max search: the rate doubles until a step
+// misses the bar, then up to three bisections while the gap is over a
+// tenth of the rate held.
+type rateSearch struct {
+	cfg      loadtest.Config
+	best     *loadtest.Report
+	lo, hi   float64
+	rate     float64 // the next step's rate
+	bisected int
+}
+
+const p99Limit = 50.0
+
+func (s *rateSearch) done() bool {
+	if s.hi == 0 {
+		return s.rate > 100000
+	}
+	return s.bisected >= 3 || s.hi-s.lo <= s.lo/10
+}
+
+// step runs the next rate (twice when its first try misses the bar on
+// latency alone) and moves the search on.
+func (s *rateSearch) step(ctx context.Context, log io.Writer, label string) error {
+	rate := s.rate
+	if s.hi > 0 {
+		rate = (s.lo + s.hi) / 2
+		s.bisected++
+	}
 	// Held means: every request succeeded, p99 under the limit, and the
 	// attack really sent the rate (vegeta falls behind when the gateway
 	// cannot keep up, which would otherwise pass for low latency).
@@ -176,57 +302,43 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 		sent := float64(r.Requests) / r.DurationS
 		return r.SuccessRate == 1 && r.LatencyP99Ms < p99Limit && r.StreamErrors == 0 && r.InBandFailures <= 0 && sent >= 0.95*r.Rate
 	}
-	step := func(rate float64) (*loadtest.Report, bool, error) {
-		var r *loadtest.Report
-		for try := 0; try < 2; try++ {
-			c := cfg
-			c.Rate = rate
-			var err error
-			if r, err = loadtest.Run(ctx, c); err != nil {
-				return nil, false, err
-			}
-			logStep(log, rate, r)
-			if ok(r) {
-				return r, true, nil
-			}
-			if r.SuccessRate < 1 || r.InBandFailures > 0 || r.StreamErrors > 0 {
-				return r, false, nil // failed requests are not noise
-			}
-		}
-		return r, false, nil
-	}
-	var best *loadtest.Report
-	lo, hi := 0.0, 0.0
-	for rate := cfg.Rate; hi == 0 && rate <= 100000; rate *= 2 {
-		r, held, err := step(rate)
+	held := false
+	for try := 0; try < 2; try++ {
+		c := s.cfg
+		c.Rate = rate
+		r, err := loadtest.Run(ctx, c)
 		if err != nil {
-			return best, err
+			return err
 		}
-		if held {
-			best, lo = r, rate
-		} else {
-			hi = rate
+		logStep(log, label, rate, r)
+		if held = ok(r); held {
+			s.best = r
+			break
 		}
-	}
-	for i := 0; i < 3 && hi > 0 && hi-lo > lo/10; i++ {
-		rate := (lo + hi) / 2
-		r, held, err := step(rate)
-		if err != nil {
-			return best, err
-		}
-		if held {
-			best, lo = r, rate
-		} else {
-			hi = rate
+		if r.SuccessRate < 1 || r.InBandFailures > 0 || r.StreamErrors > 0 {
+			break // failed requests are not noise
 		}
 	}
-	if best == nil {
-		return nil, errors.New("even the starting rate failed the 50ms p99 / no-error bar; lower --rate")
+	switch {
+	case held:
+		s.lo = rate
+		if s.hi == 0 {
+			s.rate = rate * 2
+		}
+	default:
+		s.hi = rate
 	}
-	return best, nil
+	return nil
 }
 
-func logStep(log io.Writer, rate float64, r *loadtest.Report) {
+func (s *rateSearch) result() (*loadtest.Report, error) {
+	if s.best == nil {
+		return nil, errors.New("even the starting rate failed the 50ms p99 / no-error bar; lower --rate")
+	}
+	return s.best, nil
+}
+
+func logStep(log io.Writer, label string, rate float64, r *loadtest.Report) {
 	cpu := ""
 	if r.GatewayCPUUsPerReq > 0 {
 		cpu = fmt.Sprintf(", CPU/req gateway %.0fµs loadgen %.0fµs", r.GatewayCPUUsPerReq, r.LoadgenCPUUsPerReq)
@@ -234,8 +346,8 @@ func logStep(log io.Writer, rate float64, r *loadtest.Report) {
 	if r.FreshSessions > 0 {
 		cpu += fmt.Sprintf(", %d runs on fresh sessions (all in flight)", r.FreshSessions)
 	}
-	fmt.Fprintf(log, "rate %6.4g/s: sent %.3g/s, p50 %.2fms, p99 %.2fms, success %.2f%%, failed after 200: %d%s\n",
-		rate, float64(r.Requests)/r.DurationS, r.LatencyP50Ms, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures, cpu)
+	fmt.Fprintf(log, "%srate %6.4g/s: sent %.3g/s, p50 %.2fms, p99 %.2fms, success %.2f%%, failed after 200: %d%s\n",
+		label, rate, float64(r.Requests)/r.DurationS, r.LatencyP50Ms, r.LatencyP99Ms, 100*r.SuccessRate, r.InBandFailures, cpu)
 }
 
 // gatewayProcess is `ocbench serve` started as a child process, so that its

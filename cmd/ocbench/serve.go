@@ -56,6 +56,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	upCompat := fs.String("upstream-compat", "auto", "what --upstream's chat endpoint accepts: auto (OpenAI's own host or not), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
 	syncPolicy := fs.String("sync", "entry", "when /v1/runs flushes session entries to stable storage: entry (before each append returns), turn (after each turn), none (never: a crash of the process loses nothing, one of the machine may)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the gateway to this file until it stops")
+	heapFloor := fs.Int64("heap-floor", 64<<20, "bytes the Go heap may grow to before the collector runs, however small the live heap (GOGC still sets the goal above it; 0: GOGC alone)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -223,6 +224,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	srvRef.Store(srv)
+	if *heapFloor > 0 {
+		// The gateway's per-request garbage dies with the request: with
+		// the default GOGC over its few MiB of live heap the collector
+		// would run tens of times a second.
+		defer gateway.SetHeapFloor(uint64(*heapFloor))()
+	}
 	if profFile != nil {
 		if err := pprof.StartCPUProfile(profFile); err != nil {
 			fmt.Fprintf(stderr, "ocbench serve: %v\n", err)
