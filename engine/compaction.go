@@ -394,7 +394,7 @@ func (r *runner) compactWithin(ctx context.Context, trigger string, route Preemp
 	r.takeNotes()
 	out.Compacted = true
 	out.Summary = d.summary
-	r.hist = r.prepareHistory(msgs)
+	r.setHist(r.prepareHistory(msgs))
 	out.TokensAfter = EstimatePromptTokens(r.hist, nil)
 	return out
 }

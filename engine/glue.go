@@ -196,7 +196,7 @@ func (r *runner) truncateToolResults(maxChars int) int {
 		r.note("tool-result rewrite could not be written (%v); truncating in memory", err)
 		return r.truncateInMemory(maxChars)
 	}
-	r.hist = r.prepareHistory(r.sess.messages())
+	r.setHist(r.prepareHistory(r.sess.messages()))
 	return n
 }
 
@@ -205,6 +205,6 @@ func (r *runner) truncateInMemory(maxChars int) int {
 	if len(plan.Replacements) == 0 {
 		return 0
 	}
-	r.hist = append(r.hist[:0:0], transcript.ApplyToolResultPlan(r.hist, plan)...)
+	r.setHist(append(r.hist[:0:0], transcript.ApplyToolResultPlan(r.hist, plan)...))
 	return plan.Oversized + plan.Aggregate
 }

@@ -66,7 +66,8 @@ func guardChars(m *llm.Message) int {
 // exceeds max(1024, window×4×0.9), the call is not made and the run
 // treats it as a context overflow. It returns the messages to send.
 // Estimates of the history are kept across calls, so each call only
-// estimates what was appended since the last one.
+// estimates what was appended since the last one (setHist, which replaces
+// the history, drops them).
 func (r *runner) contextGuard() ([]llm.Message, error) {
 	window := r.p.Model.ContextWindow
 	if window <= 0 {
@@ -75,11 +76,8 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 	maxSingle := max(1024, window)
 	maxTotal := max(1024, window*36/10)
 	h := r.hist
-	if len(h) < len(r.guardEst) || (len(h) > 0 && len(r.guardEst) > 0 && &h[0] != r.guardBase) {
+	if len(h) < len(r.guardEst) {
 		r.guardEst, r.guardTotal = r.guardEst[:0], 0
-	}
-	if len(h) > 0 {
-		r.guardBase = &h[0]
 	}
 	if cap(r.guardEst) < len(h) {
 		// Room for the run's turns too: one slice for most runs.
@@ -106,4 +104,12 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 		return nil, ErrContextGuard
 	}
 	return out, nil
+}
+
+// setHist makes h the history of the next call, in place of the one the
+// context guard's estimates are of (a rebuilt or rewritten history); the
+// run appends to it with appendMsg and addToHistory, which keep them.
+func (r *runner) setHist(h []llm.Message) {
+	r.hist = h
+	r.guardEst, r.guardTotal = r.guardEst[:0], 0
 }

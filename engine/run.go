@@ -409,7 +409,6 @@ type runner struct {
 	// The context guard's per-message estimates of hist (see contextGuard).
 	guardEst   []int
 	guardTotal int
-	guardBase  *llm.Message
 	// call is the run's current call context (see callScope), turnTimer
 	// the one timer of Params.TurnTimeout, armed during a call.
 	call      atomic.Pointer[callScope]
@@ -541,7 +540,7 @@ func (r *runner) setup() (err error) {
 	// Phase 5: the decorator chain.
 	r.fn = r.wrapStream(r.fn, r.names)
 	// Phase 6: history.
-	r.hist = r.prepareHistory(r.sess.messages())
+	r.setHist(r.prepareHistory(r.sess.messages()))
 	if n := len(r.hist); n > 0 && r.hist[n-1].Role == llm.RoleUser {
 		// An orphaned user leaf (a run that died before the model
 		// answered): the new prompt replaces it in the context, so the
