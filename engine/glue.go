@@ -155,8 +155,9 @@ func (r *runner) prepareHistory(msgs []llm.Message) []llm.Message {
 	if rep.TruncatedToolResult > 0 {
 		r.note("history: %d oversized tool results truncated", rep.TruncatedToolResult)
 	}
-	// The run appends to the prepared slice: never share its array.
-	return append(make([]llm.Message, 0, len(out)+8), out...)
+	// The run appends to the prepared slice: never share its array. Room
+	// for the prompt and an answer; pushHist makes more for tool turns.
+	return append(make([]llm.Message, 0, len(out)+2), out...)
 }
 
 // liveToolResultMaxChars is OpenClaw's live cap on one tool result.

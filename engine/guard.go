@@ -110,6 +110,9 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 // context guard's estimates are of (a rebuilt or rewritten history); the
 // run appends to it with appendMsg and addToHistory, which keep them.
 func (r *runner) setHist(h []llm.Message) {
+	if r.newN > 0 || r.pending != nil {
+		r.ownNew(8) // the new messages leave the history's tail
+	}
 	r.hist = h
 	r.guardEst, r.guardTotal = r.guardEst[:0], 0
 }
