@@ -408,9 +408,9 @@ type runner struct {
 	newN    int
 	pending *llm.Message
 	newOwn  bool
-	turn       int
-	idx        []int
-	take       []queued
+	turn    int
+	idx     []int
+	take    []queued
 	// liveCap is the live cap on one tool result (chars).
 	liveCap int
 	// The context guard's per-message estimates of hist (see contextGuard).
