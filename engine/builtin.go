@@ -78,16 +78,70 @@ func resolveWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
 	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, &os.PathError{Op: "open", Path: abs, Err: syscall.ENOTDIR})
+	}
+	if real, ok := resolvedWorkspaces.lookup(abs, st); ok {
+		return &Workspace{dir: real}, nil
+	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
 	}
-	if st, err := os.Stat(real); err != nil {
+	if rst, err := os.Stat(real); err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("engine: workspace %q: %w", dir, &os.PathError{Op: "open", Path: real, Err: syscall.ENOTDIR})
+	} else if os.SameFile(rst, st) {
+		resolvedWorkspaces.add(abs, real, st)
 	}
 	return &Workspace{dir: real}, nil
+}
+
+// resolvedWorkspaces memoises what a workspace path resolves to (every
+// run of a service resolves the same few), so that a run pays one stat of
+// the path (two when it holds a symlink) instead of an lstat per
+// component: an entry holds while the path and the resolved path still
+// name the directory they named when it was made (os.SameFile); a path
+// whose symlinks now lead elsewhere is resolved again.
+var resolvedWorkspaces = wsMemo{m: map[string]wsResolved{}}
+
+type wsMemo struct {
+	mu sync.Mutex
+	m  map[string]wsResolved // absolute path -> resolution
+}
+
+type wsResolved struct {
+	real string
+	fi   os.FileInfo // of the directory both name
+}
+
+const maxResolvedWorkspaces = 256
+
+// lookup returns the resolution of abs, whose stat is st, if it holds.
+func (c *wsMemo) lookup(abs string, st os.FileInfo) (string, bool) {
+	c.mu.Lock()
+	e, ok := c.m[abs]
+	c.mu.Unlock()
+	if !ok || !os.SameFile(e.fi, st) {
+		return "", false
+	}
+	if e.real != abs {
+		if rst, err := os.Stat(e.real); err != nil || !os.SameFile(rst, st) {
+			return "", false
+		}
+	}
+	return e.real, true
+}
+
+func (c *wsMemo) add(abs, real string, st os.FileInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[abs]; ok || len(c.m) < maxResolvedWorkspaces {
+		c.m[abs] = wsResolved{real: real, fi: st}
+	}
 }
 
 // openRoot returns the workspace's root, opening it at the first call.

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +64,74 @@ func TestWorkspaceCacheSeesEdits(t *testing.T) {
 	}
 	if after := run(); !strings.Contains(after, "WEATHER") {
 		t.Fatal("the replaced SKILL.md did not reach the next run")
+	}
+}
+
+// TestWorkspaceResolutionFollowsChanges: the memo of resolved workspace
+// paths never hands out a resolution that no longer holds: a symlink
+// re-pointed, or a directory replaced by another, is resolved again.
+func TestWorkspaceResolutionFollowsChanges(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks")
+	}
+	dir := t.TempDir()
+	a, b, link := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "ws")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	realOf := func(p string) string {
+		t.Helper()
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	resolve := func(p string) string {
+		t.Helper()
+		w, err := resolveWorkspace(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.Dir()
+	}
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // made, then from the memo
+		if got := resolve(link); got != realOf(a) {
+			t.Fatalf("ws -> a resolved to %s", got)
+		}
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	if got := resolve(link); got != realOf(b) {
+		t.Fatalf("ws re-pointed to b resolved to %s", got)
+	}
+	// a replaced by a symlink to b: the memo's resolution of a (itself)
+	// no longer names the directory a leads to.
+	if got := resolve(a); got != realOf(a) {
+		t.Fatal(got)
+	}
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b, a); err != nil {
+		t.Fatal(err)
+	}
+	if got := resolve(a); got != realOf(b) {
+		t.Fatalf("a, now a symlink to b, resolved to %s", got)
+	}
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resolveWorkspace(a); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a removed: %v", err)
 	}
 }
