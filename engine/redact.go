@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
@@ -23,10 +24,14 @@ const maxRedactors = 256
 // Params.Secrets and the values of the environment's secret variables
 // (the provider takes its key from there when APIKey is empty).
 func runRedactor(p *Params) *redact.Redactor {
+	envRed, env := environRedactor()
+	if len(p.APIKey) < redact.MinSecretLen && len(p.Secrets) == 0 {
+		return envRed // a shorter key is not redacted literally anyway
+	}
 	secrets := make([]string, 0, 8)
 	secrets = append(secrets, p.APIKey)
 	secrets = append(secrets, p.Secrets...)
-	secrets = append(secrets, redact.FromEnviron(os.Environ())...)
+	secrets = append(secrets, env...)
 	key := strings.Join(secrets, "\x00")
 	if v, ok := redactors.Load(key); ok {
 		return v.(*redact.Redactor)
@@ -38,6 +43,45 @@ func runRedactor(p *Params) *redact.Redactor {
 		}
 	}
 	return r
+}
+
+// envRedaction is the redactor of the environment's secret variables
+// alone, and their values, for the environment it was made of.
+var envRedaction struct {
+	mu      sync.Mutex
+	environ []string
+	secrets []string
+	red     *redact.Redactor
+}
+
+// environRedactor returns the redactor of the environment's secret
+// variables and their values: the last ones while the environment has not
+// changed (os.Environ gives the same strings then, compared by address
+// first), instead of classifying every variable's name on every run.
+func environRedactor() (*redact.Redactor, []string) {
+	env := os.Environ()
+	e := &envRedaction
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.red == nil || !sameStrings(env, e.environ) {
+		e.environ, e.secrets = env, redact.FromEnviron(env)
+		e.red = redact.New(e.secrets...)
+	}
+	return e.red, e.secrets
+}
+
+// sameStrings reports whether a and b hold the same strings, comparing
+// the bytes only of strings that are not the same memory.
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) || unsafe.StringData(a[i]) != unsafe.StringData(b[i]) && a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // redactMessage redacts m in place: its text, thinking, tool-call

@@ -171,3 +171,34 @@ func TestExecEnvironmentScrubbed(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvironmentSecretsFollowTheEnvironment: the environment's secrets
+// are remembered between runs only while the environment is unchanged: a
+// variable set, changed or removed after a run counts from the next one.
+func TestEnvironmentSecretsFollowTheEnvironment(t *testing.T) {
+	const name = "OCBENCH_TEST_ROTATING_TOKEN"
+	echo := func(value string) string {
+		t.Helper()
+		e := newRunEnv(t, fakeTurn{msg: assistantText("the value is " + value)})
+		res, err := Run(context.Background(), e.params("go")) // no APIKey: the environment's redactor alone
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.FinalText()
+	}
+	if got := echo("first-token-value-1"); !strings.Contains(got, "first-token-value-1") {
+		t.Fatalf("redacted before the variable was set: %q", got)
+	}
+	t.Setenv(name, "first-token-value-1")
+	if got := echo("first-token-value-1"); strings.Contains(got, "first-token-value-1") {
+		t.Fatalf("set: %q", got)
+	}
+	t.Setenv(name, "second-token-value-2")
+	if got := echo("second-token-value-2"); strings.Contains(got, "second-token-value-2") {
+		t.Fatalf("changed: %q", got)
+	}
+	os.Unsetenv(name)
+	if got := echo("second-token-value-2"); !strings.Contains(got, "second-token-value-2") {
+		t.Fatalf("still redacted after the variable was removed: %q", got)
+	}
+}
