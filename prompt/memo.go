@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // A warm run of an unchanged workspace should not assemble its prompt
@@ -38,12 +40,21 @@ type promptMemo struct {
 // resolution read it.
 type dep struct {
 	pathZ []byte // the path, NUL-terminated
+	relZ  []byte // the path below the workspace, NUL-terminated (nil: not below it)
 	sig   fileSig
 	ok    bool // the path existed
 }
 
-func (d *dep) current() bool {
-	sig, ok := quickStatZ(d.pathZ)
+// current re-stats d: by its path relative to dirfd, the workspace's
+// descriptor, when it has one (dirfd >= 0), else by its full path.
+func (d *dep) current(dirfd int) bool {
+	var sig fileSig
+	var ok bool
+	if dirfd >= 0 && d.relZ != nil {
+		sig, ok = quickStatAtZ(dirfd, d.relZ)
+	} else {
+		sig, ok = quickStatZ(d.pathZ)
+	}
 	if ok != d.ok {
 		return false
 	}
@@ -59,6 +70,7 @@ func (s fileSig) same(o fileSig) bool {
 type depRecorder struct {
 	deps []dep
 	bad  bool
+	dir  string // the workspace, the first dependency
 }
 
 func (d *depRecorder) stat(path string) {
@@ -66,7 +78,13 @@ func (d *depRecorder) stat(path string) {
 		return
 	}
 	sig, ok := quickStat(path)
-	d.deps = append(d.deps, dep{pathZ: append([]byte(path), 0), sig: sig, ok: ok})
+	dp := dep{pathZ: append([]byte(path), 0), sig: sig, ok: ok}
+	if len(d.deps) == 0 {
+		d.dir = path
+	} else if rel, below := strings.CutPrefix(path, d.dir+string(filepath.Separator)); below && d.dir != "" {
+		dp.relZ = append([]byte(rel), 0)
+	}
+	d.deps = append(d.deps, dp)
 }
 
 // fail marks the resolution as one not to memoize.
@@ -132,10 +150,23 @@ func (r *Resolver) PromptIn(cfg *Config, dir string, open func() (*os.Root, erro
 	return out, lay.StableLen, nil
 }
 
-// current re-stats the memo's dependencies.
+// current re-stats the memo's dependencies: the workspace by its path,
+// then, while it is still the directory the memo saw, the files below it
+// relative to a descriptor of it.
 func (m *promptMemo) current() bool {
-	for i := range m.deps {
-		if !m.deps[i].current() {
+	if len(m.deps) == 0 {
+		return true
+	}
+	ws := &m.deps[0]
+	if !ws.current(-1) {
+		return false
+	}
+	dirfd := -1
+	if ws.ok {
+		dirfd = dirFDOf(ws.pathZ, ws.sig.id)
+	}
+	for i := 1; i < len(m.deps); i++ {
+		if !m.deps[i].current(dirfd) {
 			return false
 		}
 	}
