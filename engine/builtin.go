@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -351,11 +352,15 @@ var compiledBuiltins = sync.OnceValue(func() []*Tool {
 // binding them is cheap.
 func Builtins(ws *Workspace, opt BuiltinOptions) []*Tool {
 	opt.setDefaults()
-	b := &builtins{ws: ws, opt: opt}
-	handlers := [...]ToolHandler{b.read, b.write, b.edit, b.ls, b.exec}
+	return bindBuiltins(&builtins{ws: ws, opt: opt})
+}
+
+func bindBuiltins(b *builtins) []*Tool {
+	handlers := [...]ToolHandler{b.bound((*builtins).read), b.bound((*builtins).write), b.bound((*builtins).edit),
+		b.bound((*builtins).ls), b.bound((*builtins).exec)}
 	tools := make([]*Tool, 0, len(handlers))
 	for i, proto := range compiledBuiltins() {
-		if proto.name == "exec" && !opt.Exec {
+		if proto.name == "exec" && !b.opt.Exec {
 			continue
 		}
 		t := *proto
@@ -369,9 +374,53 @@ func Builtins(ws *Workspace, opt BuiltinOptions) []*Tool {
 }
 
 type builtins struct {
-	ws  *Workspace
+	ws  *Workspace // nil: the run's (runBuiltins)
 	opt BuiltinOptions
 }
+
+// bound returns h as the handler of b's tool: on b's workspace, or on the
+// workspace of the run that calls it (a context value) when b has none.
+func (b *builtins) bound(h func(*builtins, context.Context, []byte) (ToolOutput, error)) ToolHandler {
+	return func(ctx context.Context, args []byte) (ToolOutput, error) {
+		if b.ws != nil {
+			return h(b, ctx, args)
+		}
+		ws, _ := ctx.Value(workspaceKey{}).(*Workspace)
+		if ws == nil {
+			return ToolOutput{}, errNoWorkspace
+		}
+		return h(&builtins{ws: ws, opt: b.opt}, ctx, args)
+	}
+}
+
+// workspaceKey is the context key of the run's workspace in tool calls.
+type workspaceKey struct{}
+
+var errNoWorkspace = errors.New("engine: built-in tool called outside a run with a workspace")
+
+// runBuiltins returns the built-in tools of runs with options opt, bound
+// to no workspace: each call works in its run's. Runs with the same
+// options share them (and so the registry and definitions built of them,
+// see sharedToolSet); they are made again when the options change.
+func runBuiltins(opt BuiltinOptions) []*Tool {
+	opt.setDefaults()
+	if s := lastRunBuiltins.Load(); s != nil && s.opt.ExecTimeout == opt.ExecTimeout && s.opt.Exec == opt.Exec &&
+		s.opt.ExecOutputCap == opt.ExecOutputCap && s.opt.ReadMaxBytes == opt.ReadMaxBytes && s.opt.ReadMaxLines == opt.ReadMaxLines &&
+		s.opt.MaxFileBytes == opt.MaxFileBytes && slices.Equal(s.opt.ExecEnvAllow, opt.ExecEnvAllow) {
+		return s.tools
+	}
+	opt.ExecEnvAllow = slices.Clone(opt.ExecEnvAllow)
+	s := &builtinSet{opt: opt, tools: bindBuiltins(&builtins{opt: opt})}
+	lastRunBuiltins.Store(s)
+	return s.tools
+}
+
+type builtinSet struct {
+	opt   BuiltinOptions
+	tools []*Tool
+}
+
+var lastRunBuiltins atomic.Pointer[builtinSet]
 
 func decodeArgs(args []byte, v any) error {
 	if err := json.Unmarshal(args, v); err != nil {

@@ -397,10 +397,12 @@ type runner struct {
 	toolCtx    context.Context
 	toolCancel context.CancelCauseFunc
 	toolParent context.Context
-	fn         llm.StreamFunc
-	base       llm.StreamFunc
-	req        llm.Request
-	hist       []llm.Message // prepared history sent to the model
+	// wsCtx is wsParent carrying the run's workspace (toolContext).
+	wsCtx, wsParent context.Context
+	fn              llm.StreamFunc
+	base            llm.StreamFunc
+	req             llm.Request
+	hist            []llm.Message // prepared history sent to the model
 	// The run's new messages (Result.NewMessages) are, until something
 	// diverges, the last newN messages of hist, and pending, a message
 	// recorded and not yet added to hist: they are not stored twice.
@@ -532,9 +534,9 @@ func (r *runner) setup() (err error) {
 	}
 	var ts *toolSet
 	if r.ws != nil && p.BuiltinTools {
-		ts, err = newToolSet(append(Builtins(r.ws, p.Builtins), p.Tools...))
+		ts, err = sharedToolSet(runBuiltins(p.Builtins), p.Tools)
 	} else {
-		ts, err = sharedToolSet(p.Tools)
+		ts, err = sharedToolSet(nil, p.Tools)
 	}
 	if err != nil {
 		return err
@@ -835,6 +837,7 @@ func toolResultMessage(id []byte, name, text string, isErr bool, now time.Time) 
 // or abort stops the remaining calls, which still get (error) results so
 // the transcript stays paired.
 func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
+	ctx = r.toolContext(ctx)
 	r.idx = msg.ToolCalls(r.idx[:0])
 	if r.p.ParallelTools > 1 && len(r.idx) > 1 {
 		return r.runToolsParallel(ctx, msg)
@@ -877,6 +880,18 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// toolContext returns ctx carrying the run's workspace, in which the
+// built-in tools of runBuiltins work: one context per run and parent.
+func (r *runner) toolContext(ctx context.Context) context.Context {
+	if r.ws == nil || !r.p.BuiltinTools {
+		return ctx
+	}
+	if r.wsParent != ctx {
+		r.wsCtx, r.wsParent = context.WithValue(ctx, workspaceKey{}, r.ws), ctx
+	}
+	return r.wsCtx
 }
 
 // skipCall records a call that was not run because the run was stopped.

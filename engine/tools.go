@@ -293,19 +293,21 @@ func newToolSet(tools []*Tool) (*toolSet, error) {
 	return &toolSet{tools: tools, reg: reg, names: reg.Names(), defs: reg.Definitions(nil)}, nil
 }
 
-// lastToolSet is the tool set of the last run without built-in tools:
-// runs offering the same tools share it (a Tool does not change once
-// made, and a registry is read-only once built). Built-in tools are bound
-// to their run's workspace, so those runs build their own.
+// lastToolSet is the tool set of the last run: runs offering the same
+// tools share it (a Tool does not change once made, and a registry is
+// read-only once built). A run's built-in tools are those of runBuiltins,
+// which work in the calling run's workspace, so runs in different
+// workspaces share them too.
 var lastToolSet atomic.Pointer[toolSet]
 
-// sharedToolSet returns the tool set of tools, the last run's when it
-// offered the very same tools.
-func sharedToolSet(tools []*Tool) (*toolSet, error) {
-	if ts := lastToolSet.Load(); ts != nil && slices.Equal(ts.tools, tools) {
+// sharedToolSet returns the tool set of the tools of first and then more,
+// the last run's when it offered the very same tools.
+func sharedToolSet(first, more []*Tool) (*toolSet, error) {
+	if ts := lastToolSet.Load(); ts != nil && len(ts.tools) == len(first)+len(more) &&
+		slices.Equal(ts.tools[:len(first)], first) && slices.Equal(ts.tools[len(first):], more) {
 		return ts, nil
 	}
-	ts, err := newToolSet(slices.Clone(tools))
+	ts, err := newToolSet(append(slices.Clone(first), more...))
 	if err != nil {
 		return nil, err
 	}

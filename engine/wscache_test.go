@@ -3,16 +3,20 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/prompt"
+	"github.com/ocbench/ocbench/provider/scripted"
 )
 
 // TestWorkspaceCacheSeesEdits: runs share one workspace cache, and an edit
@@ -133,5 +137,52 @@ func TestWorkspaceResolutionFollowsChanges(t *testing.T) {
 	}
 	if _, err := resolveWorkspace(a); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a removed: %v", err)
+	}
+}
+
+// TestSharedBuiltinsWorkInTheirRunsWorkspace: runs share one set of
+// built-in tools (runBuiltins), which work in the workspace of the run
+// that calls them, also when runs in different workspaces overlap.
+func TestSharedBuiltinsWorkInTheirRunsWorkspace(t *testing.T) {
+	script := &scripted.Script{Turns: []scripted.Turn{
+		{Steps: []scripted.Step{scripted.ToolCall("", "read", `{"path":"f.txt"}`)}},
+		{Steps: []scripted.Step{scripted.Text("done")}},
+	}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		ws := t.TempDir()
+		want := "workspace " + strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(ws, "f.txt"), []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prov := scripted.MustNew(scripted.Options{Script: script})
+			res, err := Run(context.Background(), Params{Prompt: "read it", Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
+				StreamFunc: prov.StreamFunc(), Workspace: ws, BuiltinTools: true, SystemPrompt: "s"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			for _, m := range res.NewMessages {
+				if m.Role == llm.RoleToolResult {
+					if got := m.TextContent(); !strings.Contains(got, want) || m.IsError {
+						errs <- fmt.Errorf("run in %q read %q", want, got)
+					}
+					return
+				}
+			}
+			errs <- fmt.Errorf("run in %q: no tool result", want)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if _, err := runBuiltins(BuiltinOptions{})[0].handler(context.Background(), []byte(`{"path":"f.txt"}`)); !errors.Is(err, errNoWorkspace) {
+		t.Fatalf("a shared built-in called outside a run: %v", err)
 	}
 }
