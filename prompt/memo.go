@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // A warm run of an unchanged workspace should not assemble its prompt
@@ -34,6 +35,9 @@ type promptMemo struct {
 	deps   []dep
 	prompt string
 	stable int
+	// watch, when set, lets the warm check trust the watches of the
+	// dependencies' directories (see watch_linux.go).
+	watch atomic.Pointer[watchSet]
 }
 
 // dep is one path a resolution depended on, as stat saw it before the
@@ -140,15 +144,24 @@ func (r *Resolver) PromptIn(cfg *Config, dir string, open func() (*os.Root, erro
 	}
 	out := string(buf)
 	if memoize && !rec.bad {
+		m := &promptMemo{deps: rec.deps, prompt: out, stable: lay.StableLen}
+		// Watch, then verify by stat: a change before the watches
+		// existed shows in the stats, any later one as an event.
+		if set := m.arm(); set != nil && m.current() {
+			m.watch.Store(set)
+		}
 		r.mu.Lock()
 		if r.memo == nil || len(r.memo) >= maxPromptMemos {
 			r.memo = make(map[string]*promptMemo)
 		}
-		r.memo[string(key)] = &promptMemo{deps: rec.deps, prompt: out, stable: lay.StableLen}
+		r.memo[string(key)] = m
 		r.mu.Unlock()
 	}
 	return out, lay.StableLen, nil
 }
+
+// memoStatChecks counts warm checks that stat'ed every dependency (tests).
+var memoStatChecks atomic.Int64
 
 // current re-stats the memo's dependencies: the workspace by its path,
 // then, while it is still the directory the memo saw, the files below it
@@ -165,10 +178,23 @@ func (m *promptMemo) current() bool {
 	if ws.ok {
 		dirfd = dirFDOf(ws.pathZ, ws.sig.id)
 	}
+	set := m.watch.Load()
+	if set != nil {
+		if cur, ok := m.watched(set, dirfd); ok {
+			return cur
+		}
+		// An event on a watched directory: check by stat, and trust the
+		// watches again from their state now if nothing changed.
+		set = rearm(set)
+	}
+	memoStatChecks.Add(1)
 	for i := 1; i < len(m.deps); i++ {
 		if !m.deps[i].current(dirfd) {
 			return false
 		}
+	}
+	if set != nil {
+		m.watch.Store(set)
 	}
 	return true
 }
