@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"sync"
@@ -92,8 +93,16 @@ func redactMessage(rd *redact.Redactor, m *llm.Message) {
 	for i := range m.Content {
 		b := &m.Content[i]
 		b.Text = rd.Bytes(b.Text)
-		b.Arguments = rd.Bytes(b.Arguments)
-		b.RawArgs = rd.Bytes(b.RawArgs)
+		args := rd.Bytes(b.Arguments)
+		switch {
+		case !bytes.Equal(b.RawArgs, b.Arguments):
+			b.RawArgs = rd.Bytes(b.RawArgs)
+		case len(args) > 0 && len(b.Arguments) > 0 && &args[0] != &b.Arguments[0]:
+			// The streamed text is the final arguments (no repair): the
+			// same bytes redacted once, each field with its own copy.
+			b.RawArgs = bytes.Clone(args)
+		}
+		b.Arguments = args
 	}
 }
 

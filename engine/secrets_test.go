@@ -202,3 +202,37 @@ func TestEnvironmentSecretsFollowTheEnvironment(t *testing.T) {
 		t.Fatalf("still redacted after the variable was removed: %q", got)
 	}
 }
+
+// TestToolCallArgumentsWithSecretsAreRedacted: a key in a tool call's
+// arguments is redacted in the final arguments and in the streamed text,
+// whether the two are the same bytes (no repair: redacted once) or not.
+func TestToolCallArgumentsWithSecretsAreRedacted(t *testing.T) {
+	for _, raw := range []string{"same", "different"} {
+		t.Run(raw, func(t *testing.T) {
+			args := `{"path":"` + testKey + `"}`
+			msg := assistantCalls([3]string{"c1", "ls", args})
+			msg.Content[0].RawArgs = []byte(args)
+			if raw == "different" {
+				msg.Content[0].RawArgs = []byte(`{"path": "` + testKey + `"}`)
+			}
+			e := newRunEnv(t, fakeTurn{msg: msg}, fakeTurn{msg: assistantText("done")})
+			p := e.params("go")
+			p.APIKey = testKey
+			res, err := Run(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := res.NewMessages[1].Content[0]
+			for _, f := range [][]byte{b.Arguments, b.RawArgs} {
+				if strings.Contains(string(f), testKey) || !strings.Contains(string(f), "[REDACTED]") {
+					t.Fatalf("arguments %q, streamed %q", b.Arguments, b.RawArgs)
+				}
+			}
+			if len(b.Arguments) > 0 && len(b.RawArgs) > 0 && &b.Arguments[0] == &b.RawArgs[0] {
+				t.Fatal("the arguments and the streamed text share their bytes")
+			}
+			data, _ := os.ReadFile(e.session)
+			assertNoSecret(t, "the session file", string(data), testKey)
+		})
+	}
+}
