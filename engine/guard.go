@@ -80,8 +80,9 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 		r.guardEst, r.guardTotal = r.guardEst[:0], 0
 	}
 	if cap(r.guardEst) < len(h) {
-		// Room for the run's turns too: one slice for most runs.
-		r.guardEst = append(make([]int, 0, len(h)+2*r.p.MaxTurns), r.guardEst...)
+		// Room for a few turns too: one slice for most runs (a long
+		// tool loop grows it by append).
+		r.guardEst = append(make([]int, 0, len(h)+min(2*r.p.MaxTurns, 16)), r.guardEst...)
 	}
 	for i := len(r.guardEst); i < len(h); i++ {
 		c := guardChars(&h[i])
