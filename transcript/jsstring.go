@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"strings"
+
+	"github.com/ocbench/ocbench/tokenize"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -11,25 +13,12 @@ import (
 // points match byte for byte; for ASCII text they are plain byte lengths.
 
 // u16len returns the length of s in UTF-16 code units; never more than
-// len(s).
+// len(s) (tokenize.UTF16Len: invalid bytes count one unit each).
 func u16len[T string | []byte](s T) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			n++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-		i += size
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
+	if b, ok := any(s).([]byte); ok {
+		return tokenize.UTF16LenBytes(b)
 	}
-	return n
+	return tokenize.UTF16Len(string(s)) // s is a string: no copy
 }
 
 func isASCII(s string) bool {
