@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/ocbench/ocbench/llm"
@@ -58,6 +59,89 @@ func guardChars(m *llm.Message) int {
 		n = 256
 	}
 	return n
+}
+
+// estimateBoth returns EstimateTokens(m) and guardChars(m), measuring each
+// text once.
+func estimateBoth(m *llm.Message, buf []byte) (tokens, guard int, _ []byte) {
+	switch m.Role {
+	case llm.RoleUser, llm.RoleAssistant, llm.RoleToolResult:
+	default:
+		return 0, 256, buf
+	}
+	assistant := m.Role == llm.RoleAssistant
+	chars := 0
+	for i := range m.Content {
+		b := &m.Content[i]
+		switch b.Type {
+		case llm.BlockText:
+			u := tokenize.UTF16LenBytes(b.Text)
+			chars += u
+			guard += u
+		case llm.BlockThinking:
+			if assistant {
+				u := tokenize.UTF16LenBytes(b.Text)
+				chars += u
+				guard += u
+			}
+		case llm.BlockImage:
+			switch m.Role {
+			case llm.RoleToolResult:
+				chars += tokenize.ImageChars
+			case llm.RoleUser:
+				guard += 8000
+			}
+		case llm.BlockToolCall:
+			n := len("{}")
+			if len(b.Arguments) > 0 {
+				var ok bool
+				if bytes.IndexAny(b.Arguments, "\n\r\t") >= 0 {
+					ok = false
+				} else {
+					n, buf, ok = tokenize.JSONValueChars(b.Arguments, buf)
+				}
+				if !ok { // EstimateTokens takes the JSON path: count apart
+					tokens, buf = EstimateTokens(m, buf)
+					return tokens, guardChars(m), buf
+				}
+			}
+			if assistant {
+				chars += tokenize.UTF16LenBytes(b.Name) + n
+				if len(b.Arguments) == 0 {
+					guard += 2
+				} else {
+					guard += tokenize.UTF16LenBytes(b.Arguments)
+				}
+			}
+		}
+	}
+	if m.Role == llm.RoleToolResult {
+		guard *= 2 // tool results count twice their text
+	}
+	return tokenize.Estimate(chars), guard, buf
+}
+
+// estimatePrompt is EstimatePromptTokens(r.hist, prompt), which also
+// gives the context guard its estimates of r.hist (the first call would
+// count every message of the history again otherwise).
+func (r *runner) estimatePrompt(prompt *llm.Message) int {
+	h := r.hist
+	if cap(r.guardEst) < len(h) {
+		r.guardEst = make([]int, 0, len(h)+min(2*r.p.MaxTurns, 16))
+	}
+	r.guardEst, r.guardTotal = r.guardEst[:0], 0
+	sum := 0
+	buf := r.sess.scratch
+	for i := range h {
+		t, g, b := estimateBoth(&h[i], buf)
+		buf = b
+		sum += t
+		r.guardEst = append(r.guardEst, g)
+		r.guardTotal += g
+	}
+	t, buf := EstimateTokens(prompt, buf)
+	r.sess.scratch = buf
+	return tokenize.WithSafety(sum + t)
 }
 
 // contextGuard runs OpenClaw's tool-result context guard before a model
