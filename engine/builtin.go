@@ -75,7 +75,7 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 // workspace whose root is opened at first use: a run whose prompt comes
 // from the memo and that calls no built-in tool never opens it.
 func resolveWorkspace(dir string) (*Workspace, error) {
-	abs, err := filepath.Abs(dir)
+	abs, err := absPath(dir)
 	if err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
 	}
@@ -99,6 +99,17 @@ func resolveWorkspace(dir string) (*Workspace, error) {
 		resolvedWorkspaces.add(abs, real, st)
 	}
 	return &Workspace{dir: real}, nil
+}
+
+// absPath is filepath.Abs, without the Clean it does of a path already
+// absolute and clean (a service passes the same workspace to every run).
+func absPath(p string) (string, error) {
+	if filepath.Separator == '/' && filepath.IsAbs(p) && (p == "/" || !strings.HasSuffix(p, "/") &&
+		!strings.Contains(p, "//") && !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
+		!strings.HasSuffix(p, "/.") && !strings.HasSuffix(p, "/..")) {
+		return p, nil
+	}
+	return filepath.Abs(p)
 }
 
 // resolvedWorkspaces memoises what a workspace path resolves to (every

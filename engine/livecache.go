@@ -203,7 +203,7 @@ func (s *session) fromCache() bool {
 	}
 	key := lw.Path()
 	if !filepath.IsAbs(key) {
-		abs, err := filepath.Abs(key)
+		abs, err := absPath(key)
 		if err != nil {
 			return false
 		}

@@ -186,3 +186,18 @@ func TestSharedBuiltinsWorkInTheirRunsWorkspace(t *testing.T) {
 		t.Fatalf("a shared built-in called outside a run: %v", err)
 	}
 }
+
+// FuzzAbsPath holds absPath, which skips filepath.Abs's Clean for a path
+// that is already absolute and clean, to filepath.Abs.
+func FuzzAbsPath(f *testing.F) {
+	for _, p := range []string{"/", "/a", "/a/b", "/a/", "//a", "/a//b", "/a/./b", "/a/../b", "/a/.", "/a/..", "/..", "/.", "a", "./a", "", "/a/.b", "/a/..b", "/a/b..", "/.a"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		got, err := absPath(p)
+		want, werr := filepath.Abs(p)
+		if got != want || (err == nil) != (werr == nil) {
+			t.Fatalf("absPath(%q) = %q, %v; filepath.Abs: %q, %v", p, got, err, want, werr)
+		}
+	})
+}

@@ -143,7 +143,7 @@ func (d *DirStore) resume(h *dirHandle, path string, opts WriterOptions) (*Write
 	// Under the lock nobody else writes: the file is ours if the name
 	// still leads to the file and lock file we hold, as we left them.
 	fi, err := os.Stat(path)
-	li, lerr := os.Stat(sessionLockPath(path))
+	li, lerr := os.Stat(h.lock.f.Name()) // sessionLockPath(path), as opened
 	if err != nil || lerr != nil || identOf(fi) != h.ident || identOf(li) != h.lockID {
 		h.close()
 		return nil, nil
