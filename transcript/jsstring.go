@@ -105,9 +105,24 @@ func jsSpace(r rune) bool {
 	return r >= 0x2000 && r <= 0x200a
 }
 
-func jsTrim(s string) string      { return strings.TrimFunc(s, jsSpace) }
+// jsTrim is String.prototype.trim: s itself, without a look at its
+// runes, when it starts and ends with an ASCII byte that is not a space
+// (most texts).
+func jsTrim(s string) string {
+	if len(s) > 0 && asciiNonSpace(s[0]) && asciiNonSpace(s[len(s)-1]) {
+		return s
+	}
+	return strings.TrimFunc(s, jsSpace)
+}
+
 func jsTrimStart(s string) string { return strings.TrimLeftFunc(s, jsSpace) }
 func jsTrimEnd(s string) string   { return strings.TrimRightFunc(s, jsSpace) }
+
+// asciiNonSpace reports whether c is an ASCII byte jsSpace does not match
+// (the bytes of a multi-byte rune are all >= 0x80).
+func asciiNonSpace(c byte) bool {
+	return c < 0x80 && c != ' ' && (c < '\t' || c > '\r')
+}
 
 // jsCollapseSpace is s.replace(/\s+/g, " ").
 func jsCollapseSpace(s string) string {
