@@ -190,7 +190,14 @@ func rearm(set *watchSet) *watchSet {
 func (w *watcher) drainLocked() {
 	for {
 		n, err := syscall.Read(w.fd, w.buf[:])
-		if n <= 0 || err != nil {
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return // the queue is empty
+		case err != nil || n <= 0:
+			// Events may be left unread: trust no arming made before.
+			w.epoch++
 			return
 		}
 		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
