@@ -21,8 +21,13 @@ import (
 )
 
 // echoTool is a tool with no I/O, so that benchmarks measure the engine,
-// not the file system.
+// not the file system; it only computes, so it is Inline.
 var echoTool = MustNewSchemaTool("echo", "echoes its text", []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+	func(ctx context.Context, args []byte) (ToolOutput, error) { return ToolOutput{Text: "ok"}, nil }, Inline())
+
+// workerEchoTool is echoTool without Inline: its handler runs on the
+// run's tool worker, as every handler that may block does.
+var workerEchoTool = MustNewSchemaTool("echo", "echoes its text", []byte(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 	func(ctx context.Context, args []byte) (ToolOutput, error) { return ToolOutput{Text: "ok"}, nil })
 
 // toolLoopScript answers every request with a text and an echo call, in
@@ -52,28 +57,35 @@ func benchParams(fn llm.StreamFunc, api llm.API, turns int) Params {
 // Each op is one run of 10 turns; ns/turn and allocs/turn are reported.
 func BenchmarkTurn(b *testing.B) {
 	for _, api := range wires {
-		b.Run(string(api), func(b *testing.B) {
-			prov := scripted.MustNew(scripted.Options{Script: toolLoopScript(16, strings.Repeat("word ", 40))})
-			const turns = 10
-			p := benchParams(prov.StreamFunc(), api, turns)
-			ctx := context.Background()
-			b.ReportAllocs()
-			var ms0, ms1 runtimeMem
-			ms0.read()
-			b.ResetTimer()
-			for b.Loop() {
-				res, err := Run(ctx, p)
-				if !errors.Is(err, ErrTurnLimit) || res.Turns != turns {
-					b.Fatalf("%v %d", err, res.Turns)
-				}
-			}
-			b.StopTimer()
-			ms1.read()
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
-			b.ReportMetric(float64(ms1.mallocs-ms0.mallocs)/float64(b.N*turns), "allocs/turn")
-			b.ReportMetric(float64((ms1.cpu-ms0.cpu).Nanoseconds())/float64(b.N*turns), "cpu-ns/turn")
-		})
+		b.Run(string(api), func(b *testing.B) { benchTurns(b, api, echoTool) })
 	}
+}
+
+// BenchmarkTurnWorkerTool is BenchmarkTurn (chat wire) with a tool that
+// is not Inline: each call is handed to the run's tool worker and back.
+func BenchmarkTurnWorkerTool(b *testing.B) { benchTurns(b, "openai-completions", workerEchoTool) }
+
+func benchTurns(b *testing.B, api llm.API, tool *Tool) {
+	prov := scripted.MustNew(scripted.Options{Script: toolLoopScript(16, strings.Repeat("word ", 40))})
+	const turns = 10
+	p := benchParams(prov.StreamFunc(), api, turns)
+	p.Tools = []*Tool{tool}
+	ctx := context.Background()
+	b.ReportAllocs()
+	var ms0, ms1 runtimeMem
+	ms0.read()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := Run(ctx, p)
+		if !errors.Is(err, ErrTurnLimit) || res.Turns != turns {
+			b.Fatalf("%v %d", err, res.Turns)
+		}
+	}
+	b.StopTimer()
+	ms1.read()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/turn")
+	b.ReportMetric(float64(ms1.mallocs-ms0.mallocs)/float64(b.N*turns), "allocs/turn")
+	b.ReportMetric(float64((ms1.cpu-ms0.cpu).Nanoseconds())/float64(b.N*turns), "cpu-ns/turn")
 }
 
 // BenchmarkTurnStreamOnly is the provider-and-chain share of
@@ -286,8 +298,17 @@ func BenchmarkRunSetup(b *testing.B) {
 // DirStore (what /v1/runs does): 16 sessions of 40 messages each, run in
 // turn, so that each run opens a session that the store and the engine
 // saw last. Every run appends 2 messages: compare at a fixed -benchtime
-// (e.g. 400x) so that both sides run on sessions of the same sizes.
-func BenchmarkRunSetupLiveSession(b *testing.B) {
+// (e.g. 400x) so that both sides run on sessions of the same sizes. The
+// first run of each session reads it in full (the store wrote it, the
+// engine never ran it): 16 cold runs among the timed ones.
+func BenchmarkRunSetupLiveSession(b *testing.B) { benchLiveSessions(b, false) }
+
+// BenchmarkRunSetupLiveSessionWarm is BenchmarkRunSetupLiveSession with
+// one untimed run of each session first, so that every timed run is warm:
+// the engine has run the session before and nobody else changed it.
+func BenchmarkRunSetupLiveSessionWarm(b *testing.B) { benchLiveSessions(b, true) }
+
+func benchLiveSessions(b *testing.B, warm bool) {
 	dir := b.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := prompt.MaterializeSample(ws); err != nil {
@@ -327,10 +348,18 @@ func BenchmarkRunSetupLiveSession(b *testing.B) {
 		Session:       SessionOptions{Durability: transcript.SyncNone},
 		SessionStore:  st,
 	}
+	i := 0
+	if warm {
+		for ; i < sessions; i++ {
+			p.SessionID = "live" + strconv.Itoa(i%sessions)
+			if _, err := Run(context.Background(), p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	b.ReportAllocs()
 	var ms0, ms1 runtimeMem
 	ms0.read()
-	i := 0
 	for b.Loop() {
 		i++
 		p.SessionID = "live" + strconv.Itoa(i%sessions)

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -74,20 +75,85 @@ func OpenWorkspace(dir string) (*Workspace, error) {
 // workspace whose root is opened at first use: a run whose prompt comes
 // from the memo and that calls no built-in tool never opens it.
 func resolveWorkspace(dir string) (*Workspace, error) {
-	abs, err := filepath.Abs(dir)
+	abs, err := absPath(dir)
 	if err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("engine: workspace %q: %w", dir, &os.PathError{Op: "open", Path: abs, Err: syscall.ENOTDIR})
+	}
+	if real, ok := resolvedWorkspaces.lookup(abs, st); ok {
+		return &Workspace{dir: real}, nil
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
 	}
-	if st, err := os.Stat(real); err != nil {
+	if rst, err := os.Stat(real); err != nil {
 		return nil, fmt.Errorf("engine: workspace %q: %w", dir, err)
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("engine: workspace %q: %w", dir, &os.PathError{Op: "open", Path: real, Err: syscall.ENOTDIR})
+	} else if os.SameFile(rst, st) {
+		resolvedWorkspaces.add(abs, real, st)
 	}
 	return &Workspace{dir: real}, nil
+}
+
+// absPath is filepath.Abs, without the Clean it does of a path already
+// absolute and clean (a service passes the same workspace to every run).
+func absPath(p string) (string, error) {
+	if filepath.Separator == '/' && filepath.IsAbs(p) && (p == "/" || !strings.HasSuffix(p, "/") &&
+		!strings.Contains(p, "//") && !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
+		!strings.HasSuffix(p, "/.") && !strings.HasSuffix(p, "/..")) {
+		return p, nil
+	}
+	return filepath.Abs(p)
+}
+
+// resolvedWorkspaces memoises what a workspace path resolves to (every
+// run of a service resolves the same few), so that a run pays one stat of
+// the path (two when it holds a symlink) instead of an lstat per
+// component: an entry holds while the path and the resolved path still
+// name the directory they named when it was made (os.SameFile); a path
+// whose symlinks now lead elsewhere is resolved again.
+var resolvedWorkspaces = wsMemo{m: map[string]wsResolved{}}
+
+type wsMemo struct {
+	mu sync.Mutex
+	m  map[string]wsResolved // absolute path -> resolution
+}
+
+type wsResolved struct {
+	real string
+	fi   os.FileInfo // of the directory both name
+}
+
+const maxResolvedWorkspaces = 256
+
+// lookup returns the resolution of abs, whose stat is st, if it holds.
+func (c *wsMemo) lookup(abs string, st os.FileInfo) (string, bool) {
+	c.mu.Lock()
+	e, ok := c.m[abs]
+	c.mu.Unlock()
+	if !ok || !os.SameFile(e.fi, st) {
+		return "", false
+	}
+	if e.real != abs {
+		if rst, err := os.Stat(e.real); err != nil || !os.SameFile(rst, st) {
+			return "", false
+		}
+	}
+	return e.real, true
+}
+
+func (c *wsMemo) add(abs, real string, st os.FileInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[abs]; ok || len(c.m) < maxResolvedWorkspaces {
+		c.m[abs] = wsResolved{real: real, fi: st}
+	}
 }
 
 // openRoot returns the workspace's root, opening it at the first call.
@@ -297,11 +363,15 @@ var compiledBuiltins = sync.OnceValue(func() []*Tool {
 // binding them is cheap.
 func Builtins(ws *Workspace, opt BuiltinOptions) []*Tool {
 	opt.setDefaults()
-	b := &builtins{ws: ws, opt: opt}
-	handlers := [...]ToolHandler{b.read, b.write, b.edit, b.ls, b.exec}
+	return bindBuiltins(&builtins{ws: ws, opt: opt})
+}
+
+func bindBuiltins(b *builtins) []*Tool {
+	handlers := [...]ToolHandler{b.bound((*builtins).read), b.bound((*builtins).write), b.bound((*builtins).edit),
+		b.bound((*builtins).ls), b.bound((*builtins).exec)}
 	tools := make([]*Tool, 0, len(handlers))
 	for i, proto := range compiledBuiltins() {
-		if proto.name == "exec" && !opt.Exec {
+		if proto.name == "exec" && !b.opt.Exec {
 			continue
 		}
 		t := *proto
@@ -315,9 +385,53 @@ func Builtins(ws *Workspace, opt BuiltinOptions) []*Tool {
 }
 
 type builtins struct {
-	ws  *Workspace
+	ws  *Workspace // nil: the run's (runBuiltins)
 	opt BuiltinOptions
 }
+
+// bound returns h as the handler of b's tool: on b's workspace, or on the
+// workspace of the run that calls it (a context value) when b has none.
+func (b *builtins) bound(h func(*builtins, context.Context, []byte) (ToolOutput, error)) ToolHandler {
+	return func(ctx context.Context, args []byte) (ToolOutput, error) {
+		if b.ws != nil {
+			return h(b, ctx, args)
+		}
+		ws, _ := ctx.Value(workspaceKey{}).(*Workspace)
+		if ws == nil {
+			return ToolOutput{}, errNoWorkspace
+		}
+		return h(&builtins{ws: ws, opt: b.opt}, ctx, args)
+	}
+}
+
+// workspaceKey is the context key of the run's workspace in tool calls.
+type workspaceKey struct{}
+
+var errNoWorkspace = errors.New("engine: built-in tool called outside a run with a workspace")
+
+// runBuiltins returns the built-in tools of runs with options opt, bound
+// to no workspace: each call works in its run's. Runs with the same
+// options share them (and so the registry and definitions built of them,
+// see sharedToolSet); they are made again when the options change.
+func runBuiltins(opt BuiltinOptions) []*Tool {
+	opt.setDefaults()
+	if s := lastRunBuiltins.Load(); s != nil && s.opt.ExecTimeout == opt.ExecTimeout && s.opt.Exec == opt.Exec &&
+		s.opt.ExecOutputCap == opt.ExecOutputCap && s.opt.ReadMaxBytes == opt.ReadMaxBytes && s.opt.ReadMaxLines == opt.ReadMaxLines &&
+		s.opt.MaxFileBytes == opt.MaxFileBytes && slices.Equal(s.opt.ExecEnvAllow, opt.ExecEnvAllow) {
+		return s.tools
+	}
+	opt.ExecEnvAllow = slices.Clone(opt.ExecEnvAllow)
+	s := &builtinSet{opt: opt, tools: bindBuiltins(&builtins{opt: opt})}
+	lastRunBuiltins.Store(s)
+	return s.tools
+}
+
+type builtinSet struct {
+	opt   BuiltinOptions
+	tools []*Tool
+}
+
+var lastRunBuiltins atomic.Pointer[builtinSet]
 
 func decodeArgs(args []byte, v any) error {
 	if err := json.Unmarshal(args, v); err != nil {

@@ -241,6 +241,11 @@ func EstimatePromptTokens(history []llm.Message, prompt *llm.Message) int {
 // DecidePreemptive routes a prompt before it is sent (spec §3.5): fits,
 // truncate tool results only, compact then truncate, or compact only.
 func DecidePreemptive(history []llm.Message, prompt *llm.Message, in PreemptiveInput) PreemptiveDecision {
+	return decidePreemptive(EstimatePromptTokens(history, prompt), history, in)
+}
+
+// decidePreemptive is DecidePreemptive with the estimate made.
+func decidePreemptive(est int, history []llm.Message, in PreemptiveInput) PreemptiveDecision {
 	budget := in.ContextTokenBudget
 	if budget <= 0 {
 		budget = DefaultContextTokenBudget
@@ -249,7 +254,6 @@ func DecidePreemptive(history []llm.Message, prompt *llm.Message, in PreemptiveI
 	if maxChars <= 0 {
 		maxChars = DefaultToolResultMaxChars
 	}
-	est := EstimatePromptTokens(history, prompt)
 	reserve := min(max(in.ReserveTokens, 0), max(0, budget-minPromptBudget(budget)))
 	promptBudget := max(1, budget-reserve)
 	d := PreemptiveDecision{
@@ -288,7 +292,7 @@ func (r *runner) preemptive(ctx context.Context, prompt *llm.Message) error {
 		ReserveTokens:      ResolveReserveTokens(budget, p.Compaction),
 		ToolResultMaxChars: liveToolResultMaxChars(budget, p.Compaction.ToolResultMaxChars),
 	}
-	d := DecidePreemptive(r.hist, prompt, in)
+	d := decidePreemptive(r.estimatePrompt(prompt), r.hist, in)
 	r.res.Preemptive = d
 	switch d.Route {
 	case RouteFits:
@@ -394,7 +398,7 @@ func (r *runner) compactWithin(ctx context.Context, trigger string, route Preemp
 	r.takeNotes()
 	out.Compacted = true
 	out.Summary = d.summary
-	r.hist = r.prepareHistory(msgs)
+	r.setHist(r.prepareHistory(msgs))
 	out.TokensAfter = EstimatePromptTokens(r.hist, nil)
 	return out
 }

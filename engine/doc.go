@@ -56,7 +56,18 @@
 // done). Tool
 // failures never end a run: they are error results the model sees, and a
 // tool that does not return within Params.ToolTimeout is left behind with
-// an ErrToolTimeout result.
+// an ErrToolTimeout result. To keep that promise a handler runs on a tool
+// worker goroutine; a tool marked Inline (a handler that only computes)
+// runs on the run's goroutine instead, which saves the hand-off.
+//
+// # Live sessions
+//
+// A run of a session file or DirStore session leaves what it parsed of
+// the file in a process-wide cache, so that the next run of that session
+// reads only the lines written since (SetLiveSessionCacheLimits sizes it,
+// LiveSessionCache reports it). Runs with the same built-in tool options
+// share their tools, and a workspace's resolution, like its prompt
+// (package prompt's memo), is kept while the files say it holds.
 //
 // # Secrets
 //

@@ -56,6 +56,10 @@ func FuzzEstimateTokens(f *testing.F) {
 		if got != want {
 			t.Fatalf("on the message %d tokens, on its JSON %d (%q)", got, want, m.AppendJSON(nil))
 		}
+		// The run's one pass over the history for both estimates.
+		if tokens, guard, _ := estimateBoth(m, nil); tokens != got || guard != guardChars(m) {
+			t.Fatalf("estimateBoth: %d tokens, guard %d; apart %d, %d (%q)", tokens, guard, got, guardChars(m), m.AppendJSON(nil))
+		}
 	})
 }
 

@@ -155,8 +155,9 @@ func (r *runner) prepareHistory(msgs []llm.Message) []llm.Message {
 	if rep.TruncatedToolResult > 0 {
 		r.note("history: %d oversized tool results truncated", rep.TruncatedToolResult)
 	}
-	// The run appends to the prepared slice: never share its array.
-	return append(make([]llm.Message, 0, len(out)+8), out...)
+	// The run appends to the prepared slice: never share its array. Room
+	// for the prompt and an answer; pushHist makes more for tool turns.
+	return append(make([]llm.Message, 0, len(out)+2), out...)
 }
 
 // liveToolResultMaxChars is OpenClaw's live cap on one tool result.
@@ -196,7 +197,7 @@ func (r *runner) truncateToolResults(maxChars int) int {
 		r.note("tool-result rewrite could not be written (%v); truncating in memory", err)
 		return r.truncateInMemory(maxChars)
 	}
-	r.hist = r.prepareHistory(r.sess.messages())
+	r.setHist(r.prepareHistory(r.sess.messages()))
 	return n
 }
 
@@ -205,6 +206,6 @@ func (r *runner) truncateInMemory(maxChars int) int {
 	if len(plan.Replacements) == 0 {
 		return 0
 	}
-	r.hist = append(r.hist[:0:0], transcript.ApplyToolResultPlan(r.hist, plan)...)
+	r.setHist(append(r.hist[:0:0], transcript.ApplyToolResultPlan(r.hist, plan)...))
 	return plan.Oversized + plan.Aggregate
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/ocbench/ocbench/llm"
@@ -60,13 +61,97 @@ func guardChars(m *llm.Message) int {
 	return n
 }
 
+// estimateBoth returns EstimateTokens(m) and guardChars(m), measuring each
+// text once.
+func estimateBoth(m *llm.Message, buf []byte) (tokens, guard int, _ []byte) {
+	switch m.Role {
+	case llm.RoleUser, llm.RoleAssistant, llm.RoleToolResult:
+	default:
+		return 0, 256, buf
+	}
+	assistant := m.Role == llm.RoleAssistant
+	chars := 0
+	for i := range m.Content {
+		b := &m.Content[i]
+		switch b.Type {
+		case llm.BlockText:
+			u := tokenize.UTF16LenBytes(b.Text)
+			chars += u
+			guard += u
+		case llm.BlockThinking:
+			if assistant {
+				u := tokenize.UTF16LenBytes(b.Text)
+				chars += u
+				guard += u
+			}
+		case llm.BlockImage:
+			switch m.Role {
+			case llm.RoleToolResult:
+				chars += tokenize.ImageChars
+			case llm.RoleUser:
+				guard += 8000
+			}
+		case llm.BlockToolCall:
+			n := len("{}")
+			if len(b.Arguments) > 0 {
+				var ok bool
+				if bytes.IndexAny(b.Arguments, "\n\r\t") >= 0 {
+					ok = false
+				} else {
+					n, buf, ok = tokenize.JSONValueChars(b.Arguments, buf)
+				}
+				if !ok { // EstimateTokens takes the JSON path: count apart
+					tokens, buf = EstimateTokens(m, buf)
+					return tokens, guardChars(m), buf
+				}
+			}
+			if assistant {
+				chars += tokenize.UTF16LenBytes(b.Name) + n
+				if len(b.Arguments) == 0 {
+					guard += 2
+				} else {
+					guard += tokenize.UTF16LenBytes(b.Arguments)
+				}
+			}
+		}
+	}
+	if m.Role == llm.RoleToolResult {
+		guard *= 2 // tool results count twice their text
+	}
+	return tokenize.Estimate(chars), guard, buf
+}
+
+// estimatePrompt is EstimatePromptTokens(r.hist, prompt), which also
+// gives the context guard its estimates of r.hist (the first call would
+// count every message of the history again otherwise).
+func (r *runner) estimatePrompt(prompt *llm.Message) int {
+	h := r.hist
+	if cap(r.guardEst) < len(h) {
+		r.guardEst = make([]int, 0, len(h)+min(2*r.p.MaxTurns, 16))
+	}
+	r.guardEst, r.guardTotal = r.guardEst[:0], 0
+	sum := 0
+	buf := r.sess.scratch
+	for i := range h {
+		t, g, b := estimateBoth(&h[i], buf)
+		buf = b
+		sum += t
+		r.guardEst = append(r.guardEst, g)
+		r.guardTotal += g
+	}
+	t, buf := EstimateTokens(prompt, buf)
+	r.sess.scratch = buf
+	return tokenize.WithSafety(sum + t)
+}
+
 // contextGuard runs OpenClaw's tool-result context guard before a model
 // call: a tool result whose estimate exceeds max(1024, window×2×0.5) is
 // cut, on a copy, to half that many chars; if the whole estimate still
 // exceeds max(1024, window×4×0.9), the call is not made and the run
 // treats it as a context overflow. It returns the messages to send.
 // Estimates of the history are kept across calls, so each call only
-// estimates what was appended since the last one.
+// estimates what was appended since the last one (setHist, which replaces
+// the history, drops them).
 func (r *runner) contextGuard() ([]llm.Message, error) {
 	window := r.p.Model.ContextWindow
 	if window <= 0 {
@@ -75,15 +160,13 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 	maxSingle := max(1024, window)
 	maxTotal := max(1024, window*36/10)
 	h := r.hist
-	if len(h) < len(r.guardEst) || (len(h) > 0 && len(r.guardEst) > 0 && &h[0] != r.guardBase) {
+	if len(h) < len(r.guardEst) {
 		r.guardEst, r.guardTotal = r.guardEst[:0], 0
 	}
-	if len(h) > 0 {
-		r.guardBase = &h[0]
-	}
 	if cap(r.guardEst) < len(h) {
-		// Room for the run's turns too: one slice for most runs.
-		r.guardEst = append(make([]int, 0, len(h)+2*r.p.MaxTurns), r.guardEst...)
+		// Room for a few turns too: one slice for most runs (a long
+		// tool loop grows it by append).
+		r.guardEst = append(make([]int, 0, len(h)+min(2*r.p.MaxTurns, 16)), r.guardEst...)
 	}
 	for i := len(r.guardEst); i < len(h); i++ {
 		c := guardChars(&h[i])
@@ -106,4 +189,15 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 		return nil, ErrContextGuard
 	}
 	return out, nil
+}
+
+// setHist makes h the history of the next call, in place of the one the
+// context guard's estimates are of (a rebuilt or rewritten history); the
+// run appends to it with appendMsg and addToHistory, which keep them.
+func (r *runner) setHist(h []llm.Message) {
+	if r.newN > 0 || r.pending != nil {
+		r.ownNew(8) // the new messages leave the history's tail
+	}
+	r.hist = h
+	r.guardEst, r.guardTotal = r.guardEst[:0], 0
 }

@@ -31,14 +31,55 @@ import (
 // messages (transcript.SessionContext.Extend) instead of walking the whole
 // tree again.
 //
-// Bounded: at most liveCacheMax sessions and liveCacheBytes of session
-// files in all (least recently used first out); a session file larger than
-// liveCacheFileMax is not cached.
+// Bounded (least recently used first out): at most liveCacheMax sessions
+// and liveCacheBytes of memory in all, as estimated by liveEntry.cost (a
+// session kept costs about its file's size again and 1.5 KB per entry); a
+// session file larger than liveCacheFileMax is not cached. A service sizes
+// the cache to its live sessions with SetLiveSessionCacheLimits: a working
+// set larger than the bound is read again on every run (a round of more
+// sessions than fit evicts each just before its next run).
 const (
-	liveCacheMax     = 256
-	liveCacheBytes   = 64 << 20
+	liveCacheMax     = 1024
+	liveCacheBytes   = 512 << 20
 	liveCacheFileMax = 4 << 20
+	// liveEntryOverhead is what a cached entry keeps besides its line's
+	// bytes: the transcript.Entry, its parsed message and blocks, and the
+	// context's copy of the message (measured: 1,450 bytes per entry for
+	// short messages, beside 3 MB of session files holding 15 MB).
+	liveEntryOverhead = 1536
 )
+
+// SetLiveSessionCacheLimits bounds the live-session cache, which keeps
+// what runs parsed of their session files (see the package's Run of a
+// SessionFile or DirStore session): at most sessions sessions and about
+// bytes of memory (entries are counted by their file's size plus 1.5 KB
+// each). A value <= 0 turns the cache off. Entries over the new bounds are
+// evicted at once. The defaults are 1,024 sessions and 512 MiB.
+func SetLiveSessionCacheLimits(sessions int, bytes int64) {
+	c := liveSessions
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.max, c.limit = max(sessions, 0), max(bytes, 0)
+	c.evict()
+}
+
+// LiveSessionCacheStats is the state of the live-session cache.
+type LiveSessionCacheStats struct {
+	Sessions int   // cached now
+	Bytes    int64 // their estimated memory
+	// Hits counts runs that found their session in the cache (no read of
+	// the whole file), Misses runs of a file or DirStore session that did
+	// not, Evictions entries dropped for the bounds.
+	Hits, Misses, Evictions int64
+}
+
+// LiveSessionCache returns the live-session cache's state.
+func LiveSessionCache() LiveSessionCacheStats {
+	c := liveSessions
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return LiveSessionCacheStats{Sessions: len(c.m), Bytes: c.bytes, Hits: c.hits.Load(), Misses: c.misses.Load(), Evictions: c.evictions}
+}
 
 // liveWriter is what the cache needs of a session writer (the JSONL
 // transcript.Writer of a file or a DirStore; other stores are not cached).
@@ -62,21 +103,24 @@ type liveEntry struct {
 	sc   transcript.SessionContext
 	scOK bool
 	elem *list.Element
+	cost int64 // estimated memory, counted in liveCache.bytes
 }
 
 // tailReaders are the Readers of the lines a run appended.
 var tailReaders sync.Pool
 
 type liveCache struct {
-	mu    sync.Mutex
-	m     map[string]*liveEntry
-	lru   list.List
-	bytes int64
-	max   int
-	limit int64
-	hits  atomic.Int64 // runs that did not read their session (tests)
+	mu     sync.Mutex
+	m      map[string]*liveEntry
+	lru    list.List
+	bytes  int64
+	max    int
+	limit  int64
+	hits   atomic.Int64 // runs that did not read their session
+	misses atomic.Int64 // runs that did
 	// extends counts runs that extended the cached context (tests).
-	extends atomic.Int64
+	extends   atomic.Int64
+	evictions int64
 }
 
 var liveSessions = &liveCache{max: liveCacheMax, limit: liveCacheBytes}
@@ -95,7 +139,15 @@ func (c *liveCache) take(key string) *liveEntry {
 func (c *liveCache) remove(e *liveEntry) {
 	c.lru.Remove(e.elem)
 	delete(c.m, e.key)
-	c.bytes -= e.state.Size()
+	c.bytes -= e.cost
+}
+
+// evict drops the least recently used entries past the bounds.
+func (c *liveCache) evict() {
+	for c.lru.Len() > 0 && (c.lru.Len() > c.max || c.bytes > c.limit) {
+		c.remove(c.lru.Back().Value.(*liveEntry))
+		c.evictions++
+	}
 }
 
 // put adds e (replacing an entry of the same key), evicting the least
@@ -110,12 +162,11 @@ func (c *liveCache) put(e *liveEntry) {
 	if old := c.m[e.key]; old != nil {
 		c.remove(old)
 	}
+	e.cost = e.state.Size() + int64(len(e.entries))*liveEntryOverhead
 	e.elem = c.lru.PushFront(e)
 	c.m[e.key] = e
-	c.bytes += e.state.Size()
-	for c.lru.Len() > c.max || c.bytes > c.limit {
-		c.remove(c.lru.Back().Value.(*liveEntry))
-	}
+	c.bytes += e.cost
+	c.evict()
 }
 
 // len is the number of cached sessions (tests).
@@ -152,7 +203,7 @@ func (s *session) fromCache() bool {
 	}
 	key := lw.Path()
 	if !filepath.IsAbs(key) {
-		abs, err := filepath.Abs(key)
+		abs, err := absPath(key)
 		if err != nil {
 			return false
 		}
@@ -161,8 +212,21 @@ func (s *session) fromCache() bool {
 	s.live = liveBase{lw: lw, key: key, open: st}
 	e := liveSessions.take(key)
 	if e == nil || e.state != st || e.leaf != lw.Leaf() {
+		liveSessions.misses.Add(1)
 		return false
 	}
+	if !s.extendFrom(e, lw, st) {
+		liveSessions.misses.Add(1)
+		return false
+	}
+	liveSessions.hits.Add(1)
+	return true
+}
+
+// extendFrom sets s's entries from e, the cached view of the file whose
+// state is now st, and the lines written since: false if they cannot be
+// read as a full read would.
+func (s *session) extendFrom(e *liveEntry, lw liveWriter, st transcript.WriterState) bool {
 	// What the last run wrote: parsed from the file, as a full read would.
 	reuse, _ := tailReaders.Get().(*transcript.Reader)
 	rd, err := lw.ReadTail(reuse, e.parsed, e.lines, transcript.Options{KeepUnknown: true})
@@ -194,7 +258,6 @@ func (s *session) fromCache() bool {
 		s.live.sc, s.live.scOK = sc, true
 		liveSessions.extends.Add(1)
 	}
-	liveSessions.hits.Add(1)
 	return true
 }
 

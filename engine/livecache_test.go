@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider/scripted"
 	"github.com/ocbench/ocbench/transcript"
 )
 
@@ -282,5 +283,57 @@ func TestLiveCacheBounded(t *testing.T) {
 	}
 	if c.len() != 2 || c.take("0") != nil || c.take("1") == nil || c.take("2") == nil || c.bytes != 0 {
 		t.Fatalf("LRU bound: %d cached", c.len())
+	}
+}
+
+// The cache counts what an entry keeps in memory (its file's bytes and
+// liveEntryOverhead per entry), a service can resize it, and its
+// statistics count runs that read their session and runs that did not.
+func TestLiveCacheLimitsAndStats(t *testing.T) {
+	defer SetLiveSessionCacheLimits(liveCacheMax, liveCacheBytes)
+	dir := t.TempDir()
+	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
+	p := Params{Prompt: "hi", Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"},
+		StreamFunc: prov.StreamFunc(), SystemPrompt: "s", Session: SessionOptions{Durability: transcript.SyncNone}}
+	run := func(name string) {
+		t.Helper()
+		p.SessionFile = filepath.Join(dir, name+".jsonl")
+		if _, err := Run(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []string{"a", "b", "a", "b"} {
+		run(s)
+	}
+	st := LiveSessionCache()
+	var a *liveEntry
+	for _, e := range liveSessions.m {
+		if filepath.Base(e.key) == "a.jsonl" {
+			a = e
+		}
+	}
+	if a == nil || a.cost != a.state.Size()+int64(len(a.entries))*liveEntryOverhead || len(a.entries) == 0 {
+		t.Fatalf("entry of a: %+v", a)
+	}
+	// Room for one of the two (each grows by 2 entries a run): a round of
+	// both would read each of them.
+	SetLiveSessionCacheLimits(10, 2*a.cost-1)
+	if n := LiveSessionCache().Sessions; n > 1 {
+		t.Fatalf("%d sessions cached after shrinking", n)
+	}
+	h0 := LiveSessionCache().Hits
+	run("a")
+	run("a")
+	if got := LiveSessionCache(); got.Hits-h0 < 1 || got.Misses <= st.Misses || got.Evictions <= st.Evictions {
+		t.Fatalf("before %+v, after %+v", st, got)
+	}
+	SetLiveSessionCacheLimits(0, 0)
+	if n := LiveSessionCache().Sessions; n != 0 {
+		t.Fatalf("%d sessions cached with the cache off", n)
+	}
+	m0 := LiveSessionCache().Misses
+	run("b")
+	if got := LiveSessionCache(); got.Sessions != 0 || got.Misses != m0+1 {
+		t.Fatalf("cache off: %+v", got)
 	}
 }

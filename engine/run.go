@@ -397,19 +397,27 @@ type runner struct {
 	toolCtx    context.Context
 	toolCancel context.CancelCauseFunc
 	toolParent context.Context
-	fn         llm.StreamFunc
-	base       llm.StreamFunc
-	req        llm.Request
-	hist       []llm.Message // prepared history sent to the model
-	turn       int
-	idx        []int
-	take       []queued
+	// wsCtx is wsParent carrying the run's workspace (toolContext).
+	wsCtx, wsParent context.Context
+	fn              llm.StreamFunc
+	base            llm.StreamFunc
+	req             llm.Request
+	hist            []llm.Message // prepared history sent to the model
+	// The run's new messages (Result.NewMessages) are, until something
+	// diverges, the last newN messages of hist, and pending, a message
+	// recorded and not yet added to hist: they are not stored twice.
+	// newOwn says Result.NewMessages holds them itself (see ownNew).
+	newN    int
+	pending *llm.Message
+	newOwn  bool
+	turn    int
+	idx     []int
+	take    []queued
 	// liveCap is the live cap on one tool result (chars).
 	liveCap int
 	// The context guard's per-message estimates of hist (see contextGuard).
 	guardEst   []int
 	guardTotal int
-	guardBase  *llm.Message
 	// call is the run's current call context (see callScope), turnTimer
 	// the one timer of Params.TurnTimeout, armed during a call.
 	call      atomic.Pointer[callScope]
@@ -445,6 +453,7 @@ func (r *runner) takeNotes() {
 
 func (r *runner) run(ctx context.Context) (err error) {
 	defer func() {
+		r.finishNew()
 		if r.sess != nil && r.sess.w == nil {
 			r.res.Conversation = r.sess.conversation(r.res.NewMessages)
 		}
@@ -525,9 +534,9 @@ func (r *runner) setup() (err error) {
 	}
 	var ts *toolSet
 	if r.ws != nil && p.BuiltinTools {
-		ts, err = newToolSet(append(Builtins(r.ws, p.Builtins), p.Tools...))
+		ts, err = sharedToolSet(runBuiltins(p.Builtins), p.Tools)
 	} else {
-		ts, err = sharedToolSet(p.Tools)
+		ts, err = sharedToolSet(nil, p.Tools)
 	}
 	if err != nil {
 		return err
@@ -541,7 +550,7 @@ func (r *runner) setup() (err error) {
 	// Phase 5: the decorator chain.
 	r.fn = r.wrapStream(r.fn, r.names)
 	// Phase 6: history.
-	r.hist = r.prepareHistory(r.sess.messages())
+	r.setHist(r.prepareHistory(r.sess.messages()))
 	if n := len(r.hist); n > 0 && r.hist[n-1].Role == llm.RoleUser {
 		// An orphaned user leaf (a run that died before the model
 		// answered): the new prompt replaces it in the context, so the
@@ -574,7 +583,7 @@ func (r *runner) appendMsg(m *llm.Message) error {
 	if err := r.record(m); err != nil {
 		return err
 	}
-	r.hist = append(r.hist, *m)
+	r.pushHist(m)
 	return nil
 }
 
@@ -583,11 +592,67 @@ func (r *runner) record(m *llm.Message) error {
 	if err := r.sess.append(m); err != nil {
 		return err
 	}
-	if r.res.NewMessages == nil {
-		r.res.NewMessages = make([]llm.Message, 0, 8)
+	if !r.newOwn && r.pending == nil {
+		r.pending = m // stored by the pushHist that follows
+		return nil
 	}
+	r.ownNew(8)
 	r.res.NewMessages = append(r.res.NewMessages, *m)
 	return nil
+}
+
+// pushHist adds *m to the history of the next call.
+func (r *runner) pushHist(m *llm.Message) {
+	if len(r.hist) == cap(r.hist) {
+		// Room for the messages the run's remaining turns may add (an
+		// answer and a tool result each), up to 32 more (8 KiB), rather
+		// than doubling from the two of a run without tool calls.
+		room := min(max(2*(r.p.MaxTurns-r.turn)+2, 8), 32)
+		r.hist = append(make([]llm.Message, 0, len(r.hist)+room), r.hist...)
+	}
+	if !r.newOwn {
+		if r.pending == m {
+			r.hist = append(r.hist, *m)
+			r.pending = nil
+			r.newN++
+			return
+		}
+		// Not the message just recorded (a failed turn's placeholder):
+		// the history's tail is no longer the run's new messages.
+		r.ownNew(8)
+	}
+	r.hist = append(r.hist, *m)
+}
+
+// ownNew gives Result.NewMessages the run's new messages in an array of
+// its own (with room for spare more), when they are not already there.
+func (r *runner) ownNew(spare int) {
+	if r.newOwn {
+		return
+	}
+	r.newOwn = true
+	n := r.newN
+	out := make([]llm.Message, n, n+1+spare)
+	copy(out, r.hist[len(r.hist)-n:])
+	if r.pending != nil {
+		out = append(out, *r.pending)
+		r.pending = nil
+	}
+	r.res.NewMessages = out
+}
+
+// finishNew sets Result.NewMessages at the end of the run: the history's
+// own array when the run began without one (nothing else is kept alive),
+// else a copy of its new messages.
+func (r *runner) finishNew() {
+	switch {
+	case r.newOwn || r.newN == 0 && r.pending == nil:
+	case r.pending == nil && len(r.hist) == r.newN:
+		r.res.NewMessages = r.hist[:len(r.hist):len(r.hist)]
+		r.newOwn = true
+	default:
+		r.ownNew(0)
+	}
 }
 
 var overflowRe = regexp.MustCompile(`(?i)context[ _-]?(length|window|overflow)|prompt is too long|too many tokens|maximum context|request[ _]too[ _]large|exceeds? the (model's )?(context|maximum)`)
@@ -710,10 +775,10 @@ func (r *runner) addToHistory(m *llm.Message) {
 		if len(c.Content) == 0 {
 			c.Content = append(c.Content, llm.Block{Type: llm.BlockText, Text: []byte(assistantFailedPlacehold)})
 		}
-		r.hist = append(r.hist, *c)
+		r.pushHist(c)
 		return
 	}
-	r.hist = append(r.hist, *m)
+	r.pushHist(m)
 }
 
 // deliver moves queued messages of the given modes into the conversation.
@@ -772,6 +837,7 @@ func toolResultMessage(id []byte, name, text string, isErr bool, now time.Time) 
 // or abort stops the remaining calls, which still get (error) results so
 // the transcript stays paired.
 func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
+	ctx = r.toolContext(ctx)
 	r.idx = msg.ToolCalls(r.idx[:0])
 	if r.p.ParallelTools > 1 && len(r.idx) > 1 {
 		return r.runToolsParallel(ctx, msg)
@@ -814,6 +880,18 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// toolContext returns ctx carrying the run's workspace, in which the
+// built-in tools of runBuiltins work: one context per run and parent.
+func (r *runner) toolContext(ctx context.Context) context.Context {
+	if r.ws == nil || !r.p.BuiltinTools {
+		return ctx
+	}
+	if r.wsParent != ctx {
+		r.wsCtx, r.wsParent = context.WithValue(ctx, workspaceKey{}, r.ws), ctx
+	}
+	return r.wsCtx
 }
 
 // skipCall records a call that was not run because the run was stopped.

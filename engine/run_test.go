@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -796,5 +797,79 @@ func TestToolResultCapAndContextGuard(t *testing.T) {
 		if chars > 8000*36/10 {
 			t.Fatalf("a call of %d estimated chars was sent", chars)
 		}
+	}
+}
+
+// checkNewMessages asserts that res.NewMessages are the message entries
+// the run wrote to the session file, in order (the run's new messages are
+// the history's tail until something diverges; see runner.ownNew).
+func checkNewMessages(t *testing.T, path string, res *Result) {
+	t.Helper()
+	rd, err := transcript.OpenFile(path, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var written []llm.Message
+	for rd.Next() {
+		if e := rd.Entry(); e.Type == transcript.TypeMessage && e.Message != nil {
+			written = append(written, *e.Message.Clone())
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	describe := func(ms []llm.Message) string {
+		var b strings.Builder
+		for _, m := range ms {
+			fmt.Fprintf(&b, "%s:%s:%s:%q:%q|", m.Role, m.StopReason, m.ToolCallID, m.TextContent(), m.ErrorMessage)
+		}
+		return b.String()
+	}
+	n := len(res.NewMessages)
+	if n == 0 || n > len(written) {
+		t.Fatalf("%d new messages, %d written", n, len(written))
+	}
+	if got, want := describe(res.NewMessages), describe(written[len(written)-n:]); got != want {
+		t.Fatalf("new messages\n%s\nwritten\n%s", got, want)
+	}
+}
+
+// TestRunNewMessagesAreWhatWasWritten covers the ways a run's new
+// messages leave the history's tail: a failed turn whose calls get error
+// results, an interrupted turn (its placeholder in the history), a
+// compaction (a new history), and the plain tool loop.
+func TestRunNewMessagesAreWhatWasWritten(t *testing.T) {
+	overflow := llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopError, ErrorMessage: "prompt is too long: 250000 tokens > 200000 maximum"}
+	failedCalls := assistantCalls([3]string{"c9", "ls", `{}`})
+	failedCalls.StopReason, failedCalls.ErrorMessage = llm.StopError, "upstream broke"
+	q := &Queue{}
+	cases := []struct {
+		name  string
+		turns []fakeTurn
+		queue *Queue
+		keep  int
+	}{
+		{name: "tool loop", turns: []fakeTurn{{msg: assistantCalls([3]string{"c1", "ls", `{}`})}, {msg: assistantCalls([3]string{"c2", "ls", `{}`})}, {msg: assistantText("done")}}},
+		{name: "failed turn with calls", turns: []fakeTurn{{msg: assistantCalls([3]string{"c1", "ls", `{}`})}, {msg: failedCalls}}},
+		{name: "interrupted", queue: q, turns: []fakeTurn{{stall: true, msg: assistantText("never"), before: func() {
+			go func() { time.Sleep(20 * time.Millisecond); q.Push(Interrupt, "stop, do this instead") }()
+		}}, {msg: assistantText("doing it")}}},
+		{name: "overflow compaction", keep: 1, turns: []fakeTurn{{msg: assistantCalls([3]string{"c1", "ls", `{}`})}, {msg: overflow},
+			{msg: assistantText("SUMMARY: things")}, {msg: assistantText("after")}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newRunEnv(t, fakeTurn{msg: assistantText("earlier answer " + strings.Repeat("x", 4000))})
+			if _, err := Run(context.Background(), e.params("earlier")); err != nil {
+				t.Fatal(err)
+			}
+			e.fp.turns = append(e.fp.turns, c.turns...)
+			p := e.params("now")
+			p.Queue = c.queue
+			p.Compaction.KeepRecentTokens = c.keep
+			res, _ := Run(context.Background(), p)
+			checkNewMessages(t, e.session, &res)
+		})
 	}
 }

@@ -171,3 +171,68 @@ func TestExecEnvironmentScrubbed(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvironmentSecretsFollowTheEnvironment: the environment's secrets
+// are remembered between runs only while the environment is unchanged: a
+// variable set, changed or removed after a run counts from the next one.
+func TestEnvironmentSecretsFollowTheEnvironment(t *testing.T) {
+	const name = "OCBENCH_TEST_ROTATING_TOKEN"
+	echo := func(value string) string {
+		t.Helper()
+		e := newRunEnv(t, fakeTurn{msg: assistantText("the value is " + value)})
+		res, err := Run(context.Background(), e.params("go")) // no APIKey: the environment's redactor alone
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.FinalText()
+	}
+	if got := echo("first-token-value-1"); !strings.Contains(got, "first-token-value-1") {
+		t.Fatalf("redacted before the variable was set: %q", got)
+	}
+	t.Setenv(name, "first-token-value-1")
+	if got := echo("first-token-value-1"); strings.Contains(got, "first-token-value-1") {
+		t.Fatalf("set: %q", got)
+	}
+	t.Setenv(name, "second-token-value-2")
+	if got := echo("second-token-value-2"); strings.Contains(got, "second-token-value-2") {
+		t.Fatalf("changed: %q", got)
+	}
+	os.Unsetenv(name)
+	if got := echo("second-token-value-2"); !strings.Contains(got, "second-token-value-2") {
+		t.Fatalf("still redacted after the variable was removed: %q", got)
+	}
+}
+
+// TestToolCallArgumentsWithSecretsAreRedacted: a key in a tool call's
+// arguments is redacted in the final arguments and in the streamed text,
+// whether the two are the same bytes (no repair: redacted once) or not.
+func TestToolCallArgumentsWithSecretsAreRedacted(t *testing.T) {
+	for _, raw := range []string{"same", "different"} {
+		t.Run(raw, func(t *testing.T) {
+			args := `{"path":"` + testKey + `"}`
+			msg := assistantCalls([3]string{"c1", "ls", args})
+			msg.Content[0].RawArgs = []byte(args)
+			if raw == "different" {
+				msg.Content[0].RawArgs = []byte(`{"path": "` + testKey + `"}`)
+			}
+			e := newRunEnv(t, fakeTurn{msg: msg}, fakeTurn{msg: assistantText("done")})
+			p := e.params("go")
+			p.APIKey = testKey
+			res, err := Run(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := res.NewMessages[1].Content[0]
+			for _, f := range [][]byte{b.Arguments, b.RawArgs} {
+				if strings.Contains(string(f), testKey) || !strings.Contains(string(f), "[REDACTED]") {
+					t.Fatalf("arguments %q, streamed %q", b.Arguments, b.RawArgs)
+				}
+			}
+			if len(b.Arguments) > 0 && len(b.RawArgs) > 0 && &b.Arguments[0] == &b.RawArgs[0] {
+				t.Fatal("the arguments and the streamed text share their bytes")
+			}
+			data, _ := os.ReadFile(e.session)
+			assertNoSecret(t, "the session file", string(data), testKey)
+		})
+	}
+}

@@ -91,7 +91,7 @@ func openSession(p *Params) (*session, error) {
 		}
 	}
 	cwd := p.Workspace
-	if abs, err := filepath.Abs(cwd); err == nil && cwd != "" {
+	if abs, err := absPath(cwd); err == nil && cwd != "" {
 		cwd = abs
 	}
 	w, err := transcript.OpenWriter(p.SessionFile, transcript.WriterOptions{
@@ -121,7 +121,7 @@ func openStoreSession(p *Params, s *session) (*session, error) {
 		s.sid = newSessionID()
 	}
 	cwd := p.Workspace
-	if abs, err := filepath.Abs(cwd); err == nil && cwd != "" {
+	if abs, err := absPath(cwd); err == nil && cwd != "" {
 		cwd = abs
 	}
 	w, err := st.Open(context.Background(), s.sid, transcript.WriterOptions{Durability: p.Session.Durability, SessionID: s.sid, Cwd: cwd, Now: p.Now,

@@ -94,3 +94,59 @@ func TestRunSetupCostIndependentOfSessionCount(t *testing.T) {
 		t.Fatalf("a run beside 2,000 other sessions allocates %.0f, beside 30 %.0f", many, few)
 	}
 }
+
+// TestLiveSessionRunAllocationsDoNotGrow is TestRunSetupAllocationsDoNotGrow
+// for what /v1/runs does: 1,000 runs of 16 live sessions of a DirStore in
+// turn (each grows by 2 messages a run, to about 165), with the sample
+// workspace's prompt and the built-in tools. The allocations per run at the
+// end may not exceed those at the start: nothing accumulates per run, and
+// nothing a run allocates grows with its session.
+func TestLiveSessionRunAllocationsDoNotGrow(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	if testing.Short() {
+		t.Skip("1,000 runs")
+	}
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := prompt.MaterializeSample(ws); err != nil {
+		t.Fatal(err)
+	}
+	st, err := transcript.OpenDirStore(filepath.Join(dir, "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
+	p := Params{
+		Prompt:         "hi",
+		Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
+		StreamFunc:     prov.StreamFunc(),
+		Workspace:      ws,
+		OpenClawPrompt: true, BuiltinTools: true,
+		PromptOptions: PromptOptions{Config: prompt.SampleConfig()},
+		Session:       SessionOptions{Durability: transcript.SyncNone},
+		SessionStore:  st,
+	}
+	i := 0
+	run := func() {
+		i++
+		p.SessionID = "live" + strconv.Itoa(i%16)
+		if _, err := Run(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 32 {
+		run()
+	}
+	first := testing.AllocsPerRun(48, run)
+	for range 1000 {
+		run()
+	}
+	last := testing.AllocsPerRun(48, run)
+	t.Logf("allocations per warm run: %.1f after 32 runs, %.1f after 1,080", first, last)
+	if last > first+2 {
+		t.Fatalf("allocations per run grew from %.1f to %.1f over 1,000 runs", first, last)
+	}
+}

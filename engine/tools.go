@@ -81,12 +81,22 @@ type Tool struct {
 	fast        *fastSchema // nil when the schema is outside the fast subset
 	handler     ToolHandler
 	exclusive   bool // never overlaps other calls (see Exclusive)
+	inline      bool // called on the run's goroutine (see Inline)
 }
 
 // NewSchemaTool compiles params (a JSON schema, draft 2020-12 unless it says
 // otherwise) and returns the tool. Schemas may not reference other
-// documents: nothing is loaded from files or the network.
-func NewSchemaTool(name, description string, params []byte, h ToolHandler) (*Tool, error) {
+// documents: nothing is loaded from files or the network. The options
+// Exclusive and Inline apply as to NewTool.
+func NewSchemaTool(name, description string, params []byte, h ToolHandler, opts ...ToolOption) (*Tool, error) {
+	var cfg toolConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return newSchemaTool(name, description, params, h, &cfg)
+}
+
+func newSchemaTool(name, description string, params []byte, h ToolHandler, cfg *toolConfig) (*Tool, error) {
 	if strings.TrimSpace(name) == "" || name != strings.TrimSpace(name) {
 		return nil, fmt.Errorf("%w: tool name %q", ErrBadSchema, name)
 	}
@@ -100,12 +110,13 @@ func NewSchemaTool(name, description string, params []byte, h ToolHandler) (*Too
 	if err != nil {
 		return nil, err
 	}
-	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, fast: compileFast(params), handler: h}, nil
+	return &Tool{name: name, description: description, params: bytes.Clone(params), schema: sch, fast: compileFast(params), handler: h,
+		exclusive: cfg.exclusive, inline: cfg.inline}, nil
 }
 
 // MustNewSchemaTool is NewSchemaTool for schemas known to be valid; it panics otherwise.
-func MustNewSchemaTool(name, description string, params []byte, h ToolHandler) *Tool {
-	t, err := NewSchemaTool(name, description, params, h)
+func MustNewSchemaTool(name, description string, params []byte, h ToolHandler, opts ...ToolOption) *Tool {
+	t, err := NewSchemaTool(name, description, params, h, opts...)
 	if err != nil {
 		panic("BUG: " + err.Error())
 	}
@@ -282,19 +293,21 @@ func newToolSet(tools []*Tool) (*toolSet, error) {
 	return &toolSet{tools: tools, reg: reg, names: reg.Names(), defs: reg.Definitions(nil)}, nil
 }
 
-// lastToolSet is the tool set of the last run without built-in tools:
-// runs offering the same tools share it (a Tool does not change once
-// made, and a registry is read-only once built). Built-in tools are bound
-// to their run's workspace, so those runs build their own.
+// lastToolSet is the tool set of the last run: runs offering the same
+// tools share it (a Tool does not change once made, and a registry is
+// read-only once built). A run's built-in tools are those of runBuiltins,
+// which work in the calling run's workspace, so runs in different
+// workspaces share them too.
 var lastToolSet atomic.Pointer[toolSet]
 
-// sharedToolSet returns the tool set of tools, the last run's when it
-// offered the very same tools.
-func sharedToolSet(tools []*Tool) (*toolSet, error) {
-	if ts := lastToolSet.Load(); ts != nil && slices.Equal(ts.tools, tools) {
+// sharedToolSet returns the tool set of the tools of first and then more,
+// the last run's when it offered the very same tools.
+func sharedToolSet(first, more []*Tool) (*toolSet, error) {
+	if ts := lastToolSet.Load(); ts != nil && len(ts.tools) == len(first)+len(more) &&
+		slices.Equal(ts.tools[:len(first)], first) && slices.Equal(ts.tools[len(first):], more) {
 		return ts, nil
 	}
-	ts, err := newToolSet(slices.Clone(tools))
+	ts, err := newToolSet(append(slices.Clone(first), more...))
 	if err != nil {
 		return nil, err
 	}
@@ -315,20 +328,36 @@ type CallResult struct {
 // never panics and never returns a Go error: unknown tools, invalid
 // arguments, handler errors and handler panics all come back as a result
 // with IsError set, as OpenClaw reports them to the model.
-func (r *Registry) Call(ctx context.Context, name string, args []byte) (res CallResult) {
+func (r *Registry) Call(ctx context.Context, name string, args []byte) CallResult {
 	start := time.Now()
-	defer func() { res.Duration = time.Since(start) }()
+	t, res, ok := r.admit(ctx, name, args)
+	if ok {
+		res = t.run(ctx, args)
+	}
+	res.Duration = time.Since(start)
+	return res
+}
+
+// admit returns the tool a call of name with args runs, or (ok false) the
+// error result of a call that must not run: an unknown tool, arguments
+// that fail its schema, a context that has already ended.
+func (r *Registry) admit(ctx context.Context, name string, args []byte) (*Tool, CallResult, bool) {
 	t, ok := r.byName[name]
 	if !ok {
 		err := fmt.Errorf("%w: %q", ErrUnknownTool, name)
-		return CallResult{Text: unknownToolText(name, r), IsError: true, Err: err}
+		return nil, CallResult{Text: unknownToolText(name, r), IsError: true, Err: err}, false
 	}
 	if err := t.Validate(args); err != nil {
-		return CallResult{Text: err.Error(), IsError: true, Err: err}
+		return nil, CallResult{Text: err.Error(), IsError: true, Err: err}, false
 	}
 	if err := ctx.Err(); err != nil {
-		return CallResult{Text: "Tool " + name + " was not run: the run was aborted.", IsError: true, Err: err}
+		return nil, CallResult{Text: "Tool " + name + " was not run: the run was aborted.", IsError: true, Err: err}, false
 	}
+	return t, CallResult{}, true
+}
+
+// run runs t's handler on arguments admit accepted (Duration unset).
+func (t *Tool) run(ctx context.Context, args []byte) CallResult {
 	out, err := runHandler(ctx, t, bytes.TrimSpace(args))
 	if err != nil {
 		return CallResult{Text: err.Error(), IsError: true, Err: err}

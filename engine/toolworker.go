@@ -21,8 +21,7 @@ type toolWorker struct {
 
 type toolJob struct {
 	ctx  context.Context
-	reg  *Registry
-	name string
+	tool *Tool
 	args []byte
 }
 
@@ -31,7 +30,7 @@ func newToolWorker() *toolWorker {
 	w.timer.Stop()
 	go func(jobs <-chan toolJob, done chan<- CallResult) {
 		for j := range jobs {
-			done <- j.reg.Call(j.ctx, j.name, j.args)
+			done <- j.tool.run(j.ctx, j.args)
 		}
 	}(w.jobs, w.done)
 	return w
@@ -75,20 +74,32 @@ func putToolWorker(w *toolWorker) {
 	w.stop()
 }
 
-// callTool is Registry.Call bounded by Params.ToolTimeout: the handler's
+// callTool is Registry.Call bounded by Params.ToolTimeout: the lookup and
+// the validation run on the run's goroutine, and so does the handler of an
+// Inline tool; any other handler runs on the run's tool worker, its
 // context ends at the deadline, and a handler that has not returned
 // toolAbandonGrace later is left behind (its worker with it) with an
 // error result wrapping ErrToolTimeout.
 func (r *runner) callTool(ctx context.Context, name string, args []byte) CallResult {
+	start := time.Now()
+	t, res, ok := r.reg.admit(ctx, name, args)
+	if ok {
+		res = r.runTool(ctx, t, name, args, start)
+	}
+	res.Duration = time.Since(start)
+	return res
+}
+
+// runTool runs an admitted call (see callTool).
+func (r *runner) runTool(ctx context.Context, t *Tool, name string, args []byte, start time.Time) CallResult {
 	d := r.p.ToolTimeout
-	if d <= 0 {
-		return r.reg.Call(ctx, name, args)
+	if d <= 0 || t.inline {
+		return t.run(ctx, args)
 	}
 	if r.tw == nil {
 		r.tw = getToolWorker()
 	}
 	w := r.tw
-	start := time.Now()
 	// One cancellable context serves every call made under the same
 	// parent until a timeout spends it.
 	if r.toolCtx == nil || r.toolParent != ctx {
@@ -97,7 +108,7 @@ func (r *runner) callTool(ctx context.Context, name string, args []byte) CallRes
 	}
 	cctx, cancel := r.toolCtx, r.toolCancel
 	spend := func() { r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil }
-	w.jobs <- toolJob{ctx: cctx, reg: r.reg, name: name, args: args}
+	w.jobs <- toolJob{ctx: cctx, tool: t, args: args}
 	w.timer.Reset(d)
 	timedOut := false
 	select {

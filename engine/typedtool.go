@@ -9,16 +9,18 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
-// ToolOption adjusts a tool built by NewTool.
+// ToolOption adjusts a tool built by NewTool or NewSchemaTool.
 type ToolOption func(*toolConfig)
 
 type toolConfig struct {
 	schema    []byte
 	exclusive bool
+	inline    bool
 }
 
 // WithSchema replaces the schema derived from In by params (a JSON schema
 // object). The arguments are still decoded into In once they pass it.
+// NewSchemaTool, whose params are the schema, ignores it.
 func WithSchema(params []byte) ToolOption {
 	return func(c *toolConfig) { c.schema = params }
 }
@@ -29,6 +31,20 @@ func WithSchema(params []byte) ToolOption {
 // ParallelTools every call runs alone anyway.
 func Exclusive() ToolOption {
 	return func(c *toolConfig) { c.exclusive = true }
+}
+
+// Inline marks a tool whose handler only computes: it returns promptly
+// and never waits on I/O, a lock, a channel or another process. The run
+// calls it on its own goroutine. Other tools' handlers run on a worker
+// goroutine, so that one blocked where it cannot see its context cannot
+// hold the run past Params.ToolTimeout; that hand-off is a goroutine
+// switch each way, which on a multi-core machine also wakes an idle
+// thread: several microseconds of CPU per call, more than the rest of the
+// engine's work on a turn. An inline handler's context still ends when
+// the run is aborted or interrupted, but Params.ToolTimeout does not
+// bound it, and a handler that never returns holds the run.
+func Inline() ToolOption {
+	return func(c *toolConfig) { c.inline = true }
 }
 
 // schemaReflector derives tool schemas from Go types: inline (no $defs,
@@ -104,12 +120,7 @@ func NewTool[In, Out any](name, description string, fn func(ctx context.Context,
 		}
 		return toolOutputOf(out)
 	}
-	t, err := NewSchemaTool(name, description, params, h)
-	if err != nil {
-		return nil, err
-	}
-	t.exclusive = cfg.exclusive
-	return t, nil
+	return newSchemaTool(name, description, params, h, &cfg)
 }
 
 // MustNewTool is NewTool for inputs known to be valid; it panics otherwise.

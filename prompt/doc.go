@@ -21,6 +21,10 @@
 //     workspace-boundary guard (no escape through symlinks, bounded reads,
 //     non-UTF-8 repaired as a decoder would), applies a bootstrap hook and
 //     extra-file globs, discovers skills, and applies the budgets.
+//     Resolver.PromptIn keeps the prompt of an unchanged workspace: a warm
+//     call stats what the prompt depends on (on Linux, inotify watches of
+//     their directories stand in for most of those stats; see
+//     watch_linux.go) and renders nothing.
 //
 // Report gives OpenClaw's /context list: per section and per injected file
 // its characters and tokens, truncation, the cache boundary and the

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
+	"sync/atomic"
 )
 
 // A warm run of an unchanged workspace should not assemble its prompt
@@ -32,18 +35,30 @@ type promptMemo struct {
 	deps   []dep
 	prompt string
 	stable int
+	// watch, when set, lets the warm check trust the watches of the
+	// dependencies' directories (see watch_linux.go).
+	watch atomic.Pointer[watchSet]
 }
 
 // dep is one path a resolution depended on, as stat saw it before the
 // resolution read it.
 type dep struct {
 	pathZ []byte // the path, NUL-terminated
+	relZ  []byte // the path below the workspace, NUL-terminated (nil: not below it)
 	sig   fileSig
 	ok    bool // the path existed
 }
 
-func (d *dep) current() bool {
-	sig, ok := quickStatZ(d.pathZ)
+// current re-stats d: by its path relative to dirfd, the workspace's
+// descriptor, when it has one (dirfd >= 0), else by its full path.
+func (d *dep) current(dirfd int) bool {
+	var sig fileSig
+	var ok bool
+	if dirfd >= 0 && d.relZ != nil {
+		sig, ok = quickStatAtZ(dirfd, d.relZ)
+	} else {
+		sig, ok = quickStatZ(d.pathZ)
+	}
 	if ok != d.ok {
 		return false
 	}
@@ -59,6 +74,7 @@ func (s fileSig) same(o fileSig) bool {
 type depRecorder struct {
 	deps []dep
 	bad  bool
+	dir  string // the workspace, the first dependency
 }
 
 func (d *depRecorder) stat(path string) {
@@ -66,7 +82,13 @@ func (d *depRecorder) stat(path string) {
 		return
 	}
 	sig, ok := quickStat(path)
-	d.deps = append(d.deps, dep{pathZ: append([]byte(path), 0), sig: sig, ok: ok})
+	dp := dep{pathZ: append([]byte(path), 0), sig: sig, ok: ok}
+	if len(d.deps) == 0 {
+		d.dir = path
+	} else if rel, below := strings.CutPrefix(path, d.dir+string(filepath.Separator)); below && d.dir != "" {
+		dp.relZ = append([]byte(rel), 0)
+	}
+	d.deps = append(d.deps, dp)
 }
 
 // fail marks the resolution as one not to memoize.
@@ -122,22 +144,57 @@ func (r *Resolver) PromptIn(cfg *Config, dir string, open func() (*os.Root, erro
 	}
 	out := string(buf)
 	if memoize && !rec.bad {
+		m := &promptMemo{deps: rec.deps, prompt: out, stable: lay.StableLen}
+		// Watch, then verify by stat: a change before the watches
+		// existed shows in the stats, any later one as an event.
+		if set := m.arm(); set != nil && m.current() {
+			m.watch.Store(set)
+		}
 		r.mu.Lock()
 		if r.memo == nil || len(r.memo) >= maxPromptMemos {
 			r.memo = make(map[string]*promptMemo)
 		}
-		r.memo[string(key)] = &promptMemo{deps: rec.deps, prompt: out, stable: lay.StableLen}
+		r.memo[string(key)] = m
 		r.mu.Unlock()
 	}
 	return out, lay.StableLen, nil
 }
 
-// current re-stats the memo's dependencies.
+// memoStatChecks counts warm checks that stat'ed every dependency (tests).
+var memoStatChecks atomic.Int64
+
+// current re-stats the memo's dependencies: the workspace by its path,
+// then, while it is still the directory the memo saw, the files below it
+// relative to a descriptor of it.
 func (m *promptMemo) current() bool {
-	for i := range m.deps {
-		if !m.deps[i].current() {
+	if len(m.deps) == 0 {
+		return true
+	}
+	ws := &m.deps[0]
+	if !ws.current(-1) {
+		return false
+	}
+	dirfd := -1
+	if ws.ok {
+		dirfd = dirFDOf(ws.pathZ, ws.sig.id)
+	}
+	set := m.watch.Load()
+	if set != nil {
+		if cur, ok := m.watched(set, dirfd); ok {
+			return cur
+		}
+		// An event on a watched directory: check by stat, and trust the
+		// watches again from their state now if nothing changed.
+		set = rearm(set)
+	}
+	memoStatChecks.Add(1)
+	for i := 1; i < len(m.deps); i++ {
+		if !m.deps[i].current(dirfd) {
 			return false
 		}
+	}
+	if set != nil {
+		m.watch.Store(set)
 	}
 	return true
 }

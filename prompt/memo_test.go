@@ -290,3 +290,47 @@ func TestPromptInWarmAllocations(t *testing.T) {
 		t.Fatalf("a warm PromptIn allocates %.1f times", n)
 	}
 }
+
+// TestPromptInSeesTheWorkspaceReplaced: the memo checks the files below
+// the workspace through a descriptor of its directory, which must never
+// vouch for another directory put in its place: here a copy whose
+// AGENTS.md differs at the same size and mtime, the directory's own mtime
+// set back too, so that only the directory's inode tells them apart.
+func TestPromptInSeesTheWorkspaceReplaced(t *testing.T) {
+	dir, open, opens := memoWorkspace(t)
+	cfg := SampleConfig()
+	var r Resolver
+	first, _, err := r.PromptIn(cfg, dir, open, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.PromptIn(cfg, dir, open, nil); err != nil || *opens != 1 {
+		t.Fatalf("warm call resolved again (%d opens, %v)", *opens, err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := filepath.Join(dir, "AGENTS.md")
+	ast, err := os.Stat(agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, os.DirFS(dir+".old")); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, agents, ast.ModTime())
+	if err := os.Chtimes(dir, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := r.PromptIn(cfg, dir, open, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == first || got != uncached(t, cfg, dir) || *opens != 2 {
+		t.Fatalf("the replaced workspace's prompt was not resolved again (%d opens)", *opens)
+	}
+}

@@ -8,4 +8,7 @@ type fileSig struct {
 	mtime   time.Time
 	id      [2]uint64
 	regular bool
+	dir     bool
 }
+
+func (s fileSig) isDir() bool { return s.dir }

@@ -24,6 +24,7 @@ func sigOf(st *syscall.Stat_t) fileSig {
 		mtime:   time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec)),
 		id:      [2]uint64{uint64(st.Dev), uint64(st.Ino)},
 		regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG,
+		dir:     st.Mode&syscall.S_IFMT == syscall.S_IFDIR,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/valyala/fastjson"
 )
@@ -46,19 +47,31 @@ func WithSafety(tokens int) int {
 	return int((int64(tokens)*6 + 4) / 5)
 }
 
-// UTF16LenBytes is UTF16Len of b, without converting it to a string.
-func UTF16LenBytes(b []byte) int {
-	n := 0
-	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			n++
+// UTF16LenBytes is UTF16Len of b, without copying it into a string.
+func UTF16LenBytes(b []byte) int { return UTF16Len(unsafe.String(unsafe.SliceData(b), len(b))) }
+
+// UTF16Len returns the length of s in UTF-16 code units, the unit of every
+// character count in OpenClaw. Invalid bytes count one unit each, as
+// replacement characters do.
+func UTF16Len(s string) int {
+	// Every byte counts one unit, but for the continuation bytes of a
+	// multi-byte rune, and a rune past U+FFFF is two (a surrogate pair).
+	// ASCII (most text, JSON and code) is skipped 8 bytes at a time.
+	n, i := len(s), 0
+	for i < len(s) {
+		for i+8 <= len(s) && load64(s, i)&0x8080808080808080 == 0 {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
+		if s[i] < utf8.RuneSelf {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(b[i:])
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n -= size - 1
 		if r >= 0x10000 {
-			n += 2
-		} else {
 			n++
 		}
 		i += size
@@ -66,28 +79,11 @@ func UTF16LenBytes(b []byte) int {
 	return n
 }
 
-// UTF16Len returns the length of s in UTF-16 code units, the unit of every
-// character count in OpenClaw. Invalid bytes count one unit each, as
-// replacement characters do.
-func UTF16Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			// Fast path: ASCII.
-			n++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-		i += size
-	}
-	return n
+// load64 reads s[i:i+8] as a little-endian word.
+func load64(s string, i int) uint64 {
+	w := s[i : i+8] // one bounds check; the loads below merge into one
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
 
 var estimateParsers fastjson.ParserPool

@@ -319,3 +319,33 @@ func FuzzEstimateMessageJSON(f *testing.F) {
 		}
 	})
 }
+
+// utf16LenRunes is UTF16Len the plain way, rune by rune.
+func utf16LenRunes(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+		i += size
+	}
+	return n
+}
+
+// FuzzUTF16Len holds the word-at-a-time count to the rune-by-rune one,
+// invalid bytes and runes across a word boundary included.
+func FuzzUTF16Len(f *testing.F) {
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefgh😀", "abcdefg😀h", "é", "\xff\xfeabcdefghij", "abcdefg\xe2\x82", "😀😀😀", "abcdefghabcdefgh\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := UTF16Len(s), utf16LenRunes(s); got != want {
+			t.Fatalf("UTF16Len(%q) = %d, want %d", s, got, want)
+		}
+		if got, want := UTF16LenBytes([]byte(s)), utf16LenRunes(s); got != want {
+			t.Fatalf("UTF16LenBytes(%q) = %d, want %d", s, got, want)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/ocbench/ocbench/llm"
@@ -31,6 +32,11 @@ type SessionContext struct {
 	// extendable: built by BuildSessionContextVersion for a version 1-3
 	// session whose active path has no cycle (see Extend).
 	extendable bool
+	// used holds the IDHash of every id and parent id of the first usedN
+	// entries sc was built or extended of, made by the first Extend and
+	// kept up by the later ones (shared by copies of sc, as Messages is).
+	used  map[uint64]struct{}
+	usedN int
 }
 
 // BuildContext returns the LLM messages of the active branch of entries.
@@ -115,24 +121,29 @@ func (sc *SessionContext) Extend(entries, tail []Entry) bool {
 			parent = entries[i].ID
 		}
 	}
-	ids := make(map[uint64]struct{}, len(tail))
+	// The ids and parents used so far: counted once, then kept up as the
+	// entries grow by the tails (a live session's every run).
+	if sc.used == nil || sc.usedN > len(entries) {
+		sc.used, sc.usedN = make(map[uint64]struct{}, 2*(len(entries)+len(tail))), 0
+	}
+	for i := sc.usedN; i < len(entries); i++ {
+		sc.used[IDHash(entries[i].ID)] = struct{}{}
+		sc.used[IDHash(entries[i].ParentID)] = struct{}{}
+	}
+	sc.usedN = len(entries)
+	var hb [8]uint64
+	hs := hb[:0]
 	for i := range tail {
 		e := &tail[i]
 		if e.Type != TypeMessage || e.Message == nil || len(e.ID) == 0 || string(e.ParentID) != string(parent) {
 			return false
 		}
-		ids[IDHash(e.ID)] = struct{}{}
-		parent = e.ID
-	}
-	if len(ids) < len(tail) {
-		return false
-	}
-	for i := range entries {
-		_, id := ids[IDHash(entries[i].ID)]
-		_, up := ids[IDHash(entries[i].ParentID)]
-		if id || up {
+		h := IDHash(e.ID)
+		if _, dup := sc.used[h]; dup || slices.Contains(hs, h) {
 			return false
 		}
+		hs = append(hs, h)
+		parent = e.ID
 	}
 	for i := range tail {
 		m := tail[i].Message
@@ -142,7 +153,9 @@ func (sc *SessionContext) Extend(entries, tail []Entry) bool {
 		if !tail[i].ExcludeFromContext {
 			sc.Messages = append(sc.Messages, *m)
 		}
+		sc.used[hs[i]] = struct{}{} // a tail entry's parent is an id counted before it
 	}
+	sc.usedN += len(tail)
 	return true
 }
 

@@ -49,15 +49,29 @@ func (d *DirStore) park(w *Writer) error {
 	}
 	f, lk := w.f, w.lock
 	w.f, w.lock = nil, sessionLock{}
-	fi, ferr := f.Stat()
-	li, lerr := lk.f.Stat()
+	// The file's state after the last write, and the lock file's (which
+	// no write changes), stat'ed only when the writer does not know them.
+	ident, lockID := w.known, w.lockID
+	var ferr, lerr error
+	if !ident.ok {
+		var fi os.FileInfo
+		if fi, ferr = f.Stat(); ferr == nil {
+			ident = identOf(fi)
+		}
+	}
+	if !lockID.ok {
+		var li os.FileInfo
+		if li, lerr = lk.f.Stat(); lerr == nil {
+			lockID = identOf(li)
+		}
+	}
 	lk.unlock()
 	if err != nil || w.err != nil || ferr != nil || lerr != nil || d.maxIdle() <= 0 {
 		f.Close()
 		lk.close()
 		return err
 	}
-	h := &dirHandle{id: w.opts.SessionID, lock: lk, f: f, ident: identOf(fi), lockID: identOf(li),
+	h := &dirHandle{id: w.opts.SessionID, lock: lk, f: f, ident: ident, lockID: lockID,
 		size: w.size, hdr: w.hdr, leaf: w.leaf, ids: w.ids, entries: w.rec.Entries, buf: w.buf}
 	if !h.ident.ok || !h.lockID.ok || h.id == "" {
 		h.close()
@@ -129,13 +143,14 @@ func (d *DirStore) resume(h *dirHandle, path string, opts WriterOptions) (*Write
 	// Under the lock nobody else writes: the file is ours if the name
 	// still leads to the file and lock file we hold, as we left them.
 	fi, err := os.Stat(path)
-	li, lerr := os.Stat(sessionLockPath(path))
+	li, lerr := os.Stat(h.lock.f.Name()) // sessionLockPath(path), as opened
 	if err != nil || lerr != nil || identOf(fi) != h.ident || identOf(li) != h.lockID {
 		h.close()
 		return nil, nil
 	}
 	w := &Writer{path: path, opts: opts, lock: h.lock, f: h.f, size: h.size, hdr: h.hdr,
-		rec: Recovery{Entries: h.entries}, leaf: h.leaf, ids: h.ids, buf: h.buf, store: d}
+		rec: Recovery{Entries: h.entries}, leaf: h.leaf, ids: h.ids, buf: h.buf, store: d,
+		known: h.ident, lockID: h.lockID}
 	return w, nil
 }
 

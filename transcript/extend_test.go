@@ -69,6 +69,7 @@ func TestSessionContextExtend(t *testing.T) {
 				continue
 			}
 			accepted++
+			got.used, got.usedN = nil, 0 // Extend's own bookkeeping
 			want := BuildSessionContextVersion(entries, 3)
 			if len(got.Messages) != len(want.Messages) || !reflect.DeepEqual(got, want) {
 				for _, e := range entries {
@@ -91,5 +92,66 @@ func TestSessionContextExtend(t *testing.T) {
 	tail[0].ParentID = []byte("z")
 	if sc := BuildSessionContextVersion(head, 3); sc.Extend(head, tail) {
 		t.Fatal("a tail hanging from an unknown entry was extended")
+	}
+}
+
+// TestSessionContextExtendRepeatedly extends one context run after run,
+// as a live session does (its record of the ids and parents seen is kept
+// up, not counted again): each extension must be accepted exactly when a
+// context built afresh of the same entries accepts it, and give the same
+// messages.
+func TestSessionContextExtendRepeatedly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	accepted := 0
+	for round := 0; round < 300; round++ {
+		var entries []Entry
+		next := 0
+		add := func(k int) {
+			e := Entry{Type: TypeMessage, ID: []byte("e" + strconv.Itoa(next))}
+			if n := len(entries); n > 0 {
+				e.ParentID = entries[n-1].ID
+			}
+			switch k {
+			case 0:
+				e.ID = entries[rng.IntN(len(entries))].ID // an id seen before
+			case 1:
+				e.ParentID = []byte("e" + strconv.Itoa(next+1+rng.IntN(2))) // a parent that comes later
+			case 2:
+				e.ID = []byte("e" + strconv.Itoa(next-1-rng.IntN(min(next, 3)))) // maybe a missing parent's id
+			}
+			next++
+			m := llm.TextMessage(llm.RoleUser, "m"+strconv.Itoa(next))
+			e.Message = &m
+			entries = append(entries, e)
+		}
+		add(-1)
+		sc := BuildSessionContextVersion(entries, 3)
+		for step := 0; step < 8; step++ {
+			head := len(entries)
+			for range 1 + rng.IntN(3) {
+				k := -1
+				if rng.IntN(10) == 0 && len(entries) > 0 {
+					k = rng.IntN(3)
+				}
+				add(k)
+			}
+			fresh := BuildSessionContextVersion(entries[:head], 3)
+			wantOK := fresh.Extend(entries[:head], entries[head:])
+			gotOK := sc.Extend(entries[:head], entries[head:])
+			if gotOK != wantOK {
+				t.Fatalf("round %d step %d: kept context extended: %v, fresh one: %v", round, step, gotOK, wantOK)
+			}
+			if !gotOK {
+				sc = BuildSessionContextVersion(entries, 3) // what the run does: build in full
+				continue
+			}
+			accepted++
+			if !reflect.DeepEqual(sc.Messages, fresh.Messages) {
+				t.Fatalf("round %d step %d: messages differ", round, step)
+			}
+		}
+	}
+	if accepted < 500 {
+		t.Fatalf("only %d extensions accepted", accepted)
 	}
 }

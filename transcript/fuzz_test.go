@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ocbench/ocbench/llm"
@@ -105,6 +106,23 @@ func FuzzReader(f *testing.F) {
 		}
 		if err := r2.Err(); err != nil || i != len(written) {
 			t.Fatalf("round trip: %d of %d entries, %v", i, len(written), err)
+		}
+	})
+}
+
+// FuzzJSTrim holds the fast paths of jsTrim and isBlankText (a text that
+// starts and ends with an ASCII non-space is left as it is) to trimming
+// rune by rune.
+func FuzzJSTrim(f *testing.F) {
+	for _, s := range []string{"", " a ", "a", "\ta\n", "\u00a0x", "x\u3000", "\v", "ab", "\x85a", "a\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := jsTrim(s), strings.TrimFunc(s, jsSpace); got != want {
+			t.Fatalf("jsTrim(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := isBlankText([]byte(s)), len(bytes.TrimFunc([]byte(s), jsSpace)) == 0; got != want {
+			t.Fatalf("isBlankText(%q) = %v, want %v", s, got, want)
 		}
 	})
 }

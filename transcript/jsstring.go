@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"strings"
+
+	"github.com/ocbench/ocbench/tokenize"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -11,25 +13,12 @@ import (
 // points match byte for byte; for ASCII text they are plain byte lengths.
 
 // u16len returns the length of s in UTF-16 code units; never more than
-// len(s).
+// len(s) (tokenize.UTF16Len: invalid bytes count one unit each).
 func u16len[T string | []byte](s T) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			n++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-		i += size
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
+	if b, ok := any(s).([]byte); ok {
+		return tokenize.UTF16LenBytes(b)
 	}
-	return n
+	return tokenize.UTF16Len(string(s)) // s is a string: no copy
 }
 
 func isASCII(s string) bool {
@@ -116,9 +105,24 @@ func jsSpace(r rune) bool {
 	return r >= 0x2000 && r <= 0x200a
 }
 
-func jsTrim(s string) string      { return strings.TrimFunc(s, jsSpace) }
+// jsTrim is String.prototype.trim: s itself, without a look at its
+// runes, when it starts and ends with an ASCII byte that is not a space
+// (most texts).
+func jsTrim(s string) string {
+	if len(s) > 0 && asciiNonSpace(s[0]) && asciiNonSpace(s[len(s)-1]) {
+		return s
+	}
+	return strings.TrimFunc(s, jsSpace)
+}
+
 func jsTrimStart(s string) string { return strings.TrimLeftFunc(s, jsSpace) }
 func jsTrimEnd(s string) string   { return strings.TrimRightFunc(s, jsSpace) }
+
+// asciiNonSpace reports whether c is an ASCII byte jsSpace does not match
+// (the bytes of a multi-byte rune are all >= 0x80).
+func asciiNonSpace(c byte) bool {
+	return c < 0x80 && c != ' ' && (c < '\t' || c > '\r')
+}
 
 // jsCollapseSpace is s.replace(/\s+/g, " ").
 func jsCollapseSpace(s string) string {

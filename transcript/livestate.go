@@ -36,14 +36,18 @@ func (w *Writer) State() (WriterState, bool) {
 	if w.f == nil || w.err != nil {
 		return WriterState{}, false
 	}
-	fi, err := w.f.Stat()
-	if err != nil {
-		return WriterState{}, false
+	id := w.known
+	if !id.ok {
+		fi, err := w.f.Stat()
+		if err != nil {
+			return WriterState{}, false
+		}
+		id = identOf(fi)
 	}
-	id := identOf(fi)
 	if !id.ok || int64(id.size) != w.size {
 		return WriterState{}, false
 	}
+	w.known = id // until the next write
 	return WriterState{ident: id, size: w.size}, true
 }
 

@@ -57,7 +57,9 @@ func PolicyForAPI(api llm.API) ReplayPolicy {
 	return p
 }
 
-func isBlankText(b []byte) bool { return len(bytes.TrimFunc(b, jsSpace)) == 0 }
+func isBlankText(b []byte) bool {
+	return !(len(b) > 0 && asciiNonSpace(b[0])) && len(bytes.TrimFunc(b, jsSpace)) == 0
+}
 
 // NormalizeAssistantReplayContent is step 2 of sanitizeSessionHistory:
 // blank text blocks of user messages are removed and user messages left

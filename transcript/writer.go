@@ -120,6 +120,10 @@ type Writer struct {
 	// cleanTemps: the first open removes stale temporary files (stale).
 	cleanTemps bool
 	stale      []string
+	// known is f's state since the last change through w, as fstat gave
+	// it to State or as DirStore.resume found it (zero: unknown); lockID
+	// the lock file's, as resume found it.
+	known, lockID fileIdent
 }
 
 // LockedError is returned by OpenWriter when the session file is locked
@@ -206,6 +210,7 @@ func (w *Writer) closeFiles() {
 
 // open opens the file, scans it and repairs it.
 func (w *Writer) open() error {
+	w.known = fileIdent{}
 	f, err := os.OpenFile(w.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -467,6 +472,7 @@ func (w *Writer) hasID(id []byte) bool {
 // write writes b with one write(2) call; on failure it cuts the file back
 // to its previous size so that no partial line stays behind.
 func (w *Writer) write(b []byte) error {
+	w.known = fileIdent{}
 	n, err := w.f.Write(b)
 	if err != nil {
 		if n > 0 {
