@@ -24,6 +24,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"net/url"
 	"slices"
@@ -52,21 +53,55 @@ var authSchemes = [...]string{"Bearer ", "bearer ", "Basic ", "basic "}
 // redacts the patterns only.
 type Redactor struct {
 	needles [][]byte // literal forms, longest first
-	first   [256]bool
+	heads   []uint32 // the distinct first 4 bytes of the needles
+	starts  startTable
 	maxLen  int
 	newline bool // a literal form contains '\n'
 }
 
+// startTable marks, for each byte, the secrets that may start with it:
+// startLiteral a configured value's form, startPattern a key prefix or an
+// authorization scheme (which must also start a word). index looks each
+// byte up once; most bytes of a text are marked neither.
+type startTable [256]uint8
+
+const (
+	startLiteral = 1 << iota
+	startPattern
+)
+
+// patternStarts is the table of a Redactor without literals (and of nil).
+var patternStarts = func() (t startTable) {
+	for _, p := range secretPrefixes {
+		t[p[0]] |= startPattern
+	}
+	for _, p := range authSchemes {
+		t[p[0]] |= startPattern
+	}
+	return t
+}()
+
+// tokenBytes marks the bytes isTokenByte accepts.
+var tokenBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+	}
+	return t
+}()
+
 // New returns a Redactor for the given secret values. Empty values and
 // values shorter than MinSecretLen are ignored; duplicates are merged.
 func New(secrets ...string) *Redactor {
-	r := &Redactor{}
+	r := &Redactor{starts: patternStarts}
 	for _, s := range secrets {
 		r.add(s)
 	}
 	slices.SortFunc(r.needles, func(a, b []byte) int { return len(b) - len(a) })
 	for _, n := range r.needles {
-		r.first[n[0]] = true
+		r.starts[n[0]] |= startLiteral
+		if h := binary.LittleEndian.Uint32(n); !slices.Contains(r.heads, h) {
+			r.heads = append(r.heads, h)
+		}
 		r.maxLen = max(r.maxLen, len(n))
 		r.newline = r.newline || bytes.IndexByte(n, '\n') >= 0
 	}
@@ -139,27 +174,30 @@ func utf16Pair(c rune) (rune, rune) {
 	return 0xd800 + (c>>10)&0x3ff, 0xdc00 + c&0x3ff
 }
 
-func isTokenByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
-}
+func isTokenByte(c byte) bool { return tokenBytes[c] }
 
 // match returns the length of the secret that starts s at position i of
 // the whole text (atWord: the previous byte is not a token byte), or 0.
 func (r *Redactor) match(s []byte, atWord bool) int {
-	if r != nil && r.first[s[0]] {
+	// Every form is at least MinSecretLen bytes long, so its first 4
+	// bytes are one of heads: most candidates stop at that check.
+	if r != nil && r.starts[s[0]]&startLiteral != 0 && len(s) >= MinSecretLen &&
+		slices.Contains(r.heads, binary.LittleEndian.Uint32(s)) {
 		for _, n := range r.needles {
 			if bytes.HasPrefix(s, n) {
 				return len(n)
 			}
 		}
 	}
-	if !atWord {
+	if !atWord || len(s) < 2 {
 		return 0
 	}
+	// The first two bytes rule out almost every word before a prefix is
+	// compared whole.
 	switch s[0] {
 	case 'B', 'b':
 		for _, p := range authSchemes {
-			if bytes.HasPrefix(s, []byte(p)) {
+			if p[0] == s[0] && p[1] == s[1] && bytes.HasPrefix(s, []byte(p)) {
 				n := len(p)
 				for n < len(s) && (isTokenByte(s[n]) || s[n] == '+' || s[n] == '/' || s[n] == '=') {
 					n++
@@ -172,7 +210,7 @@ func (r *Redactor) match(s []byte, atWord bool) int {
 		}
 	case 's', 'x', 'g', 'A', 'h', 'p':
 		for _, p := range secretPrefixes {
-			if bytes.HasPrefix(s, []byte(p)) {
+			if p[0] == s[0] && p[1] == s[1] && bytes.HasPrefix(s, []byte(p)) {
 				n := len(p)
 				for n < len(s) && isTokenByte(s[n]) {
 					n++
@@ -186,26 +224,22 @@ func (r *Redactor) match(s []byte, atWord bool) int {
 	return 0
 }
 
-// candidate reports whether a secret may start at s[i].
-func (r *Redactor) candidate(s []byte, i int) bool {
-	c := s[i]
-	if r != nil && r.first[c] {
-		return true
-	}
-	switch c {
-	case 'B', 'b', 's', 'x', 'g', 'A', 'h', 'p':
-		return i == 0 || !isTokenByte(s[i-1])
-	}
-	return false
-}
-
 // index returns the position and length of the first secret in s, or -1.
 func (r *Redactor) index(s []byte) (int, int) {
-	for i := 0; i < len(s); i++ {
-		if !r.candidate(s, i) {
+	starts := &patternStarts
+	if r != nil {
+		starts = &r.starts
+	}
+	for i, c := range s {
+		f := starts[c]
+		if f == 0 {
 			continue
 		}
-		if n := r.match(s[i:], i == 0 || !isTokenByte(s[i-1])); n > 0 {
+		atWord := i == 0 || !tokenBytes[s[i-1]]
+		if f&startLiteral == 0 && !atWord {
+			continue // a key prefix inside a word
+		}
+		if n := r.match(s[i:], atWord); n > 0 {
 			return i, n
 		}
 	}
