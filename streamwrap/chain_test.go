@@ -187,6 +187,7 @@ func BenchmarkDecodeChain(b *testing.B) {
 			base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 				br.Reset(body)
 				d.Reset(w.wire, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider})
+				d.SetContext(ctx) // as the transport does
 				return d, nil
 			}
 			f, req := fullChain(base)

@@ -82,7 +82,19 @@ type IdleConfig struct {
 // reported through llm.WithActivity) only records a monotonic timestamp;
 // when the timer fires it re-arms itself for the remaining time if there
 // was activity, and otherwise cancels the context with the
-// *IdleTimeoutError and calls OnIdleTimeout. Cancellation reaches the I/O
+// *IdleTimeoutError and calls OnIdleTimeout.
+//
+// When the inner stream reports its reads (llm.ActivityReporter, as
+// provider.Decoder does under the transport's context), the clock is read
+// per read rather than per event: an event only marks the stream as having
+// delivered something since the last read. A stream stalled on the
+// provider has delivered nothing since the read it waits in, so the
+// timeout fires Timeout after that read, which is after its last event by
+// only the consumer's handling of that event. If the timer finds events
+// delivered since the last read (a consumer working through buffered
+// events for a whole Timeout), it allows a full Timeout from then and
+// stamps every event until the next read; a consumer that stops calling
+// Next in that state is thus timed out up to one Timeout late. Cancellation reaches the I/O
 // boundary, where the provider's blocked read returns (net/http aborts the
 // body read; provider.Decoder.SetContext ends the stream), so the blocked
 // Next returns and the stream ends with an error event whose message says
@@ -128,6 +140,9 @@ func IdleTimeout(next llm.StreamFunc, cfg IdleConfig) llm.StreamFunc {
 			s.stop()
 		}
 		s.init(inner)
+		if s.ReportsActivity() {
+			s.mode.Store(idleClean)
+		}
 		return s, nil
 	}
 }
@@ -149,7 +164,9 @@ type idleStream struct {
 	// deadline is the time since epoch at which the timer may fire; activity
 	// moves it forward.
 	deadline atomic.Int64
-	fired    atomic.Bool
+	// mode says how events count as activity (idleEachEvent, ...).
+	mode  atomic.Uint32
+	fired atomic.Bool
 	// mu orders the timer's decision to fire with the start and end of a
 	// call, so that a late firing never reaches the next call.
 	mu      sync.Mutex
@@ -158,6 +175,22 @@ type idleStream struct {
 	ended   bool
 	closed  bool
 }
+
+// How events count as activity (idleStream.mode).
+const (
+	// idleEachEvent: every event stamps the clock; the inner stream does
+	// not report its reads.
+	idleEachEvent uint32 = iota
+	// idleClean: the inner stream reports its reads, and no event was
+	// delivered since the last report.
+	idleClean
+	// idleDirty: events were delivered since the last report; their times
+	// were not taken.
+	idleDirty
+	// idleHeld: the timer found the stream dirty at its deadline: every
+	// event stamps the clock until the next report.
+	idleHeld
+)
 
 // begin starts a call under ctx: the contexts of the previous call are
 // kept when allowed and still live, and the timer is armed.
@@ -173,6 +206,7 @@ func (s *idleStream) begin(ctx context.Context) {
 		s.actx = llm.WithActivity(s.ctx, s.activityFn)
 	}
 	s.fired.Store(false)
+	s.mode.Store(idleEachEvent)
 	s.idleErr = nil
 	s.ended, s.closed = false, false
 	s.epoch = time.Now()
@@ -208,10 +242,42 @@ func (s *idleStream) release() {
 	s.free.CompareAndSwap(nil, s)
 }
 
-// activity records activity: the timer, when it fires, re-arms itself for
-// the remaining time.
-func (s *idleStream) activity() {
+// stamp records activity now: the timer, when it fires, re-arms itself
+// for the remaining time.
+func (s *idleStream) stamp() {
 	s.deadline.Store(int64(time.Since(s.epoch) + s.cfg.Timeout))
+}
+
+// activity is the provider's report (llm.WithActivity). From a reporting
+// stream it also says that every event delivered so far came before it.
+// The deadline is stored before the mode, and fire loads them in the
+// other order, so a timer that sees the stream clean sees this deadline.
+func (s *idleStream) activity() {
+	s.stamp()
+	if s.mode.Load() != idleEachEvent {
+		s.mode.Store(idleClean)
+	}
+}
+
+// extend moves the deadline to d unless activity put it later.
+func (s *idleStream) extend(d time.Duration) {
+	for {
+		old := s.deadline.Load()
+		if old >= int64(d) || s.deadline.CompareAndSwap(old, int64(d)) {
+			return
+		}
+	}
+}
+
+// delivered records the delivery of an event.
+func (s *idleStream) delivered() {
+	switch s.mode.Load() {
+	case idleDirty:
+	case idleClean:
+		s.mode.Store(idleDirty)
+	default:
+		s.stamp()
+	}
 }
 
 func (s *idleStream) fire() {
@@ -220,9 +286,20 @@ func (s *idleStream) fire() {
 		s.mu.Unlock()
 		return
 	}
+	mode := s.mode.Load()
 	now := time.Since(s.epoch)
 	if d := time.Duration(s.deadline.Load()); d > now {
 		s.timer.Reset(d - now)
+		s.mu.Unlock()
+		return
+	}
+	if mode == idleDirty {
+		// Events came after the last report at times not taken, the last
+		// of them at the latest now: allow a full Timeout from now, and
+		// stamp each event until the next report.
+		s.extend(now + s.cfg.Timeout)
+		s.mode.CompareAndSwap(idleDirty, idleHeld)
+		s.timer.Reset(s.cfg.Timeout)
 		s.mu.Unlock()
 		return
 	}
@@ -278,7 +355,7 @@ func (s *idleStream) step() (*llm.Event, *llm.Message, bool) {
 		return e, s.Message(), true
 	}
 	if s.cfg.Scope == IdleFull {
-		s.activity()
+		s.delivered()
 	}
 	return e, s.Message(), true
 }

@@ -140,6 +140,13 @@ func (b *base) RawStopReason() []byte {
 	return nil
 }
 
+// ReportsActivity forwards the inner stream's llm.ActivityReporter answer:
+// a decorator adds no waits of its own.
+func (b *base) ReportsActivity() bool {
+	r, ok := b.inner.(llm.ActivityReporter)
+	return ok && r.ReportsActivity()
+}
+
 func (b *base) viewMessage() *llm.Message {
 	if b.views != nil {
 		return b.views.viewMessage()
@@ -200,9 +207,10 @@ func (b *base) closeInner() error {
 }
 
 var (
-	_ RawStopReasoner = (*base)(nil)
-	_ Unwrapper       = (*base)(nil)
-	_ eventViews      = (*base)(nil)
+	_ RawStopReasoner      = (*base)(nil)
+	_ Unwrapper            = (*base)(nil)
+	_ eventViews           = (*base)(nil)
+	_ llm.ActivityReporter = (*base)(nil)
 )
 
 // isToolCall reports whether b is a tool-call block (OpenClaw's toolCall,
