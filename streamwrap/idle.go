@@ -269,13 +269,19 @@ func (s *idleStream) extend(d time.Duration) {
 	}
 }
 
-// delivered records the delivery of an event.
+// delivered records the delivery of an event; it is small enough to be
+// inlined into step, so that the common case, a dirty stream, costs one
+// load.
 func (s *idleStream) delivered() {
-	switch s.mode.Load() {
-	case idleDirty:
-	case idleClean:
+	if m := s.mode.Load(); m != idleDirty {
+		s.markDelivered(m)
+	}
+}
+
+func (s *idleStream) markDelivered(mode uint32) {
+	if mode == idleClean {
 		s.mode.Store(idleDirty)
-	default:
+	} else {
 		s.stamp()
 	}
 }
@@ -330,12 +336,12 @@ func (s *idleStream) timeoutErr() *IdleTimeoutError {
 }
 
 func (s *idleStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *idleStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *idleStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
 		return nil, s.Message(), false
 	}

@@ -136,12 +136,12 @@ func (s *stageStream) get(i int) uint8 {
 }
 
 func (s *stageStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *stageStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *stageStream) Step() (*llm.Event, *llm.Message, bool) {
 	s.own = false
 	if !s.advance() {
 		s.finish(nil)

@@ -93,12 +93,12 @@ func (s *promoteStream) pop() bool {
 }
 
 func (s *promoteStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *promoteStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *promoteStream) Step() (*llm.Event, *llm.Message, bool) {
 	s.useCur = false
 	if s.pop() {
 		return s.Event(), s.Message(), true

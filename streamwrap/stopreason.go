@@ -161,12 +161,12 @@ func (s *stopStream) Err() error {
 }
 
 func (s *stopStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *stopStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *stopStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.synth {
 		if s.pending {
 			s.pending = false

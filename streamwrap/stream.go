@@ -37,27 +37,21 @@ type eventViews interface {
 	hasViews() bool
 }
 
-// stepper is implemented by every decorator stream of this package: step is
+// Every decorator stream of this package implements llm.Stepper: Step is
 // Next followed by Event (when Next reported true) and Message, in one
-// dynamic call instead of three. Each decorator type defines its own step
-// (never base: a promoted step would bypass the type's Event and Message
-// overrides); a type without one is reached through leafStep.
-type stepper interface {
-	step() (ev *llm.Event, msg *llm.Message, ok bool)
-}
+// dynamic call instead of three, and a provider decoder implements it too,
+// so the layer above calls it directly. Each decorator type defines its own
+// Step (never base: a promoted Step would bypass the type's Event and
+// Message overrides); an inner stream without one is reached through
+// leafStep.
 
-// leafStep adapts a stream that is not a decorator of this package (a
-// provider decoder, a test stream) to stepper, through its llm.Stepper
-// when it has one.
+// leafStep adapts a stream that does not implement llm.Stepper (a test
+// stream, a provider of another package) to it.
 type leafStep struct {
-	s  llm.Stream
-	st llm.Stepper // s, when it implements llm.Stepper
+	s llm.Stream
 }
 
-func (l *leafStep) step() (*llm.Event, *llm.Message, bool) {
-	if l.st != nil {
-		return l.st.Step()
-	}
+func (l *leafStep) Step() (*llm.Event, *llm.Message, bool) {
 	ok := l.s.Next()
 	var ev *llm.Event
 	if ok {
@@ -70,7 +64,7 @@ func (l *leafStep) step() (*llm.Event, *llm.Message, bool) {
 // forwards what the decorator does not override.
 type base struct {
 	inner llm.Stream
-	next  stepper         // inner as a stepper (or &leaf)
+	next  llm.Stepper     // inner as a stepper (or &leaf)
 	ev    *llm.Event      // the inner stream's current event, after advance
 	msg   *llm.Message    // the inner stream's message, after advance
 	views eventViews      // nil for production streams
@@ -80,11 +74,10 @@ type base struct {
 
 func (b *base) init(inner llm.Stream) {
 	b.inner = inner
-	if st, ok := inner.(stepper); ok {
+	if st, ok := inner.(llm.Stepper); ok {
 		b.next = st
 	} else {
 		b.leaf.s = inner
-		b.leaf.st, _ = inner.(llm.Stepper)
 		b.next = &b.leaf
 	}
 	if v, ok := inner.(eventViews); ok && v.hasViews() {
@@ -107,7 +100,7 @@ func (b *base) Message() *llm.Message { return b.curMessage() }
 // (the next layer of a given chain) never changes.
 func (b *base) advance() (ok bool) {
 	var ev *llm.Event
-	ev, b.msg, ok = b.next.step()
+	ev, b.msg, ok = b.next.Step()
 	if ok {
 		b.ev = ev
 	}

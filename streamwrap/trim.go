@@ -136,12 +136,12 @@ type trimStream struct {
 }
 
 func (s *trimStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *trimStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *trimStream) Step() (*llm.Event, *llm.Message, bool) {
 	if !s.advance() {
 		s.finish()
 		return nil, s.Message(), false
