@@ -124,6 +124,7 @@ type stopStream struct {
 	finished bool
 	drop     bool // apply the extended profile's per-call drop at done
 	dropper  dropper
+	pt       passThrough
 }
 
 func (s *stopStream) buildSynthetic(m *llm.Model, text string) {
@@ -175,8 +176,28 @@ func (s *stopStream) Step() (*llm.Event, *llm.Message, bool) {
 		}
 		return nil, s.Message(), false
 	}
+	ev, msg, ok := s.next.Step()
+	return s.settle(ev, msg, ok)
+}
+
+// passThrough skips the stage on every event but the terminal ones
+// (passer); a synthetic stream has no inner stream to skip to.
+func (s *stopStream) passThrough() *passThrough {
+	if s.synth {
+		return nil
+	}
+	s.pt = passThrough{next: s.next, mask: passMask(llm.EventDone, llm.EventError), p: s}
+	return &s.pt
+}
+
+// settle is Step after the pull (passer).
+func (s *stopStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
 	s.useEv = false
-	if !s.advance() {
+	s.base.msg = msg
+	if ok {
+		s.base.ev = ev
+	}
+	if !ok {
 		if !s.terminal {
 			s.terminal = true
 			if err := s.inner.Err(); err != nil {

@@ -60,11 +60,53 @@ func (l *leafStep) Step() (*llm.Event, *llm.Message, bool) {
 	return ev, l.s.Message(), ok
 }
 
+// passer is implemented by decorator streams that pass most events through
+// untouched and without looking at them (the stop-reason stage passes every
+// event but the terminal ones; the argument stage every event but
+// toolcall_end and the terminal ones). The layer above such a passer calls
+// its passThrough instead of its Step: that pulls from the passer's own
+// inner stream and hands the passer only the events it does not pass, which
+// saves most of a layer's call and bookkeeping on most events. The
+// pass-through layers are fused into the layer above.
+type passer interface {
+	// passThrough returns the passer's passThrough, or nil when it cannot
+	// be skipped.
+	passThrough() *passThrough
+	// settle is the passer's Step given what its pull returned: every event
+	// the mask does not pass, and the end.
+	settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool)
+}
+
+// passThrough is the Step of a skipped passer p (see passer).
+type passThrough struct {
+	next llm.Stepper // what p pulls from
+	mask uint32      // the event types p passes, bit 1<<Type
+	p    passer
+}
+
+// Step returns the pulled event when p passes it, else what p makes of it.
+func (t *passThrough) Step() (*llm.Event, *llm.Message, bool) {
+	ev, msg, ok := t.next.Step()
+	if ok && t.mask&(1<<ev.Type) != 0 {
+		return ev, msg, true
+	}
+	return t.p.settle(ev, msg, ok)
+}
+
+// passMask returns the mask of every event type but those of except.
+func passMask(except ...llm.EventType) uint32 {
+	m := ^uint32(0)
+	for _, t := range except {
+		m &^= 1 << t
+	}
+	return m
+}
+
 // base is embedded by every decorator stream: it holds the inner stream and
 // forwards what the decorator does not override.
 type base struct {
 	inner llm.Stream
-	next  llm.Stepper     // inner as a stepper (or &leaf)
+	next  llm.Stepper     // inner as a stepper (or &leaf, or its passThrough)
 	ev    *llm.Event      // the inner stream's current event, after advance
 	msg   *llm.Message    // the inner stream's message, after advance
 	views eventViews      // nil for production streams
@@ -74,7 +116,13 @@ type base struct {
 
 func (b *base) init(inner llm.Stream) {
 	b.inner = inner
-	if st, ok := inner.(llm.Stepper); ok {
+	var pt *passThrough
+	if p, ok := inner.(passer); ok {
+		pt = p.passThrough()
+	}
+	if pt != nil {
+		b.next = pt
+	} else if st, ok := inner.(llm.Stepper); ok {
 		b.next = st
 	} else {
 		b.leaf.s = inner
