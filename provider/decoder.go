@@ -416,13 +416,11 @@ func (d *Decoder) step() {
 		return
 	}
 	for len(d.q) == 0 && d.state < stateFinished {
-		if d.done != nil {
-			select {
-			case <-d.done:
-				d.abort()
-				return
-			default:
-			}
+		// Err is non-nil exactly when Done is closed, and cheaper to ask
+		// per event than a receive from Done.
+		if d.done != nil && d.ctx.Err() != nil {
+			d.abort()
+			return
 		}
 		data, err := d.readEvent()
 		if err != nil {
