@@ -115,7 +115,15 @@ type StreamFunc func(ctx context.Context, req *Request) (Stream, error)
 // Drain reads s to its end and returns its final message and error. It does
 // not close s.
 func Drain(s Stream) (*Message, error) {
-	for s.Next() {
+	if st, ok := s.(Stepper); ok {
+		for {
+			if _, _, ok := st.Step(); !ok {
+				break
+			}
+		}
+	} else {
+		for s.Next() {
+		}
 	}
 	return s.Message(), s.Err()
 }
