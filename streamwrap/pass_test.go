@@ -105,7 +105,9 @@ func TestPassThroughMatchesLayers(t *testing.T) {
 		for cut := len(b.body); cut > 0; cut -= 1 + cut/40 {
 			body := b.body[:cut]
 			base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-				return provider.NewDecoder(b.wire, bytes.NewReader(body), provider.Options{API: req.Model.API}), nil
+				d := provider.NewDecoder(b.wire, bytes.NewReader(body), provider.Options{API: req.Model.API})
+				d.SetContext(ctx) // as the transport does
+				return d, nil
 			}
 			fused, layered := record(guardedChain(base, false), req), record(guardedChain(base, true), req)
 			if !bytes.Equal(fused, layered) {
