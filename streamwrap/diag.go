@@ -129,6 +129,7 @@ func DiagnosticModelCallEvents(next llm.StreamFunc, cfg DiagnosticsConfig) llm.S
 			return nil, err
 		}
 		s.init(inner)
+		s.fuse()
 		return s, nil
 	}
 }
@@ -140,6 +141,31 @@ type diagStream struct {
 	cfg   *DiagnosticsConfig
 	ev    ModelCallEvent
 	ended bool
+	// idle is the idle decorator right below (Chain's order), fused: the
+	// stream pulls from idle's inner stream and hands idle only the events
+	// it does something with (idleStream.passes).
+	idle *idleStream
+}
+
+// fuse fuses the idle decorator below into this layer, when it is one.
+func (s *diagStream) fuse() {
+	if is, ok := s.inner.(*idleStream); ok && is.next != nil {
+		s.idle = is
+		s.next = is.next
+	}
+}
+
+// advanceIdle is advance through the fused idle decorator.
+func (s *diagStream) advanceIdle() bool {
+	ev, msg, ok := s.next.Step()
+	if !ok || ev.Type.IsTerminal() || !s.idle.passes() {
+		ev, msg, ok = s.idle.settle(ev, msg, ok)
+	}
+	s.base.msg = msg
+	if ok {
+		s.base.ev = ev
+	}
+	return ok
 }
 
 func (s *diagStream) Next() bool {
@@ -152,7 +178,13 @@ func (s *diagStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
 		return nil, s.Message(), false
 	}
-	if !s.advance() {
+	var ok bool
+	if s.idle != nil {
+		ok = s.advanceIdle()
+	} else {
+		ok = s.advance()
+	}
+	if !ok {
 		s.finish(nil)
 		return nil, s.Message(), false
 	}

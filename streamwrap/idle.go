@@ -345,7 +345,28 @@ func (s *idleStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
 		return nil, s.Message(), false
 	}
-	if !s.advance() {
+	ev, msg, ok := s.next.Step()
+	return s.settle(ev, msg, ok)
+}
+
+// passes reports whether the decorator would pass a non-terminal event
+// through without doing anything (see diagStream.fuse): always with the
+// creation-only scope; with the full scope when the stream is dirty (see
+// delivered), the steady state over a provider that reports its reads.
+func (s *idleStream) passes() bool {
+	return s.cfg.Scope != IdleFull || s.mode.Load() == idleDirty
+}
+
+// settle is Step after the pull.
+func (s *idleStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
+	if s.ended {
+		return nil, s.Message(), false
+	}
+	s.base.msg = msg
+	if ok {
+		s.base.ev = ev
+	}
+	if !ok {
 		s.end()
 		if s.fired.Load() {
 			s.markTimedOut(nil)
@@ -368,6 +389,9 @@ func (s *idleStream) Step() (*llm.Event, *llm.Message, bool) {
 
 func (s *idleStream) end() {
 	s.ended = true
+	// Not dirty, so that passes holds no more (a fused diagnostics layer
+	// then hands everything to settle, which knows the stream ended).
+	s.mode.Store(idleEachEvent)
 	s.stop()
 }
 

@@ -82,9 +82,19 @@ func checkIdleEnd(t *testing.T, s llm.Stream, idle, timeout time.Duration) {
 // it waits in; pings (frames without events) keep it alive meanwhile, as
 // OpenClaw's per-chunk activity does.
 func TestIdleReportingStreamStalls(t *testing.T) {
+	t.Run("alone", func(t *testing.T) { testIdleStall(t, false) })
+	// Diagnostics fuse the idle decorator below them (diagStream.fuse).
+	t.Run("under diagnostics", func(t *testing.T) { testIdleStall(t, true) })
+}
+
+func testIdleStall(t *testing.T, diag bool) {
 	const timeout = 300 * time.Millisecond
 	base, pw := pipeProvider()
 	f := IdleTimeout(base, IdleConfig{Timeout: timeout})
+	var phase ModelCallPhase
+	if diag {
+		f = DiagnosticModelCallEvents(f, DiagnosticsConfig{Sink: DiagnosticSinkFunc(func(e *ModelCallEvent) { phase = e.Phase })})
+	}
 	s, err := f(context.Background(), &llm.Request{})
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +123,9 @@ func TestIdleReportingStreamStalls(t *testing.T) {
 		t.Fatalf("%d events before the end, want start, text_start and two deltas", n)
 	}
 	checkIdleEnd(t, s, end.Sub(<-lastPing), timeout)
+	if diag && phase != ModelCallError {
+		t.Fatalf("last diagnostic phase %v, want %v", phase, ModelCallError)
+	}
 }
 
 // A consumer that takes a third of the timeout per event works through
