@@ -115,15 +115,7 @@ type StreamFunc func(ctx context.Context, req *Request) (Stream, error)
 // Drain reads s to its end and returns its final message and error. It does
 // not close s.
 func Drain(s Stream) (*Message, error) {
-	if st, ok := s.(Stepper); ok {
-		for {
-			if _, _, ok := st.Step(); !ok {
-				break
-			}
-		}
-	} else {
-		for s.Next() {
-		}
+	for s.Next() {
 	}
 	return s.Message(), s.Err()
 }
