@@ -82,7 +82,12 @@ type IdleConfig struct {
 // reported through llm.WithActivity) only records a monotonic timestamp;
 // when the timer fires it re-arms itself for the remaining time if there
 // was activity, and otherwise cancels the context with the
-// *IdleTimeoutError and calls OnIdleTimeout.
+// *IdleTimeoutError and calls OnIdleTimeout. Cancellation reaches the I/O
+// boundary, where the provider's blocked read returns (net/http aborts the
+// body read; provider.Decoder.SetContext ends the stream), so the blocked
+// Next returns and the stream ends with an error event whose message says
+// "LLM idle timeout (Ns): no response from model". Inner streams must
+// honour their context; one that does not keeps its Next blocked.
 //
 // When the inner stream reports its reads (llm.ActivityReporter, as
 // provider.Decoder does under the transport's context), the clock is read
@@ -94,12 +99,7 @@ type IdleConfig struct {
 // delivered since the last read (a consumer working through buffered
 // events for a whole Timeout), it allows a full Timeout from then and
 // stamps every event until the next read; a consumer that stops calling
-// Next in that state is thus timed out up to one Timeout late. Cancellation reaches the I/O
-// boundary, where the provider's blocked read returns (net/http aborts the
-// body read; provider.Decoder.SetContext ends the stream), so the blocked
-// Next returns and the stream ends with an error event whose message says
-// "LLM idle timeout (Ns): no response from model". Inner streams must
-// honour their context; one that does not keeps its Next blocked.
+// Next in that state is thus timed out up to one Timeout late.
 //
 // Calls one after another (an agent run's model calls) reuse one stream
 // state, its timer and, when IdleConfig.ReuseContext allows it, the

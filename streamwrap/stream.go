@@ -116,17 +116,19 @@ type base struct {
 
 func (b *base) init(inner llm.Stream) {
 	b.inner = inner
-	var pt *passThrough
+	b.next = nil
 	if p, ok := inner.(passer); ok {
-		pt = p.passThrough()
+		if pt := p.passThrough(); pt != nil {
+			b.next = pt
+		}
 	}
-	if pt != nil {
-		b.next = pt
-	} else if st, ok := inner.(llm.Stepper); ok {
-		b.next = st
-	} else {
-		b.leaf.s = inner
-		b.next = &b.leaf
+	if b.next == nil {
+		if st, ok := inner.(llm.Stepper); ok {
+			b.next = st
+		} else {
+			b.leaf.s = inner
+			b.next = &b.leaf
+		}
 	}
 	if v, ok := inner.(eventViews); ok && v.hasViews() {
 		b.views = v
