@@ -141,9 +141,9 @@ type diagStream struct {
 	cfg   *DiagnosticsConfig
 	ev    ModelCallEvent
 	ended bool
-	// idle is the idle decorator right below (Chain's order), fused: the
-	// stream pulls from idle's inner stream and hands idle only the events
-	// it does something with (idleStream.passes).
+	// idle is the idle decorator right below (Chain's order), fused: Step
+	// pulls from idle's inner stream and hands idle only the events it does
+	// something with (idleStream.passes).
 	idle *idleStream
 }
 
@@ -153,19 +153,6 @@ func (s *diagStream) fuse() {
 		s.idle = is
 		s.next = is.next
 	}
-}
-
-// advanceIdle is advance through the fused idle decorator.
-func (s *diagStream) advanceIdle() bool {
-	ev, msg, ok := s.next.Step()
-	if !ok || ev.Type.IsTerminal() || !s.idle.passes() {
-		ev, msg, ok = s.idle.settle(ev, msg, ok)
-	}
-	s.base.msg = msg
-	if ok {
-		s.base.ev = ev
-	}
-	return ok
 }
 
 func (s *diagStream) Next() bool {
@@ -178,17 +165,16 @@ func (s *diagStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
 		return nil, s.Message(), false
 	}
-	var ok bool
-	if s.idle != nil {
-		ok = s.advanceIdle()
-	} else {
-		ok = s.advance()
+	e, msg, ok := s.next.Step()
+	if s.idle != nil && (!ok || e.Type.IsTerminal() || !s.idle.passes()) {
+		e, msg, ok = s.idle.settle(e, msg, ok)
 	}
+	s.base.msg = msg
 	if !ok {
 		s.finish(nil)
 		return nil, s.Message(), false
 	}
-	e := s.curEvent()
+	s.base.ev = e
 	if s.ev.Events == 0 {
 		s.ev.TimeToFirstByte = time.Since(s.ev.Start)
 	}
