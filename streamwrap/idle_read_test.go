@@ -32,16 +32,29 @@ const (
 
 // pipeProvider returns a StreamFunc decoding what the returned writer
 // writes, as the transport does: the decoder gets the call's context, and
-// its cancellation aborts the blocked read (as net/http aborts a body read).
-func pipeProvider() (llm.StreamFunc, *io.PipeWriter) {
+// its cancellation aborts the blocked read (as net/http aborts a body
+// read). The test must call the returned close after closing the stream:
+// it waits for that abort, whose goroutine would otherwise allocate during
+// a later test's allocation count.
+func pipeProvider(t *testing.T) (llm.StreamFunc, *io.PipeWriter, func()) {
 	pr, pw := io.Pipe()
 	d := provider.NewDecoder(provider.WireAnthropic, pr, provider.Options{})
+	aborted := make(chan struct{})
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		d.Reset(provider.WireAnthropic, pr, provider.Options{})
-		d.SetContext(ctx)
-		context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
-		return d, nil
-	}, pw
+			d.Reset(provider.WireAnthropic, pr, provider.Options{})
+			d.SetContext(ctx)
+			context.AfterFunc(ctx, func() {
+				pr.CloseWithError(context.Cause(ctx))
+				close(aborted)
+			})
+			return d, nil
+		}, pw, func() {
+			select {
+			case <-aborted:
+			case <-time.After(10 * time.Second):
+				t.Error("the stream's context was not cancelled at Close")
+			}
+		}
 }
 
 // drainTimed reads s to its end, sleeping each after every non-terminal
@@ -89,7 +102,7 @@ func TestIdleReportingStreamStalls(t *testing.T) {
 
 func testIdleStall(t *testing.T, diag bool) {
 	const timeout = 300 * time.Millisecond
-	base, pw := pipeProvider()
+	base, pw, closed := pipeProvider(t)
 	f := IdleTimeout(base, IdleConfig{Timeout: timeout})
 	var phase ModelCallPhase
 	if diag {
@@ -99,7 +112,10 @@ func testIdleStall(t *testing.T, diag bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		s.Close()
+		closed()
+	}()
 	if r, ok := s.(llm.ActivityReporter); !ok || !r.ReportsActivity() {
 		t.Fatal("the idle stream over a decoder with the call's context does not report activity")
 	}
@@ -134,13 +150,16 @@ func testIdleStall(t *testing.T, diag bool) {
 // fires Timeout after the read.
 func TestIdleReportingSlowConsumer(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	base, pw := pipeProvider()
+	base, pw, closed := pipeProvider(t)
 	f := IdleTimeout(base, IdleConfig{Timeout: timeout})
 	s, err := f(context.Background(), &llm.Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		s.Close()
+		closed()
+	}()
 	go io.WriteString(pw, anthStart+strings.Repeat(anthDelta, 8))
 	asked, end, n := drainTimed(s, timeout/3)
 	if n != 10 {
@@ -154,13 +173,16 @@ func TestIdleReportingSlowConsumer(t *testing.T) {
 // The same slow consumer over a body that ends normally: no timeout.
 func TestIdleReportingSlowConsumerCompletes(t *testing.T) {
 	const timeout = 150 * time.Millisecond
-	base, pw := pipeProvider()
+	base, pw, closed := pipeProvider(t)
 	f := IdleTimeout(base, IdleConfig{Timeout: timeout})
 	s, err := f(context.Background(), &llm.Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() {
+		s.Close()
+		closed()
+	}()
 	go func() {
 		io.WriteString(pw, anthStart+strings.Repeat(anthDelta, 8)+anthEnd)
 		pw.Close()
