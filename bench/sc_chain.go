@@ -16,7 +16,8 @@ import (
 // chain as a live turn runs it: every always-on decorator, argument repair
 // (the extended profile, with OpenClaw's wrapper where its gate allows),
 // the idle timeout (keeping its contexts from call to call, as the engine
-// does) and diagnostics.
+// does) and diagnostics. The decoder gets the call's context, as the
+// transport gives it: its cancellation and its activity hook.
 func chainScenarios() ([]Scenario, error) {
 	var scs []Scenario
 	for _, ws := range peerdata.WireStreams() {
@@ -33,6 +34,7 @@ func chainScenarios() ([]Scenario, error) {
 				base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 					r.Reset(ws.Stream.Body)
 					d.Reset(ws.Wire, r, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID})
+					d.SetContext(ctx) // as the transport does
 					return d, nil
 				}
 				calls := 0

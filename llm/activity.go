@@ -8,7 +8,9 @@ type activityKey struct{}
 // calls for every chunk or frame it receives, including frames that produce
 // no event (an Anthropic ping, an SSE comment). The idle-timeout decorator
 // of package streamwrap installs it so that such traffic keeps a stream
-// alive, as @openclaw/ai's notifyLlmRequestActivity does.
+// alive, as @openclaw/ai's notifyLlmRequestActivity does. A provider stream
+// that also calls it before each wait for the provider says so by
+// implementing ActivityReporter.
 func WithActivity(ctx context.Context, f func()) context.Context {
 	return context.WithValue(ctx, activityKey{}, f)
 }
@@ -18,4 +20,19 @@ func WithActivity(ctx context.Context, f func()) context.Context {
 func ActivityFunc(ctx context.Context) func() {
 	f, _ := ctx.Value(activityKey{}).(func())
 	return f
+}
+
+// ActivityReporter is implemented by streams that may report their waits
+// through the activity function of the context they were created with
+// (WithActivity), and by decorators that forward the question to the
+// stream they wrap.
+//
+// When ReportsActivity returns true, the stream calls that function, on
+// the goroutine that calls Next, before every read from the provider
+// (which may wait) and again when the read returns. Every event it has
+// delivered was then delivered before its latest call, and a stream that
+// has delivered no event since that call is waiting for the provider. That
+// lets an idle timer stamp the clock per read instead of per event.
+type ActivityReporter interface {
+	ReportsActivity() bool
 }

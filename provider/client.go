@@ -365,9 +365,10 @@ type httpStream struct {
 }
 
 var (
-	_ llm.Stream      = (*httpStream)(nil)
-	_ llm.Stepper     = (*httpStream)(nil)
-	_ RawStopReasoner = (*httpStream)(nil)
+	_ llm.Stream           = (*httpStream)(nil)
+	_ llm.Stepper          = (*httpStream)(nil)
+	_ RawStopReasoner      = (*httpStream)(nil)
+	_ llm.ActivityReporter = (*httpStream)(nil)
 )
 
 func (s *httpStream) Next() bool {
@@ -406,6 +407,11 @@ func (s *httpStream) Err() error {
 		return s.err
 	}
 	return s.d.Err()
+}
+
+// ReportsActivity forwards the decoder's (llm.ActivityReporter).
+func (s *httpStream) ReportsActivity() bool {
+	return !s.closed && s.d.ReportsActivity()
 }
 
 func (s *httpStream) RawStopReason() []byte {

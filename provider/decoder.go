@@ -84,7 +84,8 @@ type Decoder struct {
 	wire Wire
 	opts Options
 	r    io.Reader
-	br   *bufio.Reader
+	br   *bufio.Reader // reads src
+	src  source
 	done <-chan struct{}
 	ctx  context.Context
 
@@ -163,10 +164,29 @@ type slot struct {
 }
 
 var (
-	_ llm.Stream      = (*Decoder)(nil)
-	_ llm.Stepper     = (*Decoder)(nil)
-	_ RawStopReasoner = (*Decoder)(nil)
+	_ llm.Stream           = (*Decoder)(nil)
+	_ llm.Stepper          = (*Decoder)(nil)
+	_ RawStopReasoner      = (*Decoder)(nil)
+	_ llm.ActivityReporter = (*Decoder)(nil)
 )
+
+// source is the body as the read buffer sees it: with an activity function
+// (SetContext), every read is reported before it may wait and again when it
+// returns, as llm.ActivityReporter promises.
+type source struct {
+	r   io.Reader
+	act func()
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	if s.act == nil {
+		return s.r.Read(p)
+	}
+	s.act()
+	n, err := s.r.Read(p)
+	s.act()
+	return n, err
+}
 
 // NewDecoder returns a decoder of wire w reading r.
 func NewDecoder(w Wire, r io.Reader, o Options) *Decoder {
@@ -181,10 +201,11 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.wire = w
 	d.opts = o
 	d.r = r
+	d.src = source{r: r}
 	if d.br == nil {
-		d.br = bufio.NewReaderSize(r, readBufferSize)
+		d.br = bufio.NewReaderSize(&d.src, readBufferSize)
 	} else {
-		d.br.Reset(r)
+		d.br.Reset(&d.src)
 	}
 	d.done, d.ctx = nil, nil
 	d.msg.Reset()
@@ -223,13 +244,21 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 
 // SetContext makes cancellation of ctx end the stream with an error event
 // of reason llm.StopAborted ("Request was aborted"); Err then returns the
-// context's error. The transport sets it; call it after Reset.
+// context's error. When ctx carries an activity function (llm.WithActivity),
+// d calls it before and after every read of the body (see
+// llm.ActivityReporter). The transport sets it; call it after Reset.
 func (d *Decoder) SetContext(ctx context.Context) {
 	d.ctx = ctx
+	d.src.act = nil
 	if ctx != nil {
 		d.done = ctx.Done()
+		d.src.act = llm.ActivityFunc(ctx)
 	}
 }
+
+// ReportsActivity reports whether d calls an activity function around its
+// reads (llm.ActivityReporter): whether SetContext's context had one.
+func (d *Decoder) ReportsActivity() bool { return d.src.act != nil }
 
 // Wire returns the wire format d decodes.
 func (d *Decoder) Wire() Wire { return d.wire }
@@ -292,6 +321,7 @@ func PutDecoder(d *Decoder) {
 	}
 	d.r = nil
 	d.br.Reset(nil)
+	d.src = source{}
 	d.win, d.wn, d.data, d.name = nil, 0, nil, nil
 	d.ctx, d.done = nil, nil
 	d.err = nil
@@ -386,13 +416,11 @@ func (d *Decoder) step() {
 		return
 	}
 	for len(d.q) == 0 && d.state < stateFinished {
-		if d.done != nil {
-			select {
-			case <-d.done:
-				d.abort()
-				return
-			default:
-			}
+		// Err is non-nil exactly when Done is closed, and cheaper to ask
+		// per event than a receive from Done.
+		if d.done != nil && d.ctx.Err() != nil {
+			d.abort()
+			return
 		}
 		data, err := d.readEvent()
 		if err != nil {

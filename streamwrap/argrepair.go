@@ -111,12 +111,12 @@ func (s *repairStream) state(i int) *argState {
 }
 
 func (s *repairStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *repairStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *repairStream) Step() (*llm.Event, *llm.Message, bool) {
 	if !s.advance() {
 		s.finish()
 		return nil, s.Message(), false

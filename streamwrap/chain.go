@@ -75,6 +75,12 @@ type Options struct {
 // Steps 10 and 11 are decided per call from the request's model. The
 // returned function carries the unknown-tool streak of one agent run:
 // build one chain per run.
+//
+// Per event, the layers that pass an event through untouched are fused into
+// the layer above: the argument stage (0) and the stop-reason stage (14)
+// are skipped on every event they do not act on (passer), and diagnostics
+// (17) hand the idle timeout (15) only the events it records (over a
+// provider that reports its reads, one per read) and the terminal ones.
 func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 	extended := o.Profile == repair.ProfileExtended
 	f := argumentStage(base, o.Profile, extended)

@@ -187,6 +187,7 @@ func BenchmarkDecodeChain(b *testing.B) {
 			base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 				br.Reset(body)
 				d.Reset(w.wire, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider})
+				d.SetContext(ctx) // as the transport does
 				return d, nil
 			}
 			f, req := fullChain(base)
@@ -263,6 +264,51 @@ func TestDecodeChainSynthZeroAllocs(t *testing.T) {
 		}
 		if a := testing.AllocsPerRun(20, run); a != 0 {
 			t.Errorf("%s: decode+chain of 2,000 events allocated %v times per stream", w.name, a)
+		}
+	}
+}
+
+// With the idle timeout over a decoder that reports its reads (the call's
+// context, as the transport gives it), as a live turn runs the chain: no
+// allocation per stream either.
+func TestDecodeChainIdleZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under -race")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, w := range benchWires {
+		body := w.gen(2000, 1)
+		br := bytes.NewReader(body)
+		d := provider.NewDecoder(w.wire, br, provider.Options{})
+		reported := false
+		base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+			br.Reset(body)
+			d.Reset(w.wire, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider})
+			d.SetContext(ctx)
+			reported = d.ReportsActivity()
+			return d, nil
+		}
+		f := Chain(base, Options{
+			Profile:          repair.ProfileExtended,
+			LiveTools:        NewAllowlist("read", "write", "exec"),
+			IdleTimeout:      time.Minute,
+			IdleReuseContext: true,
+			Diagnostics:      DiagnosticSinkFunc(func(*ModelCallEvent) {}),
+		})
+		req := &llm.Request{Model: llm.Model{ID: "m", API: w.wire.API(), Provider: "openai-compatible"}}
+		run := func() {
+			s, _ := f(ctx, req)
+			for s.Next() {
+			}
+			s.Close()
+		}
+		run()
+		if !reported || d.Message().StopReason == llm.StopError {
+			t.Fatalf("%s: reads reported %v, %s", w.name, reported, d.Message().ErrorMessage)
+		}
+		if a := testing.AllocsPerRun(20, run); a != 0 {
+			t.Errorf("%s: decode+chain with the idle timeout allocated %v times per stream", w.name, a)
 		}
 	}
 }

@@ -129,6 +129,7 @@ func DiagnosticModelCallEvents(next llm.StreamFunc, cfg DiagnosticsConfig) llm.S
 			return nil, err
 		}
 		s.init(inner)
+		s.fuse()
 		return s, nil
 	}
 }
@@ -140,23 +141,40 @@ type diagStream struct {
 	cfg   *DiagnosticsConfig
 	ev    ModelCallEvent
 	ended bool
+	// idle is the idle decorator right below (Chain's order), fused: Step
+	// pulls from idle's inner stream and hands idle only the events it does
+	// something with (idleStream.passes).
+	idle *idleStream
+}
+
+// fuse fuses the idle decorator below into this layer, when it is one.
+func (s *diagStream) fuse() {
+	if is, ok := s.inner.(*idleStream); ok && is.next != nil {
+		s.idle = is
+		s.next = is.next
+	}
 }
 
 func (s *diagStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *diagStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *diagStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
 		return nil, s.Message(), false
 	}
-	if !s.advance() {
+	e, msg, ok := s.next.Step()
+	if s.idle != nil && (!ok || e.Type.IsTerminal() || !s.idle.passes()) {
+		e, msg, ok = s.idle.settle(e, msg, ok)
+	}
+	s.base.msg = msg
+	if !ok {
 		s.finish(nil)
 		return nil, s.Message(), false
 	}
-	e := s.curEvent()
+	s.base.ev = e
 	if s.ev.Events == 0 {
 		s.ev.TimeToFirstByte = time.Since(s.ev.Start)
 	}

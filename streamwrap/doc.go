@@ -19,7 +19,7 @@
 // message. Per-stream state lives in a struct that is pooled and reset, so
 // that a steady-state stream allocates nothing per event. Optional
 // capabilities of the inner stream survive the wrapping: every decorator
-// stream has Unwrap and forwards RawStopReason.
+// stream has Unwrap and forwards RawStopReason and ReportsActivity.
 //
 // A decorator stream must be closed exactly once; after Close it returns
 // to a pool and must not be used again.

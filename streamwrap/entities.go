@@ -52,12 +52,12 @@ type entityStream struct {
 }
 
 func (s *entityStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *entityStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *entityStream) Step() (*llm.Event, *llm.Message, bool) {
 	if !s.advance() {
 		s.finish()
 		return nil, s.Message(), false

@@ -89,6 +89,18 @@ type IdleConfig struct {
 // "LLM idle timeout (Ns): no response from model". Inner streams must
 // honour their context; one that does not keeps its Next blocked.
 //
+// When the inner stream reports its reads (llm.ActivityReporter, as
+// provider.Decoder does under the transport's context), the clock is read
+// per read rather than per event: an event only marks the stream as having
+// delivered something since the last read. A stream stalled on the
+// provider has delivered nothing since the read it waits in, so the
+// timeout fires Timeout after that read, which is after its last event by
+// only the consumer's handling of that event. If the timer finds events
+// delivered since the last read (a consumer working through buffered
+// events for a whole Timeout), it allows a full Timeout from then and
+// stamps every event until the next read; a consumer that stops calling
+// Next in that state is thus timed out up to one Timeout late.
+//
 // Calls one after another (an agent run's model calls) reuse one stream
 // state, its timer and, when IdleConfig.ReuseContext allows it, the
 // derived contexts: a steady-state call allocates nothing here.
@@ -128,6 +140,9 @@ func IdleTimeout(next llm.StreamFunc, cfg IdleConfig) llm.StreamFunc {
 			s.stop()
 		}
 		s.init(inner)
+		if s.ReportsActivity() {
+			s.mode.Store(idleClean)
+		}
 		return s, nil
 	}
 }
@@ -149,7 +164,9 @@ type idleStream struct {
 	// deadline is the time since epoch at which the timer may fire; activity
 	// moves it forward.
 	deadline atomic.Int64
-	fired    atomic.Bool
+	// mode says how events count as activity (idleEachEvent, ...).
+	mode  atomic.Uint32
+	fired atomic.Bool
 	// mu orders the timer's decision to fire with the start and end of a
 	// call, so that a late firing never reaches the next call.
 	mu      sync.Mutex
@@ -158,6 +175,22 @@ type idleStream struct {
 	ended   bool
 	closed  bool
 }
+
+// How events count as activity (idleStream.mode).
+const (
+	// idleEachEvent: every event stamps the clock; the inner stream does
+	// not report its reads.
+	idleEachEvent uint32 = iota
+	// idleClean: the inner stream reports its reads, and no event was
+	// delivered since the last report.
+	idleClean
+	// idleDirty: events were delivered since the last report; their times
+	// were not taken.
+	idleDirty
+	// idleHeld: the timer found the stream dirty at its deadline: every
+	// event stamps the clock until the next report.
+	idleHeld
+)
 
 // begin starts a call under ctx: the contexts of the previous call are
 // kept when allowed and still live, and the timer is armed.
@@ -173,6 +206,7 @@ func (s *idleStream) begin(ctx context.Context) {
 		s.actx = llm.WithActivity(s.ctx, s.activityFn)
 	}
 	s.fired.Store(false)
+	s.mode.Store(idleEachEvent)
 	s.idleErr = nil
 	s.ended, s.closed = false, false
 	s.epoch = time.Now()
@@ -208,10 +242,48 @@ func (s *idleStream) release() {
 	s.free.CompareAndSwap(nil, s)
 }
 
-// activity records activity: the timer, when it fires, re-arms itself for
-// the remaining time.
-func (s *idleStream) activity() {
+// stamp records activity now: the timer, when it fires, re-arms itself
+// for the remaining time.
+func (s *idleStream) stamp() {
 	s.deadline.Store(int64(time.Since(s.epoch) + s.cfg.Timeout))
+}
+
+// activity is the provider's report (llm.WithActivity). From a reporting
+// stream it also says that every event delivered so far came before it.
+// The deadline is stored before the mode, and fire loads them in the
+// other order, so a timer that sees the stream clean sees this deadline.
+func (s *idleStream) activity() {
+	s.stamp()
+	if s.mode.Load() != idleEachEvent {
+		s.mode.Store(idleClean)
+	}
+}
+
+// extend moves the deadline to d unless activity put it later.
+func (s *idleStream) extend(d time.Duration) {
+	for {
+		old := s.deadline.Load()
+		if old >= int64(d) || s.deadline.CompareAndSwap(old, int64(d)) {
+			return
+		}
+	}
+}
+
+// delivered records the delivery of an event; it is small enough to be
+// inlined into step, so that the common case, a dirty stream, costs one
+// load.
+func (s *idleStream) delivered() {
+	if m := s.mode.Load(); m != idleDirty {
+		s.markDelivered(m)
+	}
+}
+
+func (s *idleStream) markDelivered(mode uint32) {
+	if mode == idleClean {
+		s.mode.Store(idleDirty)
+	} else {
+		s.stamp()
+	}
 }
 
 func (s *idleStream) fire() {
@@ -220,9 +292,20 @@ func (s *idleStream) fire() {
 		s.mu.Unlock()
 		return
 	}
+	mode := s.mode.Load()
 	now := time.Since(s.epoch)
 	if d := time.Duration(s.deadline.Load()); d > now {
 		s.timer.Reset(d - now)
+		s.mu.Unlock()
+		return
+	}
+	if mode == idleDirty {
+		// Events came after the last report at times not taken, the last
+		// of them at the latest now: allow a full Timeout from now, and
+		// stamp each event until the next report.
+		s.extend(now + s.cfg.Timeout)
+		s.mode.CompareAndSwap(idleDirty, idleHeld)
+		s.timer.Reset(s.cfg.Timeout)
 		s.mu.Unlock()
 		return
 	}
@@ -253,16 +336,37 @@ func (s *idleStream) timeoutErr() *IdleTimeoutError {
 }
 
 func (s *idleStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *idleStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *idleStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
 		return nil, s.Message(), false
 	}
-	if !s.advance() {
+	ev, msg, ok := s.next.Step()
+	return s.settle(ev, msg, ok)
+}
+
+// passes reports whether the decorator would pass a non-terminal event
+// through without doing anything (see diagStream.fuse): always with the
+// creation-only scope; with the full scope when the stream is dirty (see
+// delivered), the steady state over a provider that reports its reads.
+func (s *idleStream) passes() bool {
+	return s.cfg.Scope != IdleFull || s.mode.Load() == idleDirty
+}
+
+// settle is Step after the pull.
+func (s *idleStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
+	if s.ended {
+		return nil, s.Message(), false
+	}
+	s.base.msg = msg
+	if ok {
+		s.base.ev = ev
+	}
+	if !ok {
 		s.end()
 		if s.fired.Load() {
 			s.markTimedOut(nil)
@@ -278,13 +382,16 @@ func (s *idleStream) step() (*llm.Event, *llm.Message, bool) {
 		return e, s.Message(), true
 	}
 	if s.cfg.Scope == IdleFull {
-		s.activity()
+		s.delivered()
 	}
 	return e, s.Message(), true
 }
 
 func (s *idleStream) end() {
 	s.ended = true
+	// Not dirty, so that passes holds no more (a fused diagnostics layer
+	// then hands everything to settle, which knows the stream ended).
+	s.mode.Store(idleEachEvent)
 	s.stop()
 }
 

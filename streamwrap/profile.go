@@ -110,6 +110,7 @@ type stageStream struct {
 	msgBuf    []byte
 	finished  bool
 	deferDrop bool
+	pt        passThrough
 }
 
 func (s *stageStream) Event() *llm.Event {
@@ -136,17 +137,32 @@ func (s *stageStream) get(i int) uint8 {
 }
 
 func (s *stageStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *stageStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *stageStream) Step() (*llm.Event, *llm.Message, bool) {
+	ev, msg, ok := s.next.Step()
+	return s.settle(ev, msg, ok)
+}
+
+// passThrough skips the stage on every event but toolcall_end and the
+// terminal ones (passer).
+func (s *stageStream) passThrough() *passThrough {
+	s.pt = passThrough{next: s.next, mask: passMask(llm.EventToolCallEnd, llm.EventDone, llm.EventError), p: s}
+	return &s.pt
+}
+
+// settle is Step after the pull (passer).
+func (s *stageStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
 	s.own = false
-	if !s.advance() {
+	s.base.msg = msg
+	if !ok {
 		s.finish(nil)
 		return nil, s.Message(), false
 	}
+	s.base.ev = ev
 	e := s.curEvent()
 	switch e.Type {
 	case llm.EventToolCallEnd:

@@ -93,12 +93,12 @@ func (s *promoteStream) pop() bool {
 }
 
 func (s *promoteStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *promoteStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *promoteStream) Step() (*llm.Event, *llm.Message, bool) {
 	s.useCur = false
 	if s.pop() {
 		return s.Event(), s.Message(), true
@@ -118,7 +118,7 @@ func (s *promoteStream) step() (*llm.Event, *llm.Message, bool) {
 			s.sawStart = true
 		case llm.EventTextStart, llm.EventTextDelta, llm.EventTextEnd:
 			if s.holding == 0 || s.holding-1 == e.ContentIndex {
-				if s.couldBeCall(e.ContentIndex) {
+				if !s.settledText(e.ContentIndex) && s.couldBeCall(e.ContentIndex) {
 					s.holding = e.ContentIndex + 1
 					s.hold(e)
 					continue
@@ -141,11 +141,18 @@ func (s *promoteStream) step() (*llm.Event, *llm.Message, bool) {
 	}
 }
 
+// settledText reports whether the text block at i is known not to be a
+// serialized tool call (couldBeCall said so before); inlined, it saves the
+// call on most text events.
+func (s *promoteStream) settledText(i int) bool {
+	return i >= 0 && i < len(s.notCall) && s.notCall[i]
+}
+
 // couldBeCall reports whether the text block at i could still become a
 // serialized tool call. A "no" is final (text only grows at its end), so it
 // is remembered per content index.
 func (s *promoteStream) couldBeCall(i int) bool {
-	if i < len(s.notCall) && s.notCall[i] {
+	if s.settledText(i) {
 		return false
 	}
 	b := s.curMessage().Block(i)

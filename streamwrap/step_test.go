@@ -25,7 +25,7 @@ func TestHasCloser(t *testing.T) {
 	}
 }
 
-// TestStepMatchesNext checks that a decorator's step reports what its Next,
+// TestStepMatchesNext checks that a decorator's Step reports what its Next,
 // Event and Message report, through the whole chain over the scripted
 // stream, event by event.
 func TestStepMatchesNext(t *testing.T) {
@@ -39,13 +39,13 @@ func TestStepMatchesNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	st, ok := a.(stepper)
+	st, ok := a.(llm.Stepper)
 	if !ok {
-		t.Fatalf("%T does not implement stepper", a)
+		t.Fatalf("%T does not implement llm.Stepper", a)
 	}
 	var evs []llm.Event
 	for {
-		ev, msg, ok := st.step()
+		ev, msg, ok := st.Step()
 		if msg != a.Message() {
 			t.Fatalf("step's message %p, Message() %p", msg, a.Message())
 		}

@@ -124,6 +124,7 @@ type stopStream struct {
 	finished bool
 	drop     bool // apply the extended profile's per-call drop at done
 	dropper  dropper
+	pt       passThrough
 }
 
 func (s *stopStream) buildSynthetic(m *llm.Model, text string) {
@@ -161,12 +162,12 @@ func (s *stopStream) Err() error {
 }
 
 func (s *stopStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *stopStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *stopStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.synth {
 		if s.pending {
 			s.pending = false
@@ -175,8 +176,28 @@ func (s *stopStream) step() (*llm.Event, *llm.Message, bool) {
 		}
 		return nil, s.Message(), false
 	}
+	ev, msg, ok := s.next.Step()
+	return s.settle(ev, msg, ok)
+}
+
+// passThrough skips the stage on every event but the terminal ones
+// (passer); a synthetic stream has no inner stream to skip to.
+func (s *stopStream) passThrough() *passThrough {
+	if s.synth {
+		return nil
+	}
+	s.pt = passThrough{next: s.next, mask: passMask(llm.EventDone, llm.EventError), p: s}
+	return &s.pt
+}
+
+// settle is Step after the pull (passer).
+func (s *stopStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
 	s.useEv = false
-	if !s.advance() {
+	s.base.msg = msg
+	if ok {
+		s.base.ev = ev
+	}
+	if !ok {
 		if !s.terminal {
 			s.terminal = true
 			if err := s.inner.Err(); err != nil {

@@ -37,27 +37,21 @@ type eventViews interface {
 	hasViews() bool
 }
 
-// stepper is implemented by every decorator stream of this package: step is
+// Every decorator stream of this package implements llm.Stepper: Step is
 // Next followed by Event (when Next reported true) and Message, in one
-// dynamic call instead of three. Each decorator type defines its own step
-// (never base: a promoted step would bypass the type's Event and Message
-// overrides); a type without one is reached through leafStep.
-type stepper interface {
-	step() (ev *llm.Event, msg *llm.Message, ok bool)
-}
+// dynamic call instead of three, and a provider decoder implements it too,
+// so the layer above calls it directly. Each decorator type defines its own
+// Step (never base: a promoted Step would bypass the type's Event and
+// Message overrides); an inner stream without one is reached through
+// leafStep.
 
-// leafStep adapts a stream that is not a decorator of this package (a
-// provider decoder, a test stream) to stepper, through its llm.Stepper
-// when it has one.
+// leafStep adapts a stream that does not implement llm.Stepper (a test
+// stream, a provider of another package) to it.
 type leafStep struct {
-	s  llm.Stream
-	st llm.Stepper // s, when it implements llm.Stepper
+	s llm.Stream
 }
 
-func (l *leafStep) step() (*llm.Event, *llm.Message, bool) {
-	if l.st != nil {
-		return l.st.Step()
-	}
+func (l *leafStep) Step() (*llm.Event, *llm.Message, bool) {
 	ok := l.s.Next()
 	var ev *llm.Event
 	if ok {
@@ -66,11 +60,53 @@ func (l *leafStep) step() (*llm.Event, *llm.Message, bool) {
 	return ev, l.s.Message(), ok
 }
 
+// passer is implemented by decorator streams that pass most events through
+// untouched and without looking at them (the stop-reason stage passes every
+// event but the terminal ones; the argument stage every event but
+// toolcall_end and the terminal ones). The layer above such a passer calls
+// its passThrough instead of its Step: that pulls from the passer's own
+// inner stream and hands the passer only the events it does not pass, which
+// saves most of a layer's call and bookkeeping on most events. The
+// pass-through layers are fused into the layer above.
+type passer interface {
+	// passThrough returns the passer's passThrough, or nil when it cannot
+	// be skipped.
+	passThrough() *passThrough
+	// settle is the passer's Step given what its pull returned: every event
+	// the mask does not pass, and the end.
+	settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool)
+}
+
+// passThrough is the Step of a skipped passer p (see passer).
+type passThrough struct {
+	next llm.Stepper // what p pulls from
+	mask uint32      // the event types p passes, bit 1<<Type
+	p    passer
+}
+
+// Step returns the pulled event when p passes it, else what p makes of it.
+func (t *passThrough) Step() (*llm.Event, *llm.Message, bool) {
+	ev, msg, ok := t.next.Step()
+	if ok && t.mask&(1<<ev.Type) != 0 {
+		return ev, msg, true
+	}
+	return t.p.settle(ev, msg, ok)
+}
+
+// passMask returns the mask of every event type but those of except.
+func passMask(except ...llm.EventType) uint32 {
+	m := ^uint32(0)
+	for _, t := range except {
+		m &^= 1 << t
+	}
+	return m
+}
+
 // base is embedded by every decorator stream: it holds the inner stream and
 // forwards what the decorator does not override.
 type base struct {
 	inner llm.Stream
-	next  stepper         // inner as a stepper (or &leaf)
+	next  llm.Stepper     // inner as a stepper (or &leaf, or its passThrough)
 	ev    *llm.Event      // the inner stream's current event, after advance
 	msg   *llm.Message    // the inner stream's message, after advance
 	views eventViews      // nil for production streams
@@ -80,12 +116,19 @@ type base struct {
 
 func (b *base) init(inner llm.Stream) {
 	b.inner = inner
-	if st, ok := inner.(stepper); ok {
-		b.next = st
-	} else {
-		b.leaf.s = inner
-		b.leaf.st, _ = inner.(llm.Stepper)
-		b.next = &b.leaf
+	b.next = nil
+	if p, ok := inner.(passer); ok {
+		if pt := p.passThrough(); pt != nil {
+			b.next = pt
+		}
+	}
+	if b.next == nil {
+		if st, ok := inner.(llm.Stepper); ok {
+			b.next = st
+		} else {
+			b.leaf.s = inner
+			b.next = &b.leaf
+		}
 	}
 	if v, ok := inner.(eventViews); ok && v.hasViews() {
 		b.views = v
@@ -107,7 +150,7 @@ func (b *base) Message() *llm.Message { return b.curMessage() }
 // (the next layer of a given chain) never changes.
 func (b *base) advance() (ok bool) {
 	var ev *llm.Event
-	ev, b.msg, ok = b.next.step()
+	ev, b.msg, ok = b.next.Step()
 	if ok {
 		b.ev = ev
 	}
@@ -138,6 +181,13 @@ func (b *base) RawStopReason() []byte {
 		return b.raw.RawStopReason()
 	}
 	return nil
+}
+
+// ReportsActivity forwards the inner stream's llm.ActivityReporter answer:
+// a decorator adds no waits of its own.
+func (b *base) ReportsActivity() bool {
+	r, ok := b.inner.(llm.ActivityReporter)
+	return ok && r.ReportsActivity()
 }
 
 func (b *base) viewMessage() *llm.Message {
@@ -200,9 +250,10 @@ func (b *base) closeInner() error {
 }
 
 var (
-	_ RawStopReasoner = (*base)(nil)
-	_ Unwrapper       = (*base)(nil)
-	_ eventViews      = (*base)(nil)
+	_ RawStopReasoner      = (*base)(nil)
+	_ Unwrapper            = (*base)(nil)
+	_ eventViews           = (*base)(nil)
+	_ llm.ActivityReporter = (*base)(nil)
 )
 
 // isToolCall reports whether b is a tool-call block (OpenClaw's toolCall,

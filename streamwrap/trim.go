@@ -122,6 +122,7 @@ type resolvedName struct {
 	ok       bool
 	fid      []byte // the id the id pass left (idsOK)
 	idsOK    bool
+	same     bool // ok, idsOK and id equal to fid: one comparison checks both
 }
 
 type trimStream struct {
@@ -136,12 +137,12 @@ type trimStream struct {
 }
 
 func (s *trimStream) Next() bool {
-	_, _, ok := s.step()
+	_, _, ok := s.Step()
 	return ok
 }
 
-// step is Next returning Event and Message too (see stepper).
-func (s *trimStream) step() (*llm.Event, *llm.Message, bool) {
+// Step is Next, then Event and Message (llm.Stepper; see base.next).
+func (s *trimStream) Step() (*llm.Event, *llm.Message, bool) {
 	if !s.advance() {
 		s.finish()
 		return nil, s.Message(), false
@@ -201,7 +202,15 @@ func (s *trimStream) normalize(m *llm.Message) {
 			continue
 		}
 		calls++
-		r := s.slot(i)
+		var r *resolvedName
+		if i < len(s.resolved) {
+			r = &s.resolved[i]
+		} else {
+			r = s.slot(i)
+		}
+		if r.same && bytes.Equal(r.fid, b.ID) && bytes.Equal(r.name, b.Name) {
+			continue // the steady state: both checks below pass
+		}
 		if !r.idsOK || !bytes.Equal(r.fid, b.ID) {
 			stable = false
 		}
@@ -215,6 +224,7 @@ func (s *trimStream) normalize(m *llm.Message) {
 		r.name = append(r.name[:0], b.Name...)
 		r.id = append(r.id[:0], b.ID...)
 		r.ok = true
+		r.same = r.idsOK && bytes.Equal(r.id, r.fid)
 	}
 	if calls == 0 || stable && calls == s.calls {
 		return
@@ -236,17 +246,19 @@ func (s *trimStream) normalize(m *llm.Message) {
 		r := &s.resolved[i]
 		r.fid = append(r.fid[:0], b.ID...)
 		r.idsOK = true
+		r.same = r.ok && bytes.Equal(r.id, r.fid)
 	}
 }
 
-// slot returns the resolution cache of content index i.
+// slot returns the resolution cache of content index i, growing the
+// cache to it (normalize looks an existing one up itself).
 func (s *trimStream) slot(i int) *resolvedName {
 	for len(s.resolved) <= i {
 		if len(s.resolved) < cap(s.resolved) {
 			s.resolved = s.resolved[:len(s.resolved)+1]
 			r := &s.resolved[len(s.resolved)-1]
 			r.name, r.id, r.fid = r.name[:0], r.id[:0], r.fid[:0]
-			r.ok, r.idsOK = false, false
+			r.ok, r.idsOK, r.same = false, false, false
 		} else {
 			s.resolved = append(s.resolved, resolvedName{})
 		}

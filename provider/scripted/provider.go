@@ -296,7 +296,8 @@ func sleepCtx(ctx context.Context, tp **time.Timer, d time.Duration) error {
 }
 
 // stream is the llm.Stream of an in-process turn: the real decoder over a
-// scripted body. It implements provider.RawStopReasoner.
+// scripted body. It implements provider.RawStopReasoner, and llm.Stepper
+// and llm.ActivityReporter as the decoder does.
 type stream struct {
 	st    *state
 	empty llm.Message
@@ -304,10 +305,24 @@ type stream struct {
 
 var (
 	_ llm.Stream               = (*stream)(nil)
+	_ llm.Stepper              = (*stream)(nil)
+	_ llm.ActivityReporter     = (*stream)(nil)
 	_ provider.RawStopReasoner = (*stream)(nil)
 )
 
 func (s *stream) Next() bool { return s.st != nil && s.st.d.Next() }
+
+// Step is Next, then Event and Message (llm.Stepper).
+func (s *stream) Step() (*llm.Event, *llm.Message, bool) {
+	if s.st == nil {
+		return nil, &s.empty, false
+	}
+	return s.st.d.Step()
+}
+
+// ReportsActivity forwards the decoder's answer (llm.ActivityReporter):
+// the scripted body's pauses happen inside its reads.
+func (s *stream) ReportsActivity() bool { return s.st != nil && s.st.d.ReportsActivity() }
 
 func (s *stream) Event() *llm.Event {
 	if s.st == nil {

@@ -1,0 +1,118 @@
+package streamwrap
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
+	"github.com/ocbench/ocbench/provider/synth"
+	"github.com/ocbench/ocbench/streamwrap/repair"
+)
+
+// opaque hides every optional method of a stream (Step, passThrough, ...):
+// the layer above reaches it through Next, Event and Message.
+type opaque struct{ llm.Stream }
+
+// guardedChain is Chain's always-on part under the extended profile, built
+// layer by layer; with hide, each layer sees the one below as opaque, so
+// no pass-through layer is skipped.
+func guardedChain(base llm.StreamFunc, hide bool) llm.StreamFunc {
+	wrap := func(f llm.StreamFunc) llm.StreamFunc {
+		if !hide {
+			return f
+		}
+		return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+			s, err := f(ctx, req)
+			if s != nil {
+				s = opaque{s}
+			}
+			return s, err
+		}
+	}
+	tools := NewAllowlist("read", "write", "exec", "lookup", "search")
+	f := wrap(argumentStage(base, repair.ProfileExtended, true))
+	f = wrap(PromoteStandaloneTextToolCalls(f, tools))
+	f = wrap(TrimToolCallNames(f, TrimConfig{Allowed: tools, UnknownToolThreshold: DefaultUnknownToolThreshold}))
+	f = wrap(handleSensitiveStopReason(f, true))
+	f = wrap(IdleTimeout(f, IdleConfig{Timeout: time.Minute}))
+	return DiagnosticModelCallEvents(f, DiagnosticsConfig{Sink: DiagnosticSinkFunc(func(*ModelCallEvent) {})})
+}
+
+// record runs one stream and writes every event and the final message.
+func record(f llm.StreamFunc, req *llm.Request) []byte {
+	var out []byte
+	s, err := f(context.Background(), req)
+	if err != nil {
+		return fmt.Appendf(out, "error %v", err)
+	}
+	for s.Next() {
+		e := s.Event()
+		out = fmt.Appendf(out, "%v %d %q %v", e.Type, e.ContentIndex, e.Delta, e.Reason)
+		if b := s.Message().Block(e.ContentIndex); b != nil && e.Type == llm.EventToolCallEnd {
+			out = fmt.Appendf(out, " %s %q", b.Name, b.Arguments)
+		}
+		out = append(out, '\n')
+	}
+	m := s.Message()
+	m.Timestamp = 0 // the decoder's clock
+	out = m.AppendJSON(out)
+	out = fmt.Appendf(out, "\nerr %v\n", s.Err())
+	s.Close()
+	return out
+}
+
+// Skipping the pass-through layers (the stop-reason and argument stages)
+// changes nothing a consumer sees: events, final message and error, over
+// whole streams of every wire and the same streams cut anywhere (streams
+// that end in errors, without a terminal event, inside tool calls).
+func TestPassThroughMatchesLayers(t *testing.T) {
+	bodies := []struct {
+		wire provider.Wire
+		body []byte
+	}{
+		{provider.WireOpenAIChat, synth.OpenAIChatStream(60, 3)},
+		{provider.WireAnthropic, synth.AnthropicStream(60, 3)},
+		{provider.WireOpenAIResponses, synth.ResponsesStream(60, 3)},
+	}
+	// Anthropic tool calls: the second with arguments cut short, or with a
+	// stop reason pi-ai does not know.
+	anth := func(args, stop string) []byte {
+		return []byte(anthStart +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\" read \",\"input\":{}}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\": \\\"a\\\"}\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"write\",\"input\":{}}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"" + args + "\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"" + stop + "\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}
+	bodies = append(bodies, struct {
+		wire provider.Wire
+		body []byte
+	}{provider.WireAnthropic, anth("{bad", "tool_use")}, struct {
+		wire provider.Wire
+		body []byte
+	}{provider.WireAnthropic, anth("{}", "sensitive")})
+	req := &llm.Request{Model: llm.Model{ID: "m", Provider: "openai-compatible"}}
+	for _, b := range bodies {
+		req.Model.API = b.wire.API()
+		for cut := len(b.body); cut > 0; cut -= 1 + cut/40 {
+			body := b.body[:cut]
+			base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+				d := provider.NewDecoder(b.wire, bytes.NewReader(body), provider.Options{API: req.Model.API})
+				d.SetContext(ctx) // as the transport does
+				return d, nil
+			}
+			fused, layered := record(guardedChain(base, false), req), record(guardedChain(base, true), req)
+			if !bytes.Equal(fused, layered) {
+				t.Fatalf("%v cut at %d: with pass-through layers skipped\n%s\nlayer by layer\n%s", b.wire, cut, fused, layered)
+			}
+		}
+	}
+}
