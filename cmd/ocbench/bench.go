@@ -214,6 +214,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	tr.stop()
+	// Every background job, the progress line included, has ended: a
+	// scenario charged allocations that the peer planner made on another
+	// goroutine is counted again alone.
+	bench.Recount(ctx, scs, results)
 	rep := bench.NewReport(results, opts, started)
 	rep.Notes = append(rep.Notes, notes...)
 
