@@ -309,16 +309,7 @@ func BenchmarkRunSetupLiveSession(b *testing.B) { benchLiveSessions(b, false) }
 func BenchmarkRunSetupLiveSessionWarm(b *testing.B) { benchLiveSessions(b, true) }
 
 func benchLiveSessions(b *testing.B, warm bool) {
-	dir := b.TempDir()
-	ws := filepath.Join(dir, "ws")
-	if err := prompt.MaterializeSample(ws); err != nil {
-		b.Fatal(err)
-	}
-	st, err := transcript.OpenDirStore(filepath.Join(dir, "sessions"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	p, st := sampleRun(b, true)
 	const sessions, seeded = 16, 40
 	for s := 0; s < sessions; s++ {
 		w, err := st.Open(context.Background(), "live"+strconv.Itoa(s), transcript.WriterOptions{Durability: transcript.SyncNone})
@@ -336,17 +327,6 @@ func benchLiveSessions(b *testing.B, warm bool) {
 			}
 		}
 		w.Close()
-	}
-	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
-	p := Params{
-		Prompt:         "hi",
-		Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
-		StreamFunc:     prov.StreamFunc(),
-		Workspace:      ws,
-		OpenClawPrompt: true, BuiltinTools: true,
-		PromptOptions: PromptOptions{Config: prompt.SampleConfig()},
-		Session:       SessionOptions{Durability: transcript.SyncNone},
-		SessionStore:  st,
 	}
 	i := 0
 	if warm {

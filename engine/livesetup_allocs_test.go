@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ocbench/ocbench/llm"
-	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider/scripted"
 	"github.com/ocbench/ocbench/transcript"
 )
@@ -26,16 +25,7 @@ func TestLiveSessionRunAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
-	if err := prompt.MaterializeSample(ws); err != nil {
-		t.Fatal(err)
-	}
-	st, err := transcript.OpenDirStore(filepath.Join(dir, "sessions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	p, st := sampleRun(t, true)
 	seed := func(id string, n int) {
 		w, err := st.Open(context.Background(), id, transcript.WriterOptions{Durability: transcript.SyncNone})
 		if err != nil {
@@ -55,17 +45,6 @@ func TestLiveSessionRunAllocations(t *testing.T) {
 	}
 	seed("short", 40)
 	seed("long", 400)
-	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
-	p := Params{
-		Prompt:         "hi",
-		Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
-		StreamFunc:     prov.StreamFunc(),
-		Workspace:      ws,
-		OpenClawPrompt: true, BuiltinTools: true,
-		PromptOptions: PromptOptions{Config: prompt.SampleConfig()},
-		Session:       SessionOptions{Durability: transcript.SyncNone},
-		SessionStore:  st,
-	}
 	measure := func(id string) float64 {
 		p.SessionID = id
 		run := func() {

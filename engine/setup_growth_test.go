@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ocbench/ocbench/llm"
-	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider/scripted"
 	"github.com/ocbench/ocbench/transcript"
 )
@@ -25,21 +24,8 @@ func TestRunSetupAllocationsDoNotGrow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 runs")
 	}
+	p, _ := sampleRun(t, false)
 	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
-	if err := prompt.MaterializeSample(ws); err != nil {
-		t.Fatal(err)
-	}
-	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
-	p := Params{
-		Prompt:         "hi",
-		Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
-		StreamFunc:     prov.StreamFunc(),
-		Workspace:      ws,
-		OpenClawPrompt: true, BuiltinTools: true,
-		PromptOptions: PromptOptions{Config: prompt.SampleConfig()},
-		Session:       SessionOptions{Durability: transcript.SyncNone},
-	}
 	i := 0
 	run := func() {
 		i++
@@ -108,27 +94,7 @@ func TestLiveSessionRunAllocationsDoNotGrow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 runs")
 	}
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
-	if err := prompt.MaterializeSample(ws); err != nil {
-		t.Fatal(err)
-	}
-	st, err := transcript.OpenDirStore(filepath.Join(dir, "sessions"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
-	p := Params{
-		Prompt:         "hi",
-		Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
-		StreamFunc:     prov.StreamFunc(),
-		Workspace:      ws,
-		OpenClawPrompt: true, BuiltinTools: true,
-		PromptOptions: PromptOptions{Config: prompt.SampleConfig()},
-		Session:       SessionOptions{Durability: transcript.SyncNone},
-		SessionStore:  st,
-	}
+	p, _ := sampleRun(t, true)
 	i := 0
 	run := func() {
 		i++
