@@ -34,17 +34,25 @@ func TestRunSetupAllocationsDoNotGrow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for range 20 {
+	allocsDoNotGrow(t, run, 20, 50)
+}
+
+// allocsDoNotGrow warms run up, counts its allocations per call over
+// measured calls, makes 1,000 calls more, counts again, and fails if the
+// second count exceeds the first by more than 2.
+func allocsDoNotGrow(t *testing.T, run func(), warm, measured int) {
+	t.Helper()
+	for range warm {
 		run()
 	}
-	first := testing.AllocsPerRun(50, run)
+	first := testing.AllocsPerRun(measured, run)
 	for range 1000 {
 		run()
 	}
-	last := testing.AllocsPerRun(50, run)
-	t.Logf("allocations per run: %.0f after 20 runs, %.0f after 1,070", first, last)
+	last := testing.AllocsPerRun(measured, run)
+	t.Logf("allocations per run: %.1f after %d runs, %.1f after 1,000 more", first, warm+measured+1, last)
 	if last > first+2 {
-		t.Fatalf("allocations per run grew from %.0f to %.0f over 1,000 runs", first, last)
+		t.Fatalf("allocations per run grew from %.1f to %.1f over 1,000 runs", first, last)
 	}
 }
 
@@ -103,16 +111,5 @@ func TestLiveSessionRunAllocationsDoNotGrow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for range 32 {
-		run()
-	}
-	first := testing.AllocsPerRun(48, run)
-	for range 1000 {
-		run()
-	}
-	last := testing.AllocsPerRun(48, run)
-	t.Logf("allocations per warm run: %.1f after 32 runs, %.1f after 1,080", first, last)
-	if last > first+2 {
-		t.Fatalf("allocations per run grew from %.1f to %.1f over 1,000 runs", first, last)
-	}
+	allocsDoNotGrow(t, run, 32, 48)
 }
