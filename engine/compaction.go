@@ -169,10 +169,17 @@ func ResolveReserveTokens(budget int, o CompactionOptions) int {
 // line breaks or tabs (which the transcript encoding compacts), take the
 // JSON path. buf is scratch space; the grown buffer is returned for reuse.
 func EstimateTokens(m *llm.Message, buf []byte) (int, []byte) {
+	tokens, _, buf := measureMessage(m, buf, false)
+	return tokens, buf
+}
+
+// measureMessage is EstimateTokens(m) and, with guard, guardChars(m) too,
+// each text measured once for both.
+func measureMessage(m *llm.Message, buf []byte, withGuard bool) (tokens, guard int, _ []byte) {
 	switch m.Role {
 	case llm.RoleUser, llm.RoleAssistant, llm.RoleToolResult:
 	default:
-		return 0, buf
+		return 0, 256, buf
 	}
 	assistant := m.Role == llm.RoleAssistant
 	chars := 0
@@ -180,34 +187,56 @@ func EstimateTokens(m *llm.Message, buf []byte) (int, []byte) {
 		b := &m.Content[i]
 		switch b.Type {
 		case llm.BlockText:
-			chars += tokenize.UTF16LenBytes(b.Text)
+			u := tokenize.UTF16LenBytes(b.Text)
+			chars += u
+			guard += u
 		case llm.BlockThinking:
 			if assistant {
-				chars += tokenize.UTF16LenBytes(b.Text)
+				u := tokenize.UTF16LenBytes(b.Text)
+				chars += u
+				guard += u
 			}
 		case llm.BlockImage:
-			if m.Role == llm.RoleToolResult {
+			switch m.Role {
+			case llm.RoleToolResult:
 				chars += tokenize.ImageChars
+			case llm.RoleUser:
+				guard += 8000
 			}
 		case llm.BlockToolCall:
-			// Arguments that are not JSON spoil the message in any role.
+			// Arguments that are not JSON spoil the message in any role;
+			// those holding line breaks or tabs are compacted by the
+			// transcript encoding first. Both take the JSON path.
 			n := len("{}")
 			if len(b.Arguments) > 0 {
-				var ok bool
-				if bytes.IndexAny(b.Arguments, "\n\r\t") >= 0 {
-					// The transcript encoding compacts these first.
-					return estimateTokensJSON(m, buf)
+				ok := bytes.IndexAny(b.Arguments, "\n\r\t") < 0
+				if ok {
+					n, buf, ok = tokenize.JSONValueChars(b.Arguments, buf)
 				}
-				if n, buf, ok = tokenize.JSONValueChars(b.Arguments, buf); !ok {
-					return estimateTokensJSON(m, buf)
+				if !ok {
+					tokens, buf = estimateTokensJSON(m, buf)
+					if withGuard {
+						guard = guardChars(m)
+					}
+					return tokens, guard, buf
 				}
 			}
 			if assistant {
 				chars += tokenize.UTF16LenBytes(b.Name) + n
+				if withGuard {
+					if len(b.Arguments) == 0 {
+						guard += 2
+					} else {
+						guard += tokenize.UTF16LenBytes(b.Arguments)
+					}
+				}
 			}
 		}
 	}
-	return tokenize.Estimate(chars), buf
+	if m.Role == llm.RoleToolResult {
+		guard *= 2 // tool results count twice their text
+	}
+	return tokenize.Estimate(chars), guard, buf
 }
 
 // estimateTokensJSON is EstimateTokens through the transcript JSON.

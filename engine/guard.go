@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 
 	"github.com/ocbench/ocbench/llm"
@@ -64,61 +63,7 @@ func guardChars(m *llm.Message) int {
 // estimateBoth returns EstimateTokens(m) and guardChars(m), measuring each
 // text once.
 func estimateBoth(m *llm.Message, buf []byte) (tokens, guard int, _ []byte) {
-	switch m.Role {
-	case llm.RoleUser, llm.RoleAssistant, llm.RoleToolResult:
-	default:
-		return 0, 256, buf
-	}
-	assistant := m.Role == llm.RoleAssistant
-	chars := 0
-	for i := range m.Content {
-		b := &m.Content[i]
-		switch b.Type {
-		case llm.BlockText:
-			u := tokenize.UTF16LenBytes(b.Text)
-			chars += u
-			guard += u
-		case llm.BlockThinking:
-			if assistant {
-				u := tokenize.UTF16LenBytes(b.Text)
-				chars += u
-				guard += u
-			}
-		case llm.BlockImage:
-			switch m.Role {
-			case llm.RoleToolResult:
-				chars += tokenize.ImageChars
-			case llm.RoleUser:
-				guard += 8000
-			}
-		case llm.BlockToolCall:
-			n := len("{}")
-			if len(b.Arguments) > 0 {
-				var ok bool
-				if bytes.IndexAny(b.Arguments, "\n\r\t") >= 0 {
-					ok = false
-				} else {
-					n, buf, ok = tokenize.JSONValueChars(b.Arguments, buf)
-				}
-				if !ok { // EstimateTokens takes the JSON path: count apart
-					tokens, buf = EstimateTokens(m, buf)
-					return tokens, guardChars(m), buf
-				}
-			}
-			if assistant {
-				chars += tokenize.UTF16LenBytes(b.Name) + n
-				if len(b.Arguments) == 0 {
-					guard += 2
-				} else {
-					guard += tokenize.UTF16LenBytes(b.Arguments)
-				}
-			}
-		}
-	}
-	if m.Role == llm.RoleToolResult {
-		guard *= 2 // tool results count twice their text
-	}
-	return tokenize.Estimate(chars), guard, buf
+	return measureMessage(m, buf, true)
 }
 
 // estimatePrompt is EstimatePromptTokens(r.hist, prompt), which also
