@@ -248,12 +248,8 @@ func TestNoAllocationPerEvent(t *testing.T) {
 // run sets up: the sample workspace's prompt resolution and rendering,
 // the built-in tools, a session file (no fsync), history preparation.
 func BenchmarkRunSetup(b *testing.B) {
+	base, _ := sampleRun(b, false)
 	dir := b.TempDir()
-	ws := filepath.Join(dir, "ws")
-	if err := prompt.MaterializeSample(ws); err != nil {
-		b.Fatal(err)
-	}
-	prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("hello")}}}}})
 	// One counter for every repetition: b.Run runs each sub-benchmark
 	// several times (ramp-up, -count) in this one directory, and a counter
 	// that restarts would append to the sessions of earlier repetitions,
@@ -267,15 +263,8 @@ func BenchmarkRunSetup(b *testing.B) {
 			rd = &prompt.Renderer{Cache: prefixcache.New(0)}
 		}
 		b.Run(name, func(b *testing.B) {
-			p := Params{
-				Prompt:         "hi",
-				Model:          llm.Model{ID: "scripted-1", API: "anthropic-messages", Provider: "scripted"},
-				StreamFunc:     prov.StreamFunc(),
-				Workspace:      ws,
-				OpenClawPrompt: true, BuiltinTools: true,
-				PromptOptions: PromptOptions{Config: prompt.SampleConfig(), Renderer: rd},
-				Session:       SessionOptions{Durability: transcript.SyncNone},
-			}
+			p := base
+			p.PromptOptions.Renderer = rd
 			b.ReportAllocs()
 			var ms0, ms1 runtimeMem
 			ms0.read()
