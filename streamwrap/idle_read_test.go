@@ -57,6 +57,26 @@ func pipeProvider(t *testing.T) (llm.StreamFunc, *io.PipeWriter, func()) {
 		}
 }
 
+// idleOverPipe opens an idle-timed stream over pipeProvider, wrapped by
+// wrap when it is set; the stream is closed, and its abort awaited, when
+// the test ends.
+func idleOverPipe(t *testing.T, timeout time.Duration, wrap func(llm.StreamFunc) llm.StreamFunc) (llm.Stream, *io.PipeWriter) {
+	base, pw, closed := pipeProvider(t)
+	f := IdleTimeout(base, IdleConfig{Timeout: timeout})
+	if wrap != nil {
+		f = wrap(f)
+	}
+	s, err := f(context.Background(), &llm.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		closed()
+	})
+	return s, pw
+}
+
 // drainTimed reads s to its end, sleeping each after every non-terminal
 // event. It returns when the consumer last asked for an event (the call
 // that waited for the end), when the stream ended, and how many events
@@ -102,20 +122,14 @@ func TestIdleReportingStreamStalls(t *testing.T) {
 
 func testIdleStall(t *testing.T, diag bool) {
 	const timeout = 300 * time.Millisecond
-	base, pw, closed := pipeProvider(t)
-	f := IdleTimeout(base, IdleConfig{Timeout: timeout})
 	var phase ModelCallPhase
+	var wrap func(llm.StreamFunc) llm.StreamFunc
 	if diag {
-		f = DiagnosticModelCallEvents(f, DiagnosticsConfig{Sink: DiagnosticSinkFunc(func(e *ModelCallEvent) { phase = e.Phase })})
+		wrap = func(f llm.StreamFunc) llm.StreamFunc {
+			return DiagnosticModelCallEvents(f, DiagnosticsConfig{Sink: DiagnosticSinkFunc(func(e *ModelCallEvent) { phase = e.Phase })})
+		}
 	}
-	s, err := f(context.Background(), &llm.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		s.Close()
-		closed()
-	}()
+	s, pw := idleOverPipe(t, timeout, wrap)
 	if r, ok := s.(llm.ActivityReporter); !ok || !r.ReportsActivity() {
 		t.Fatal("the idle stream over a decoder with the call's context does not report activity")
 	}
@@ -150,16 +164,7 @@ func testIdleStall(t *testing.T, diag bool) {
 // fires Timeout after the read.
 func TestIdleReportingSlowConsumer(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	base, pw, closed := pipeProvider(t)
-	f := IdleTimeout(base, IdleConfig{Timeout: timeout})
-	s, err := f(context.Background(), &llm.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		s.Close()
-		closed()
-	}()
+	s, pw := idleOverPipe(t, timeout, nil)
 	go io.WriteString(pw, anthStart+strings.Repeat(anthDelta, 8))
 	asked, end, n := drainTimed(s, timeout/3)
 	if n != 10 {
@@ -173,16 +178,7 @@ func TestIdleReportingSlowConsumer(t *testing.T) {
 // The same slow consumer over a body that ends normally: no timeout.
 func TestIdleReportingSlowConsumerCompletes(t *testing.T) {
 	const timeout = 150 * time.Millisecond
-	base, pw, closed := pipeProvider(t)
-	f := IdleTimeout(base, IdleConfig{Timeout: timeout})
-	s, err := f(context.Background(), &llm.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		s.Close()
-		closed()
-	}()
+	s, pw := idleOverPipe(t, timeout, nil)
 	go func() {
 		io.WriteString(pw, anthStart+strings.Repeat(anthDelta, 8)+anthEnd)
 		pw.Close()
