@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -298,17 +297,13 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // closed, which cancels their upstream calls and runs. Serve returns at
 // most about a second after grace.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	hs := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: s.cfg.HeaderTimeout,
-		IdleTimeout:       s.cfg.KeepAliveTimeout,
-		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          log.New(logWriter{s.cfg.Logf}, "", 0),
-	}
+	hs := newHTTPServer(s)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.serve(ln) }()
 	select {
 	case err := <-errc:
+		hs.closeAll()
+		hs.wg.Wait()
 		return err
 	case <-ctx.Done():
 	}
@@ -317,23 +312,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	if d := min(time.Duration(s.drainDelay.Load()), grace); d > 0 {
 		time.Sleep(d)
 	}
-	sctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	err := hs.Shutdown(sctx) // stops accepting; waits for handlers until the deadline
-	if err != nil {
-		// Grace is spent: close what is left. Writes to those clients fail
-		// and their request contexts are cancelled, so handlers return.
-		hs.Close()
+	hs.closing.Store(true)
+	err := ln.Close() // stops accepting
+	if errors.Is(err, net.ErrClosed) {
 		err = nil
+	}
+	if e := <-errc; e != nil && err == nil {
+		err = e
+	}
+	// Idle connections are closed at once, busy ones when their answer
+	// ends; past the grace what is left is closed: writes to those
+	// clients fail and their request contexts are cancelled, so handlers
+	// return.
+	if !hs.shutdown(deadline) {
+		hs.closeAll()
 	}
 	if !waitTimeout(&s.active, time.Second) {
 		s.cfg.Logf("gateway: handlers still running a second after the grace period; stopping anyway")
 	}
 	if s.up != nil {
 		s.up.closeIdle()
-	}
-	if e := <-errc; !errors.Is(e, http.ErrServerClosed) {
-		err = e
 	}
 	return err
 }
@@ -354,15 +352,6 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-}
-
-// logWriter sends net/http's own log lines (TLS handshake errors, panics
-// it recovered) to Logf.
-type logWriter struct{ logf func(string, ...any) }
-
-func (l logWriter) Write(b []byte) (int, error) {
-	l.logf("gateway: %s", strings.TrimRight(string(b), "\n"))
-	return len(b), nil
 }
 
 // healthz answers 200 while the gateway takes new streams; 503 with

@@ -1,0 +1,1058 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The gateway's own HTTP/1.1 server. net/http's server costs a proxied
+// stream more than the proxying: per request a Request with its header
+// map built through textproto, a cancellable context, and a background
+// reader goroutine (started once the body is read, stopped at the
+// handler's end by a read deadline in the past: two goroutine wake-ups),
+// then its buffered and chunked writers. Here one goroutine per
+// connection reads a request in place from the connection's buffer (the
+// lean upstream client's reader, upConn), runs the gateway's one handler
+// chain on a Request and header map reused across the connection's
+// requests, and writes what the handler flushes in one write: the head
+// with the first chunk, and the last chunk with the end of the body.
+//
+// It keeps what net/http gave the gateway: the header deadline
+// (Config.HeaderTimeout), keep-alive connections closed when idle
+// (Config.KeepAliveTimeout), 1 MiB of headers at most (431), strict
+// request framing (Content-Length or chunked, never both; anything else
+// 400 or 501), 100-continue, a request context cancelled when the client
+// goes away while its handler runs, and a shutdown that closes idle
+// connections at once and waits for the busy ones.
+//
+// A client that leaves is noticed by reading its connection once the
+// request's body is read, as net/http does, but only for a handler still
+// running after watchDelay: the short streams that make most of the load
+// end before that and pay one timer reset for it, not two goroutine
+// switches.
+
+const (
+	srvMaxHead     = upMaxHead // request line and headers
+	srvDiscardBody = 256 << 10 // an unread body past this closes the connection (net/http's limit)
+	watchDelay     = 100 * time.Millisecond
+)
+
+// Connection states, for shutdown.
+const (
+	connIdle   = iota // between requests (or before the first)
+	connActive        // reading or serving a request
+	connClosed        // closed by shutdown while idle
+)
+
+type httpServer struct {
+	s       *Server
+	handler http.Handler
+
+	mu      sync.Mutex
+	conns   map[*srvConn]struct{}
+	closing atomic.Bool
+	wg      sync.WaitGroup // connection goroutines
+}
+
+func newHTTPServer(s *Server) *httpServer {
+	return &httpServer{s: s, handler: s.handler, conns: map[*srvConn]struct{}{}}
+}
+
+// serve accepts connections until ln is closed; temporary accept errors
+// (out of file descriptors) are retried with a backoff, as net/http does.
+func (hs *httpServer) serve(ln net.Listener) error {
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if hs.closing.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				hs.s.cfg.Logf("gateway: accept error: %v; retrying in %v", err, backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		c := newSrvConn(hs, nc)
+		hs.mu.Lock()
+		if hs.closing.Load() {
+			hs.mu.Unlock()
+			nc.Close()
+			continue
+		}
+		hs.conns[c] = struct{}{}
+		hs.wg.Add(1)
+		hs.mu.Unlock()
+		go c.serve()
+	}
+}
+
+func isTemporary(err error) bool {
+	t, ok := err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
+}
+
+// shutdown closes idle connections until none is left or deadline; it
+// reports whether every connection ended. New requests on busy
+// connections are answered (503, draining) and the connections closed.
+func (hs *httpServer) shutdown(deadline time.Time) bool {
+	hs.closing.Store(true)
+	tick := time.Millisecond
+	for {
+		hs.mu.Lock()
+		for c := range hs.conns {
+			if c.state.CompareAndSwap(connIdle, connClosed) {
+				c.nc.Close()
+			}
+		}
+		n := len(hs.conns)
+		hs.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(min(tick, time.Until(deadline)+time.Millisecond))
+		tick = min(2*tick, 50*time.Millisecond)
+	}
+}
+
+// closeAll closes every connection: their handlers' writes fail and their
+// contexts are cancelled.
+func (hs *httpServer) closeAll() {
+	hs.mu.Lock()
+	for c := range hs.conns {
+		c.nc.Close()
+		c.cancel()
+	}
+	hs.mu.Unlock()
+}
+
+// srvConn is one client connection and what its requests reuse.
+type srvConn struct {
+	hs     *httpServer
+	nc     net.Conn
+	in     upConn // the read buffer, read in place
+	state  atomic.Int32
+	ctx    context.Context // cancelled when the client goes away or the connection closes
+	cancel context.CancelFunc
+	remote string
+
+	tmpl *http.Request // zero but for its context
+	req  *http.Request
+	url  url.URL
+	hdr  http.Header
+	vals []string // backing of the header values
+	body srvBody
+	w    respWriter
+
+	// The watcher: mu guards armed, watching and aborting.
+	mu       sync.Mutex
+	timer    *time.Timer
+	armed    bool
+	watching bool
+	aborting bool
+	watched  sync.WaitGroup
+	gone     bool // the watcher saw the client leave
+}
+
+func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
+	c := &srvConn{hs: hs, nc: nc, hdr: http.Header{}}
+	c.in.nc = nc
+	c.in.buf = make([]byte, upBufSize)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.tmpl = (&http.Request{}).WithContext(c.ctx)
+	c.req = new(http.Request)
+	c.body.c = c
+	c.w.c = c
+	c.w.hdr = http.Header{}
+	if a := nc.RemoteAddr(); a != nil {
+		c.remote = a.String()
+	}
+	return c
+}
+
+func (c *srvConn) close() {
+	c.nc.Close()
+	c.cancel()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.hs.mu.Lock()
+	delete(c.hs.conns, c)
+	c.hs.mu.Unlock()
+	c.hs.wg.Done()
+}
+
+func (c *srvConn) serve() {
+	defer c.close()
+	cfg := &c.hs.s.cfg
+	for first := true; ; first = false {
+		// Wait for the next request: the header deadline for a new
+		// connection, the keep-alive one between requests.
+		if c.in.r == c.in.w {
+			wait := cfg.KeepAliveTimeout
+			if first {
+				wait = cfg.HeaderTimeout
+			}
+			c.nc.SetReadDeadline(time.Now().Add(wait))
+			if err := c.in.fill(); err != nil {
+				return
+			}
+		}
+		if !c.state.CompareAndSwap(connIdle, connActive) {
+			return // shutdown closed it
+		}
+		if !first {
+			c.nc.SetReadDeadline(time.Now().Add(cfg.HeaderTimeout))
+		}
+		req, err := c.readRequest()
+		if err != nil {
+			c.refuse(err)
+			return
+		}
+		if !c.serveRequest(req) {
+			return
+		}
+		if !c.state.CompareAndSwap(connActive, connIdle) || c.hs.closing.Load() {
+			return
+		}
+	}
+}
+
+// serveRequest runs the handler and ends the answer; false: the
+// connection is not reused.
+func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
+	w := &c.w
+	w.reset(r)
+	if c.body.done() {
+		c.arm()
+	}
+	defer func() {
+		c.disarm()
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				c.hs.s.cfg.Logf("gateway: panic serving %s: %v\n%s", c.remote, p, debug.Stack())
+			}
+			keep = false // the answer is cut, never ended cleanly
+		}
+	}()
+	c.hs.handler.ServeHTTP(w, r)
+	if c.gone || c.ctx.Err() != nil {
+		return false
+	}
+	if !c.body.finish() {
+		w.closeAfter = true
+	}
+	if err := w.finish(); err != nil {
+		return false
+	}
+	return !w.closeAfter
+}
+
+// arm starts the wait before the client's connection is watched.
+func (c *srvConn) arm() {
+	c.mu.Lock()
+	c.armed = true
+	if c.timer == nil {
+		c.timer = time.AfterFunc(watchDelay, c.watch)
+	} else {
+		c.timer.Reset(watchDelay)
+	}
+	c.mu.Unlock()
+}
+
+// disarm ends the wait, or the watch: a read under way is interrupted by
+// a deadline in the past, and any byte it read stays in the buffer for
+// the next request.
+func (c *srvConn) disarm() {
+	c.mu.Lock()
+	if !c.armed {
+		c.mu.Unlock()
+		return
+	}
+	c.armed = false
+	watching := c.watching
+	if watching {
+		c.aborting = true
+		c.nc.SetReadDeadline(aLongTimeAgo)
+	} else {
+		c.timer.Stop()
+	}
+	c.mu.Unlock()
+	if watching {
+		c.watched.Wait()
+		c.aborting = false
+	}
+}
+
+// watch runs on the timer's goroutine while the handler runs on: it reads
+// the connection, which only the client's close (or a pipelined request)
+// ends.
+func (c *srvConn) watch() {
+	c.mu.Lock()
+	if !c.armed || c.watching {
+		c.mu.Unlock()
+		return
+	}
+	c.watching = true
+	c.watched.Add(1)
+	c.mu.Unlock()
+	err := c.in.fill()
+	c.mu.Lock()
+	c.watching = false
+	var pe *UpstreamProtocolError
+	if err != nil && !c.aborting && !errors.As(err, &pe) && !isTimeout(err) {
+		c.gone = true
+		c.cancel()
+	}
+	c.mu.Unlock()
+	c.watched.Done()
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// requestError is a request the server refuses before any handler: the
+// status and text net/http answers it with.
+type requestError struct {
+	status int
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func badRequest(msg string) error { return &requestError{http.StatusBadRequest, msg} }
+
+// refuse answers a request that could not be read, when the client can
+// still be told (not on a timeout or a closed connection), and the
+// connection is closed.
+func (c *srvConn) refuse(err error) {
+	var re *requestError
+	var pe *UpstreamProtocolError
+	status, msg := 0, ""
+	switch {
+	case errors.As(err, &re):
+		status, msg = re.status, re.msg
+	case errors.As(err, &pe): // a line past the buffer
+		status, msg = http.StatusRequestHeaderFieldsTooLarge, "request header too large"
+	default:
+		return
+	}
+	text := strconv.Itoa(status) + " " + http.StatusText(status)
+	b := append(c.w.out[:0], "HTTP/1.1 "...)
+	b = append(b, text...)
+	b = append(b, "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"...)
+	b = append(b, text...)
+	if status == http.StatusBadRequest && msg != "" {
+		b = append(b, ": "...)
+		b = append(b, msg...)
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	c.nc.Write(b)
+}
+
+// readRequest reads a request line and headers in place and returns the
+// connection's Request, reset, for them.
+func (c *srvConn) readRequest() (*http.Request, error) {
+	total := 0
+	l, err := c.in.line(false, upBufSize)
+	if err != nil {
+		return nil, err
+	}
+	total += len(l)
+	r := c.req
+	*r = *c.tmpl
+	clear(c.hdr)
+	c.vals = c.vals[:0]
+	method, target, minor, err := parseRequestLine(l)
+	if err != nil {
+		return nil, err
+	}
+	r.Method = method
+	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, minor
+	if minor == 0 {
+		r.Proto = "HTTP/1.0"
+	}
+	if err := c.setTarget(r, target); err != nil {
+		return nil, err
+	}
+	r.Header, r.RemoteAddr, r.ContentLength = c.hdr, c.remote, 0
+	var length int64 = -1
+	chunked, hosts, keepAlive, expect := false, 0, false, false
+	for {
+		l, err := c.in.line(false, upBufSize)
+		if err != nil {
+			return nil, err
+		}
+		if total += len(l) + 2; total > srvMaxHead {
+			return nil, &requestError{http.StatusRequestHeaderFieldsTooLarge, "request header too large"}
+		}
+		if len(l) == 0 {
+			break
+		}
+		name, value, err := parseHeaderLine(l)
+		if err != nil {
+			return nil, badRequest("malformed header line")
+		}
+		switch {
+		case asciiEqualFold(name, "host"):
+			if hosts++; hosts > 1 || !validHost(value) {
+				return nil, badRequest("invalid or repeated Host header")
+			}
+			r.Host = string(value)
+			continue // as net/http: Host is not in the header map
+		case asciiEqualFold(name, "content-length"):
+			n, ok := parseContentLength(value)
+			if !ok || length >= 0 && n != length {
+				return nil, badRequest("invalid or conflicting Content-Length")
+			}
+			length = n
+		case asciiEqualFold(name, "transfer-encoding"):
+			if chunked || minor == 0 || !asciiEqualFold(value, "chunked") {
+				return nil, &requestError{http.StatusNotImplemented, "unsupported transfer encoding"}
+			}
+			chunked = true
+			continue
+		case asciiEqualFold(name, "connection"):
+			if hasToken(value, "close") {
+				r.Close = true
+			} else if hasToken(value, "keep-alive") {
+				keepAlive = true
+			}
+		case asciiEqualFold(name, "expect"):
+			if !asciiEqualFold(value, "100-continue") {
+				return nil, &requestError{http.StatusExpectationFailed, "unsupported Expect"}
+			}
+			expect = true
+		}
+		c.addHeader(name, value)
+	}
+	if minor == 1 && hosts == 0 {
+		return nil, badRequest("missing required Host header")
+	}
+	if minor == 0 && !keepAlive {
+		r.Close = true
+	}
+	if r.URL.Host != "" {
+		r.Host = r.URL.Host // an absolute request target names the host (RFC 9112 §3.2.2)
+	}
+	switch {
+	case chunked && length >= 0:
+		return nil, badRequest("both Transfer-Encoding and Content-Length")
+	case chunked:
+		r.ContentLength, r.TransferEncoding = -1, chunkedCoding
+		c.body.reset(bodyChunked, 0, expect && minor == 1)
+	case length > 0:
+		r.ContentLength = length
+		c.body.reset(bodyLength, length, expect && minor == 1)
+	default:
+		c.body.reset(bodyNone, 0, false)
+	}
+	if r.ContentLength == 0 {
+		r.Body = http.NoBody
+	} else {
+		r.Body = &c.body
+	}
+	return r, nil
+}
+
+var chunkedCoding = []string{"chunked"}
+
+// parseRequestLine splits "METHOD target HTTP/1.x".
+func parseRequestLine(l []byte) (method string, target []byte, minor int, err error) {
+	sp1 := indexByte(l, ' ')
+	if sp1 <= 0 {
+		return "", nil, 0, badRequest("malformed request line")
+	}
+	rest := l[sp1+1:]
+	sp2 := indexByte(rest, ' ')
+	if sp2 <= 0 {
+		return "", nil, 0, badRequest("malformed request line")
+	}
+	target, proto := rest[:sp2], rest[sp2+1:]
+	for _, ch := range l[:sp1] {
+		if !isTokenChar(ch) {
+			return "", nil, 0, badRequest("invalid method")
+		}
+	}
+	for _, ch := range target {
+		if ch <= ' ' || ch == 0x7f {
+			return "", nil, 0, badRequest("malformed request line")
+		}
+	}
+	switch string(proto) {
+	case "HTTP/1.1":
+		minor = 1
+	case "HTTP/1.0":
+	default:
+		if len(proto) >= 5 && string(proto[:5]) == "HTTP/" {
+			return "", nil, 0, &requestError{http.StatusHTTPVersionNotSupported, "unsupported protocol version"}
+		}
+		return "", nil, 0, badRequest("malformed HTTP version")
+	}
+	return internMethod(l[:sp1]), target, minor, nil
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// internMethod returns the common methods without an allocation.
+func internMethod(m []byte) string {
+	switch string(m) {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodHead:
+		return http.MethodHead
+	case http.MethodOptions:
+		return http.MethodOptions
+	}
+	return string(m)
+}
+
+// setTarget sets r.URL and r.RequestURI. A plain path (the proxy's routes)
+// is taken as is; anything with escapes or a query, an absolute URL or
+// "*" goes through url.ParseRequestURI, as net/http does.
+func (c *srvConn) setTarget(r *http.Request, target []byte) error {
+	c.url = url.URL{}
+	r.URL = &c.url
+	if len(target) > 0 && target[0] == '/' && !containsAny(target, "%?#") {
+		r.RequestURI = internPath(target)
+		c.url.Path = r.RequestURI
+		return nil
+	}
+	r.RequestURI = string(target)
+	u, err := url.ParseRequestURI(r.RequestURI)
+	if err != nil {
+		return badRequest("invalid request target")
+	}
+	r.URL = u
+	return nil
+}
+
+func containsAny(b []byte, chars string) bool {
+	for _, x := range b {
+		for i := 0; i < len(chars); i++ {
+			if x == chars[i] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func internPath(p []byte) string {
+	switch string(p) {
+	case "/v1/chat/completions":
+		return "/v1/chat/completions"
+	case "/v1/messages":
+		return "/v1/messages"
+	case "/v1/responses":
+		return "/v1/responses"
+	case "/v1/runs":
+		return "/v1/runs"
+	case "/healthz":
+		return "/healthz"
+	}
+	return string(p)
+}
+
+// validHost accepts what net/http's server accepts in a Host header: the
+// bytes of a host, an IP literal and a port, no white space or controls.
+func validHost(v []byte) bool {
+	for _, ch := range v {
+		switch {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9':
+		case indexByte([]byte("!$%&'()*+,-.:;=[]_~"), ch) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// addHeader adds one header to the request's map, the name canonical
+// (the common ones without an allocation) and the value in the
+// connection's value backing.
+func (c *srvConn) addHeader(name, value []byte) {
+	k := canonicalKey(name)
+	v := internValue(value)
+	if old, ok := c.hdr[k]; ok {
+		c.hdr[k] = append(old[:len(old):len(old)], v)
+		return
+	}
+	c.vals = append(c.vals, v)
+	n := len(c.vals)
+	c.hdr[k] = c.vals[n-1 : n : n]
+}
+
+var commonKeys = [...]string{"Accept", "Accept-Encoding", "Anthropic-Beta", "Anthropic-Version", "Authorization",
+	"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key"}
+
+func canonicalKey(name []byte) string {
+	for _, k := range commonKeys {
+		if len(k) == len(name) && asciiEqualFoldKey(name, k) {
+			return k
+		}
+	}
+	return textproto.CanonicalMIMEHeaderKey(string(name))
+}
+
+// asciiEqualFoldKey compares name with the canonical key k, ignoring case.
+func asciiEqualFoldKey(name []byte, k string) bool {
+	for i := range len(name) {
+		a, b := name[i], k[i]
+		if a >= 'A' && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if b >= 'A' && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
+}
+
+// internValue returns the header values every SDK sends without an
+// allocation.
+func internValue(v []byte) string {
+	switch string(v) {
+	case "application/json":
+		return "application/json"
+	case "gzip":
+		return "gzip"
+	case "text/event-stream":
+		return "text/event-stream"
+	case "keep-alive":
+		return "keep-alive"
+	case "*/*":
+		return "*/*"
+	}
+	return string(v)
+}
+
+// srvBody is a request's body, read in place from the connection's
+// buffer with the lean client's framing (upBody).
+type srvBody struct {
+	c        *srvConn
+	up       upBody
+	expect   bool // the client waits for "100 Continue" before sending it
+	sentCont bool
+}
+
+func (b *srvBody) reset(mode int, length int64, expect bool) {
+	b.up = upBody{conn: &b.c.in, mode: mode, remain: length, keep: true}
+	b.expect, b.sentCont = expect, false
+}
+
+// done reports whether the body has been read to its end.
+func (b *srvBody) done() bool {
+	return b.up.done || b.up.mode == bodyNone || b.up.mode == bodyLength && b.up.remain == 0 && b.up.err == nil
+}
+
+var errBadRequestBody = errors.New("gateway: malformed request body")
+
+func (b *srvBody) Read(p []byte) (int, error) {
+	if b.up.err == nil && !b.done() && b.expect && !b.sentCont {
+		b.sentCont = true
+		if _, err := b.c.nc.Write([]byte("HTTP/1.1 100 Continue\r\n\r\n")); err != nil {
+			return 0, err
+		}
+	}
+	wasDone := b.done()
+	n, err := b.up.Read(p)
+	var pe *UpstreamProtocolError
+	if errors.As(err, &pe) {
+		err = fmt.Errorf("%w: %s", errBadRequestBody, pe.Msg)
+	}
+	if !wasDone && b.done() {
+		b.c.arm()
+	}
+	return n, err
+}
+
+func (b *srvBody) Close() error { return nil }
+
+// finish makes the connection ready for its next request: what is left of
+// a body the handler did not read is skipped when it is already buffered
+// (a refused request's small body) or short; false: the connection must
+// close.
+func (b *srvBody) finish() bool {
+	if b.done() || b.up.finishBuffered() {
+		return b.up.err == nil
+	}
+	if b.up.err != nil || b.expect && !b.sentCont || b.up.mode != bodyLength || b.up.remain > srvDiscardBody {
+		return false
+	}
+	b.c.nc.SetReadDeadline(time.Now().Add(b.c.hs.s.cfg.BodyTimeout))
+	var scratch [4096]byte
+	for !b.done() {
+		if _, err := b.up.Read(scratch[:]); err != nil && err != io.EOF {
+			return false
+		}
+	}
+	return true
+}
+
+// respWriter is the http.ResponseWriter of a connection's requests. What
+// the handler writes is gathered in out and goes out on Flush (or past
+// respFlushAt, or at the end): the head with the first chunk in one
+// write, and the last chunk with the end of the body in one write. An
+// answer that ends before any flush gets a Content-Length.
+type respWriter struct {
+	c          *srvConn
+	r          *http.Request
+	hdr        http.Header
+	status     int
+	wroteHdr   bool  // WriteHeader was called
+	headDone   bool  // the head is in out or sent
+	chunked    bool  // chunked body
+	noBody     bool  // HEAD, 204, 304
+	clen       int64 // a Content-Length the handler set; -1 none
+	written    int64
+	closeAfter bool
+	deadline   bool // the handler set a write deadline
+	pre        []byte
+	out        []byte
+	keys       []string
+	err        error
+}
+
+const respFlushAt = 16 << 10
+
+func (w *respWriter) reset(r *http.Request) {
+	clear(w.hdr)
+	*w = respWriter{c: w.c, r: r, hdr: w.hdr, pre: w.pre[:0], out: w.out[:0], keys: w.keys[:0], clen: -1, closeAfter: r.Close}
+	if cap(w.out) > 4*respFlushAt {
+		w.out = nil
+	}
+	if cap(w.pre) > 4*respFlushAt {
+		w.pre = nil
+	}
+}
+
+func (w *respWriter) Header() http.Header { return w.hdr }
+
+func (w *respWriter) WriteHeader(code int) {
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if w.wroteHdr {
+		return
+	}
+	if code < 200 && code != http.StatusSwitchingProtocols {
+		return // no interim answers from the gateway's handlers
+	}
+	w.wroteHdr, w.status = true, code
+	if cl := w.hdr.Get("Content-Length"); cl != "" {
+		if n, ok := parseContentLength([]byte(cl)); ok {
+			w.clen = n
+		} else {
+			delete(w.hdr, "Content-Length")
+		}
+	}
+	w.noBody = w.r.Method == http.MethodHead || code == http.StatusNoContent || code == http.StatusNotModified
+}
+
+func (w *respWriter) Write(b []byte) (int, error) {
+	if !w.wroteHdr {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.noBody {
+		if w.r.Method == http.MethodHead {
+			w.written += int64(len(b)) // for its Content-Length, as net/http does
+			return len(b), nil
+		}
+		return 0, http.ErrBodyNotAllowed
+	}
+	if w.clen >= 0 && w.written+int64(len(b)) > w.clen {
+		return 0, http.ErrContentLength
+	}
+	w.written += int64(len(b))
+	if !w.headDone {
+		if len(w.pre)+len(b) <= respFlushAt {
+			w.pre = append(w.pre, b...)
+			return len(b), nil
+		}
+		w.writeHead(false)
+	}
+	if len(b) >= respFlushAt {
+		// A large write goes out with what is gathered, without a copy.
+		w.frame(len(b))
+		bufs := net.Buffers{w.out, b}
+		if w.chunked {
+			bufs = append(bufs, crlf)
+		}
+		w.out = w.out[:0]
+		if _, err := w.send(&bufs); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	w.frame(len(b))
+	w.out = append(w.out, b...)
+	if w.chunked {
+		w.out = append(w.out, crlf...)
+	}
+	if len(w.out) >= respFlushAt {
+		if err := w.flushOut(); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
+
+var crlf = []byte("\r\n")
+
+// frame appends a chunk's size line for n bytes of data.
+func (w *respWriter) frame(n int) {
+	if w.chunked && n > 0 {
+		w.out = strconv.AppendInt(w.out, int64(n), 16)
+		w.out = append(w.out, crlf...)
+	}
+}
+
+// writeHead appends the status line and headers to out, then the body
+// gathered so far. end: the answer is complete, so its length is known.
+func (w *respWriter) writeHead(end bool) {
+	w.headDone = true
+	h := w.hdr
+	head := w.r.Method == http.MethodHead
+	if w.clen < 0 && (!w.noBody || head && end && w.written > 0) {
+		switch {
+		case end:
+			w.clen = w.written
+			h["Content-Length"] = []string{strconv.FormatInt(w.written, 10)}
+		case w.r.ProtoMinor == 0:
+			w.closeAfter = true // an HTTP/1.0 body ends with the connection
+		default:
+			w.chunked = true
+		}
+	}
+	if w.noBody && !head {
+		delete(h, "Content-Length")
+	}
+	if _, ok := h["Content-Type"]; !ok && !w.noBody && len(w.pre) > 0 {
+		h["Content-Type"] = []string{http.DetectContentType(w.pre)}
+	}
+	if w.c.hs.closing.Load() {
+		w.closeAfter = true
+	}
+	if hasTokenStr(h["Connection"], "close") {
+		w.closeAfter = true
+	}
+	b := append(w.out, "HTTP/1."...)
+	b = append(b, byte('0'+w.r.ProtoMinor))
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(w.status), 10)
+	b = append(b, ' ')
+	if t := http.StatusText(w.status); t != "" {
+		b = append(b, t...)
+	} else {
+		b = append(b, "status code "...)
+		b = strconv.AppendInt(b, int64(w.status), 10)
+	}
+	b = append(b, crlf...)
+	w.keys = w.keys[:0]
+	for k := range h {
+		w.keys = append(w.keys, k)
+	}
+	slices.Sort(w.keys)
+	for _, k := range w.keys {
+		if !validHeaderName(k) || k == "Transfer-Encoding" {
+			continue
+		}
+		for _, v := range h[k] {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = appendHeaderValue(b, v)
+			b = append(b, crlf...)
+		}
+	}
+	b = append(b, "Date: "...)
+	b = append(b, httpDate()...)
+	b = append(b, crlf...)
+	if w.chunked {
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	}
+	if w.closeAfter && !hasTokenStr(h["Connection"], "close") {
+		b = append(b, "Connection: close\r\n"...)
+	} else if !w.closeAfter && w.r.ProtoMinor == 0 {
+		b = append(b, "Connection: keep-alive\r\n"...)
+	}
+	b = append(b, crlf...)
+	w.out = b
+	if len(w.pre) > 0 && !w.noBody {
+		w.frame(len(w.pre))
+		w.out = append(w.out, w.pre...)
+		if w.chunked {
+			w.out = append(w.out, crlf...)
+		}
+	}
+	w.pre = w.pre[:0]
+}
+
+func hasTokenStr(vs []string, tok string) bool {
+	for _, v := range vs {
+		if hasToken([]byte(v), tok) {
+			return true
+		}
+	}
+	return false
+}
+
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if !isTokenChar(k[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendHeaderValue appends v with line breaks made spaces, as net/http
+// writes them: a value cannot split the head.
+func appendHeaderValue(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		if ch == '\r' || ch == '\n' {
+			ch = ' '
+		}
+		b = append(b, ch)
+	}
+	return b
+}
+
+// Flush sends what is gathered, the head first if not yet sent.
+func (w *respWriter) Flush() { w.FlushError() }
+
+func (w *respWriter) FlushError() error {
+	if !w.wroteHdr {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if !w.headDone {
+		w.writeHead(false)
+	}
+	return w.flushOut()
+}
+
+func (w *respWriter) flushOut() error {
+	if len(w.out) == 0 {
+		return nil
+	}
+	bufs := net.Buffers{w.out}
+	_, err := w.send(&bufs)
+	w.out = w.out[:0]
+	return err
+}
+
+// send writes bufs (one system call for one buffer, writev for more).
+func (w *respWriter) send(bufs *net.Buffers) (int64, error) {
+	var n int64
+	var err error
+	if len(*bufs) == 1 {
+		var k int
+		k, err = w.c.nc.Write((*bufs)[0])
+		n = int64(k)
+	} else {
+		n, err = bufs.WriteTo(w.c.nc)
+	}
+	if err != nil {
+		w.err = err
+		w.closeAfter = true
+	}
+	return n, err
+}
+
+// SetWriteDeadline and SetReadDeadline are what http.ResponseController
+// calls.
+func (w *respWriter) SetWriteDeadline(t time.Time) error {
+	w.deadline = !t.IsZero()
+	return w.c.nc.SetWriteDeadline(t)
+}
+
+func (w *respWriter) SetReadDeadline(t time.Time) error { return w.c.nc.SetReadDeadline(t) }
+
+// finish ends the answer: the head if not yet sent (with a
+// Content-Length), what is gathered and the last chunk, in one write, under
+// the handler's write deadline or else WriteTimeout.
+func (w *respWriter) finish() error {
+	if !w.wroteHdr {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if !w.headDone {
+		w.writeHead(true)
+	}
+	if w.chunked {
+		w.out = append(w.out, "0\r\n\r\n"...)
+	} else if w.clen >= 0 && w.written < w.clen && !w.noBody {
+		w.closeAfter = true // short of its declared length: the client sees the cut
+	}
+	if !w.deadline {
+		w.c.nc.SetWriteDeadline(time.Now().Add(w.c.hs.s.cfg.WriteTimeout))
+	}
+	err := w.flushOut()
+	w.c.nc.SetWriteDeadline(time.Time{})
+	return err
+}
+
+// httpDate is the Date header's value, formatted once a second.
+func httpDate() string {
+	now := time.Now()
+	sec := now.Unix()
+	if d := dateCache.Load(); d != nil && d.sec == sec {
+		return d.s
+	}
+	d := &cachedDate{sec: sec, s: now.UTC().Format(http.TimeFormat)}
+	dateCache.Store(d)
+	return d.s
+}
+
+type cachedDate struct {
+	sec int64
+	s   string
+}
+
+var dateCache atomic.Pointer[cachedDate]

@@ -1,0 +1,295 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider"
+)
+
+// readServerRequest reads raw as a request, step bytes per connection
+// read, and returns it with its body read to the end.
+func readServerRequest(raw []byte, step int) (*http.Request, []byte, error) {
+	hs := &httpServer{s: &Server{}}
+	hs.s.cfg.setDefaults()
+	c := newSrvConn(hs, clientConn{&scriptConn{data: raw, step: step}})
+	r, err := c.readRequest()
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(r.Body)
+	return r, body, err
+}
+
+// clientConn is a scriptConn with a client's address.
+type clientConn struct{ *scriptConn }
+
+func (clientConn) RemoteAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
+
+func TestServerRequestFraming(t *testing.T) {
+	cases := []struct {
+		name, raw, body string
+		status          int // 0: read; else the status it is refused with (-1: no answer)
+	}{
+		{"length", "POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", "hello", 0},
+		{"chunked", "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;e=1\r\n world\r\n0\r\nT: 1\r\n\r\n", "hello world", 0},
+		{"bare LF head", "GET /healthz HTTP/1.1\nHost: a\n\n", "", 0},
+		{"query", "GET /v1/models?x=%20y HTTP/1.1\r\nHost: a\r\n\r\n", "", 0},
+		{"http/1.0 without host", "GET / HTTP/1.0\r\n\r\n", "", 0},
+		{"no host", "GET / HTTP/1.1\r\n\r\n", "", 400},
+		{"two hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "", 400},
+		{"bad host", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", "", 400},
+		{"both framings", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n", "", 400},
+		{"conflicting lengths", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", "", 400},
+		{"signed length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +3\r\n\r\nabc", "", 400},
+		{"gzip coding", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "", 501},
+		{"chunked on 1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "", 501},
+		{"version 2", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", "", 505},
+		{"not http", "SSH-2.0-OpenSSH\r\n\r\n", "", 400},
+		{"folded header", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n continued\r\n\r\n", "", 400},
+		{"space before colon", "GET / HTTP/1.1\r\nHost: a\r\nX-A : 1\r\n\r\n", "", 400},
+		{"control in value", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\x00\r\n\r\n", "", 400},
+		{"odd expect", "POST / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\na", "", 417},
+		{"line too long", "GET / HTTP/1.1\r\nHost: a\r\nX-Long: " + strings.Repeat("a", upBufSize) + "\r\n\r\n", "", 431},
+		{"headers too long", "GET / HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 1000)+"\r\n", 1100) + "\r\n", "", 431},
+		{"head cut", "GET / HTTP/1.1\r\nHo", "", -1},
+		{"chunked body cut", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", "", -2},
+		{"bad chunk size", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "", -2},
+	}
+	for _, tc := range cases {
+		for _, step := range []int{1, 3, 1 << 20} {
+			r, body, err := readServerRequest([]byte(tc.raw), step)
+			var re *requestError
+			var pe *UpstreamProtocolError
+			status := 0
+			switch {
+			case err == nil:
+			case r == nil && errors.As(err, &re):
+				status = re.status
+			case r == nil && errors.As(err, &pe):
+				status = 431
+			case r == nil:
+				status = -1
+			default:
+				status = -2 // the body failed
+				if !errors.Is(err, errBadRequestBody) && !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Errorf("%s (reads of %d): body error %v", tc.name, step, err)
+				}
+			}
+			if status != tc.status || status == 0 && string(body) != tc.body {
+				t.Errorf("%s (reads of %d): status %d body %q err %v; want %d %q", tc.name, step, status, body, err, tc.status, tc.body)
+			}
+		}
+	}
+}
+
+// FuzzServerRequest reads arbitrary bytes as a client's request: no
+// panic, and what the gateway's server reads, net/http's parser reads too,
+// to the same method, target, host, length and body; the server may refuse
+// more.
+func FuzzServerRequest(f *testing.F) {
+	for _, s := range []string{
+		"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+		"POST /v1/runs HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\n{}\r\n0\r\nT: v\r\n\r\n",
+		"GET /v1/models/a%2Fb?q=1 HTTP/1.1\r\nHost: [::1]:80\r\nConnection: close\r\n\r\n",
+		"GET http://example.com/healthz HTTP/1.1\r\nHost: example.com\r\n\r\n",
+		"OPTIONS * HTTP/1.1\r\nHost: a\r\nOrigin: http://x\r\n\r\n",
+		"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx",
+	} {
+		f.Add([]byte(s), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, step uint8) {
+		r, body, err := readServerRequest(raw, int(step)+1)
+		if err != nil {
+			return
+		}
+		hr, herr := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		if herr != nil {
+			t.Fatalf("read %s %q what net/http refuses: %v", r.Method, r.RequestURI, herr)
+		}
+		hbody, herr := io.ReadAll(hr.Body)
+		if herr != nil {
+			t.Fatalf("read the body %q to its end where net/http fails: %v", body, herr)
+		}
+		if r.Method != hr.Method || r.RequestURI != hr.RequestURI || r.Host != hr.Host ||
+			r.ContentLength != hr.ContentLength || r.URL.Path != hr.URL.Path || r.URL.RawQuery != hr.URL.RawQuery ||
+			!bytes.Equal(body, hbody) {
+			t.Fatalf("read %s %q host %q length %d path %q body %q; net/http: %s %q host %q length %d path %q body %q",
+				r.Method, r.RequestURI, r.Host, r.ContentLength, r.URL.Path, body,
+				hr.Method, hr.RequestURI, hr.Host, hr.ContentLength, hr.URL.Path, hbody)
+		}
+		for k, v := range r.Header {
+			if k != "Content-Length" && strings.Join(v, ",") != strings.Join(hr.Header[k], ",") {
+				t.Fatalf("header %s: %q; net/http %q", k, v, hr.Header[k])
+			}
+		}
+	})
+}
+
+// rawExchange writes req on a fresh connection to the gateway and reads
+// n answers.
+func rawExchange(t *testing.T, url, req string, n int) []*http.Response {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	var out []*http.Response
+	for range n {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("answer %d: %v", len(out)+1, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("answer %d body: %v", len(out)+1, err)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		out = append(out, resp)
+	}
+	return out
+}
+
+func respBody(r *http.Response) string { b, _ := io.ReadAll(r.Body); return string(b) }
+
+// The server end to end on a socket: pipelined requests answered in order,
+// a chunked request body and 100-continue on a streaming route, HEAD,
+// HTTP/1.0, and a malformed request answered 400 and closed.
+func TestServerOverSocket(t *testing.T) {
+	r := startRig(t, malformedScript(), Config{})
+	body := chatBody(true)
+	chunked := fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+
+	t.Run("pipelined", func(t *testing.T) {
+		rs := rawExchange(t, r.url, "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"+chunked+rawRequest("/v1/chat/completions", body)+"GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n", 4)
+		if rs[0].StatusCode != 200 || !strings.Contains(respBody(rs[0]), `"ok"`) || rs[0].ContentLength <= 0 {
+			t.Errorf("healthz: %d length %d", rs[0].StatusCode, rs[0].ContentLength)
+		}
+		for _, resp := range rs[1:3] {
+			m := decodeSSE(t, provider.WireOpenAIChat, resp.Body)
+			if resp.StatusCode != 200 || m.StopReason != llm.StopToolUse || resp.Header.Get("X-Request-Id") == "" {
+				t.Errorf("stream: %d %v %q", resp.StatusCode, m.StopReason, m.ErrorMessage)
+			}
+			if resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Date") == "" {
+				t.Errorf("stream head: %v", resp.Header)
+			}
+		}
+		if rs[3].StatusCode != 404 {
+			t.Errorf("unknown route: %d", rs[3].StatusCode)
+		}
+	})
+
+	t.Run("100-continue", func(t *testing.T) {
+		c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(body))
+		br := bufio.NewReader(c)
+		line, err := br.ReadString('\n')
+		if err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+			t.Fatalf("before the body: %q %v", line, err)
+		}
+		br.ReadString('\n')
+		io.WriteString(c, body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := decodeSSE(t, provider.WireOpenAIChat, resp.Body); resp.StatusCode != 200 || m.StopReason != llm.StopToolUse {
+			t.Errorf("after 100-continue: %d %v", resp.StatusCode, m.StopReason)
+		}
+	})
+
+	t.Run("head and http/1.0", func(t *testing.T) {
+		c0, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c0.Close()
+		c0.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c0, "HEAD /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+		br := bufio.NewReader(c0)
+		head, err := http.ReadResponse(br, &http.Request{Method: http.MethodHead})
+		if err != nil || head.StatusCode != 200 || head.ContentLength <= 0 {
+			t.Fatalf("HEAD: %v %v", head, err)
+		}
+		get, err := http.ReadResponse(br, nil)
+		if err != nil || get.StatusCode != 200 || respBody(get) == "" || get.ContentLength != head.ContentLength {
+			t.Errorf("GET after HEAD: %v %v", get, err)
+		}
+		c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "GET /healthz HTTP/1.0\r\n\r\n")
+		all, err := io.ReadAll(c) // an HTTP/1.0 answer ends with the connection
+		if err != nil || !bytes.HasPrefix(all, []byte("HTTP/1.0 200 OK\r\n")) || !bytes.Contains(all, []byte(`"ok"`)) {
+			t.Errorf("HTTP/1.0: %q %v", all, err)
+		}
+	})
+
+	t.Run("malformed", func(t *testing.T) {
+		c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
+		all, err := io.ReadAll(c)
+		if err != nil || !bytes.HasPrefix(all, []byte("HTTP/1.1 400 Bad Request\r\n")) {
+			t.Errorf("both framings: %q %v", all, err)
+		}
+	})
+}
+
+// A handler that panics after its answer began: the client sees the
+// answer cut, never a clean end, and the connection is closed.
+func TestServerPanicCutsAnswer(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte("data: 1\n\n"))
+		http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	})
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, time.Second) }()
+	defer func() { cancel(); <-done }()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil || string(b) != "data: 1\n\n" {
+		t.Errorf("body %q err %v; want the first event then a cut", b, err)
+	}
+}
