@@ -149,8 +149,9 @@ func (hs *httpServer) closeAll() {
 // srvConn is one client connection and what its requests reuse.
 type srvConn struct {
 	hs     *httpServer
-	nc     net.Conn
-	in     upConn // the read buffer, read in place
+	nc     net.Conn      // the connection itself
+	dc     *deadlineConn // nc with its deadlines set when they matter
+	in     upConn        // the read buffer, read in place
 	state  atomic.Int32
 	ctx    context.Context // cancelled when the client goes away or the connection closes
 	cancel context.CancelFunc
@@ -176,7 +177,8 @@ type srvConn struct {
 
 func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 	c := &srvConn{hs: hs, nc: nc, hdr: http.Header{}}
-	c.in.nc = nc
+	c.dc = &deadlineConn{Conn: nc, slack: hs.s.cfg.WriteTimeout / 8}
+	c.in.nc = c.dc
 	c.in.buf = make([]byte, upBufSize)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.tmpl = (&http.Request{}).WithContext(c.ctx)
@@ -213,7 +215,7 @@ func (c *srvConn) serve() {
 			if first {
 				wait = cfg.HeaderTimeout
 			}
-			c.nc.SetReadDeadline(time.Now().Add(wait))
+			c.dc.SetReadDeadline(time.Now().Add(wait))
 			if err := c.in.fill(); err != nil {
 				return
 			}
@@ -222,7 +224,7 @@ func (c *srvConn) serve() {
 			return // shutdown closed it
 		}
 		if !first {
-			c.nc.SetReadDeadline(time.Now().Add(cfg.HeaderTimeout))
+			c.dc.SetReadDeadline(time.Now().Add(cfg.HeaderTimeout))
 		}
 		req, err := c.readRequest()
 		if err != nil {
@@ -293,7 +295,7 @@ func (c *srvConn) disarm() {
 	watching := c.watching
 	if watching {
 		c.aborting = true
-		c.nc.SetReadDeadline(aLongTimeAgo)
+		c.dc.interrupt()
 	} else {
 		c.timer.Stop()
 	}
@@ -301,6 +303,7 @@ func (c *srvConn) disarm() {
 	if watching {
 		c.watched.Wait()
 		c.aborting = false
+		c.dc.resume()
 	}
 }
 
@@ -368,7 +371,7 @@ func (c *srvConn) refuse(err error) {
 		b = append(b, ": "...)
 		b = append(b, msg...)
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	c.dc.SetWriteDeadline(time.Now().Add(time.Second))
 	c.nc.Write(b)
 }
 
@@ -685,14 +688,14 @@ var errBadRequestBody = errors.New("gateway: malformed request body")
 func (b *srvBody) Read(p []byte) (int, error) {
 	if b.up.err == nil && !b.done() && b.expect && !b.sentCont {
 		b.sentCont = true
+		b.c.w.ensureDeadline()
 		if _, err := b.c.nc.Write([]byte("HTTP/1.1 100 Continue\r\n\r\n")); err != nil {
 			return 0, err
 		}
 	}
 	wasDone := b.done()
 	n, err := b.up.Read(p)
-	var pe *UpstreamProtocolError
-	if errors.As(err, &pe) {
+	if pe, ok := err.(*UpstreamProtocolError); ok {
 		err = fmt.Errorf("%w: %s", errBadRequestBody, pe.Msg)
 	}
 	if !wasDone && b.done() {
@@ -714,7 +717,7 @@ func (b *srvBody) finish() bool {
 	if b.up.err != nil || b.expect && !b.sentCont || b.up.mode != bodyLength || b.up.remain > srvDiscardBody {
 		return false
 	}
-	b.c.nc.SetReadDeadline(time.Now().Add(b.c.hs.s.cfg.BodyTimeout))
+	b.c.dc.SetReadDeadline(time.Now().Add(b.c.hs.s.cfg.BodyTimeout))
 	var scratch [4096]byte
 	for !b.done() {
 		if _, err := b.up.Read(scratch[:]); err != nil && err != io.EOF {
@@ -817,8 +820,9 @@ func (w *respWriter) Write(b []byte) (int, error) {
 			bufs = append(bufs, crlf)
 		}
 		w.out = w.out[:0]
-		if _, err := w.send(&bufs); err != nil {
-			return 0, err
+		w.ensureDeadline()
+		if _, err := bufs.WriteTo(w.c.nc); err != nil {
+			return 0, w.failed(err)
 		}
 		return len(b), nil
 	}
@@ -975,42 +979,44 @@ func (w *respWriter) FlushError() error {
 	return w.flushOut()
 }
 
+// flushOut writes what is gathered in one system call.
 func (w *respWriter) flushOut() error {
 	if len(w.out) == 0 {
 		return nil
 	}
-	bufs := net.Buffers{w.out}
-	_, err := w.send(&bufs)
+	w.ensureDeadline()
+	_, err := w.c.nc.Write(w.out)
 	w.out = w.out[:0]
-	return err
+	if err != nil {
+		return w.failed(err)
+	}
+	return nil
 }
 
-// send writes bufs (one system call for one buffer, writev for more).
-func (w *respWriter) send(bufs *net.Buffers) (int64, error) {
-	var n int64
-	var err error
-	if len(*bufs) == 1 {
-		var k int
-		k, err = w.c.nc.Write((*bufs)[0])
-		n = int64(k)
-	} else {
-		n, err = bufs.WriteTo(w.c.nc)
-	}
-	if err != nil {
-		w.err = err
-		w.closeAfter = true
-	}
-	return n, err
+// failed records a failed write: the answer cannot go on, nor the
+// connection.
+func (w *respWriter) failed(err error) error {
+	w.err, w.closeAfter = err, true
+	return err
 }
 
 // SetWriteDeadline and SetReadDeadline are what http.ResponseController
 // calls.
 func (w *respWriter) SetWriteDeadline(t time.Time) error {
 	w.deadline = !t.IsZero()
-	return w.c.nc.SetWriteDeadline(t)
+	return w.c.dc.SetWriteDeadline(t)
 }
 
-func (w *respWriter) SetReadDeadline(t time.Time) error { return w.c.nc.SetReadDeadline(t) }
+func (w *respWriter) SetReadDeadline(t time.Time) error { return w.c.dc.SetReadDeadline(t) }
+
+// ensureDeadline gives a write WriteTimeout unless the handler set a
+// deadline of its own.
+func (w *respWriter) ensureDeadline() {
+	if !w.deadline {
+		w.deadline = true
+		w.c.dc.SetWriteDeadline(time.Now().Add(w.c.hs.s.cfg.WriteTimeout))
+	}
+}
 
 // finish ends the answer: the head if not yet sent (with a
 // Content-Length), what is gathered and the last chunk, in one write, under
@@ -1030,12 +1036,70 @@ func (w *respWriter) finish() error {
 	} else if w.clen >= 0 && w.written < w.clen && !w.noBody {
 		w.closeAfter = true // short of its declared length: the client sees the cut
 	}
-	if !w.deadline {
-		w.c.nc.SetWriteDeadline(time.Now().Add(w.c.hs.s.cfg.WriteTimeout))
+	// The write deadline stays: the next answer's first write moves it
+	// on (or, close enough, keeps it), and an idle connection writes
+	// nothing.
+	return w.flushOut()
+}
+
+// deadlineConn sets a connection's deadlines only when they matter, as
+// most requests need no timer change: a read deadline is set right before
+// a read of the connection (a request whose body came with its head is
+// read without one, so its header and body deadlines cost nothing), and
+// a write deadline within slack of the one in force is left as it is (a
+// keep-alive connection's answers move it on once per slack).
+type deadlineConn struct {
+	net.Conn
+	slack       time.Duration
+	mu          sync.Mutex // rd, rdSet, interrupted: the watcher reads while the handler sets
+	rd          time.Time  // the read deadline asked for
+	rdSet       time.Time  // the one in force
+	interrupted bool       // a read is being ended: rd waits
+	wdSet       time.Time  // the write deadline in force
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.rd = t
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *deadlineConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	if !c.interrupted && !c.rd.Equal(c.rdSet) {
+		if err := c.Conn.SetReadDeadline(c.rd); err != nil {
+			c.mu.Unlock()
+			return 0, err
+		}
+		c.rdSet = c.rd
 	}
-	err := w.flushOut()
-	w.c.nc.SetWriteDeadline(time.Time{})
-	return err
+	c.mu.Unlock()
+	return c.Conn.Read(p)
+}
+
+// interrupt ends a read under way (or about to start) at once; resume
+// lets the next read set the deadline asked for again.
+func (c *deadlineConn) interrupt() {
+	c.mu.Lock()
+	c.interrupted = true
+	c.rdSet = aLongTimeAgo
+	c.Conn.SetReadDeadline(aLongTimeAgo)
+	c.mu.Unlock()
+}
+
+func (c *deadlineConn) resume() {
+	c.mu.Lock()
+	c.interrupted = false
+	c.mu.Unlock()
+}
+
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	if !t.IsZero() && !c.wdSet.IsZero() && t.Sub(c.wdSet) <= c.slack && c.wdSet.Sub(t) <= c.slack {
+		return nil
+	}
+	c.wdSet = t
+	return c.Conn.SetWriteDeadline(t)
 }
 
 // httpDate is the Date header's value, formatted once a second.

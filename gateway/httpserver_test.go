@@ -15,6 +15,7 @@ import (
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider"
+	"github.com/ocbench/ocbench/provider/scripted"
 )
 
 // readServerRequest reads raw as a request, step bytes per connection
@@ -291,5 +292,26 @@ func TestServerPanicCutsAnswer(t *testing.T) {
 	b, err := io.ReadAll(resp.Body)
 	if err == nil || string(b) != "data: 1\n\n" {
 		t.Errorf("body %q err %v; want the first event then a cut", b, err)
+	}
+}
+
+// A stream that outlasts the keep-alive and header deadlines, with the
+// client's connection watched meanwhile, is not cut by either, and the
+// connection serves the next request.
+func TestServerLongStreamKeepsDeadlinesApart(t *testing.T) {
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("a"), scripted.Stall(4 * watchDelay), scripted.Text("b")}}}}
+	r := startRig(t, s, Config{KeepAliveTimeout: watchDelay, HeaderTimeout: watchDelay, BodyTimeout: watchDelay})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	for i := range 2 {
+		resp, err := client.Post(r.url+"/v1/chat/completions", "application/json", strings.NewReader(chatBody(true)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := decodeSSE(t, provider.WireOpenAIChat, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || m.TextContent() != "ab" || m.StopReason != llm.StopStop {
+			t.Fatalf("stream %d: %d %q %v %s", i, resp.StatusCode, m.TextContent(), m.StopReason, m.ErrorMessage)
+		}
 	}
 }

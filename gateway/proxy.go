@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fastjson"
 
 	"github.com/ocbench/ocbench/llm"
@@ -152,6 +153,11 @@ func upstreamBody(w wire, body []byte, pr proxyRequest, c provider.Compat) ([]by
 // stream through the decorator chain, and answers in the client's wire:
 // streamed, with tool calls sent whole once repaired, or as one object.
 func (s *Server) proxy(w wire) streamHandler {
+	// The route's event counter and first-event latency, looked up once,
+	// when first used (a series appears only once it has a value).
+	var seriesOnce sync.Once
+	var events prometheus.Counter
+	var firstEvent prometheus.Observer
 	return func(rw http.ResponseWriter, r *http.Request, body []byte) {
 		start := time.Now()
 		pr, err := parseProxyRequest(w, body)
@@ -237,7 +243,6 @@ func (s *Server) proxy(w wire) streamHandler {
 		// Before each upstream read, what the previous one produced goes
 		// out in one write.
 		call.flushTo = sse
-		events := s.m.events.WithLabelValues(route)
 		bp := bufPool.Get().(*[]byte)
 		defer bufPool.Put(bp)
 		buf := *bp
@@ -287,7 +292,10 @@ func (s *Server) proxy(w wire) streamHandler {
 			}
 			if first {
 				first = false
-				s.m.timeToFirstEvent.WithLabelValues(route).Observe(time.Since(start).Seconds())
+				seriesOnce.Do(func() {
+					events, firstEvent = s.m.events.WithLabelValues(route), s.m.timeToFirstEvent.WithLabelValues(route)
+				})
+				firstEvent.Observe(time.Since(start).Seconds())
 			}
 			events.Inc()
 			if err := sse.write(buf); err != nil {
