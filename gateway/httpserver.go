@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,7 +45,6 @@ import (
 // switches.
 
 const (
-	srvMaxHead     = upMaxHead // request line and headers
 	srvDiscardBody = 256 << 10 // an unread body past this closes the connection (net/http's limit)
 	watchDelay     = 100 * time.Millisecond
 )
@@ -378,12 +378,11 @@ func (c *srvConn) refuse(err error) {
 // readRequest reads a request line and headers in place and returns the
 // connection's Request, reset, for them.
 func (c *srvConn) readRequest() (*http.Request, error) {
-	total := 0
 	l, err := c.in.line(false, upBufSize)
 	if err != nil {
 		return nil, err
 	}
-	total += len(l)
+	total := len(l)
 	r := c.req
 	*r = *c.tmpl
 	clear(c.hdr)
@@ -403,40 +402,26 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	r.Header, r.RemoteAddr, r.ContentLength = c.hdr, c.remote, 0
 	var length int64 = -1
 	chunked, hosts, keepAlive, expect := false, 0, false, false
-	for {
-		l, err := c.in.line(false, upBufSize)
-		if err != nil {
-			return nil, err
-		}
-		if total += len(l) + 2; total > srvMaxHead {
-			return nil, &requestError{http.StatusRequestHeaderFieldsTooLarge, "request header too large"}
-		}
-		if len(l) == 0 {
-			break
-		}
-		name, value, err := parseHeaderLine(l)
-		if err != nil {
-			return nil, badRequest("malformed header line")
-		}
+	bad, err := c.in.headers(total, func(name, value []byte) error {
 		switch {
 		case asciiEqualFold(name, "host"):
 			if hosts++; hosts > 1 || !validHost(value) {
-				return nil, badRequest("invalid or repeated Host header")
+				return badRequest("invalid or repeated Host header")
 			}
 			r.Host = string(value)
-			continue // as net/http: Host is not in the header map
+			return nil // as net/http: Host is not in the header map
 		case asciiEqualFold(name, "content-length"):
 			n, ok := parseContentLength(value)
 			if !ok || length >= 0 && n != length {
-				return nil, badRequest("invalid or conflicting Content-Length")
+				return badRequest("invalid or conflicting Content-Length")
 			}
 			length = n
 		case asciiEqualFold(name, "transfer-encoding"):
 			if chunked || minor == 0 || !asciiEqualFold(value, "chunked") {
-				return nil, &requestError{http.StatusNotImplemented, "unsupported transfer encoding"}
+				return &requestError{http.StatusNotImplemented, "unsupported transfer encoding"}
 			}
 			chunked = true
-			continue
+			return nil
 		case asciiEqualFold(name, "connection"):
 			if hasToken(value, "close") {
 				r.Close = true
@@ -445,11 +430,20 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 			}
 		case asciiEqualFold(name, "expect"):
 			if !asciiEqualFold(value, "100-continue") {
-				return nil, &requestError{http.StatusExpectationFailed, "unsupported Expect"}
+				return &requestError{http.StatusExpectationFailed, "unsupported Expect"}
 			}
 			expect = true
 		}
 		c.addHeader(name, value)
+		return nil
+	})
+	switch {
+	case bad:
+		return nil, badRequest("malformed header line")
+	case err == errHeadTooLong:
+		return nil, &requestError{http.StatusRequestHeaderFieldsTooLarge, "request header too large"}
+	case err != nil:
+		return nil, err
 	}
 	if minor == 1 && hosts == 0 {
 		return nil, badRequest("missing required Host header")
@@ -514,7 +508,7 @@ func parseRequestLine(l []byte) (method string, target []byte, minor int, err er
 		}
 		return "", nil, 0, badRequest("malformed HTTP version")
 	}
-	return internMethod(l[:sp1]), target, minor, nil
+	return intern(l[:sp1]), target, minor, nil
 }
 
 func indexByte(b []byte, c byte) int {
@@ -526,21 +520,6 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// internMethod returns the common methods without an allocation.
-func internMethod(m []byte) string {
-	switch string(m) {
-	case http.MethodGet:
-		return http.MethodGet
-	case http.MethodPost:
-		return http.MethodPost
-	case http.MethodHead:
-		return http.MethodHead
-	case http.MethodOptions:
-		return http.MethodOptions
-	}
-	return string(m)
-}
-
 // setTarget sets r.URL and r.RequestURI. A plain path (the proxy's routes)
 // is taken as is; anything with escapes or a query, an absolute URL or
 // "*" goes through url.ParseRequestURI, as net/http does.
@@ -548,7 +527,7 @@ func (c *srvConn) setTarget(r *http.Request, target []byte) error {
 	c.url = url.URL{}
 	r.URL = &c.url
 	if len(target) > 0 && target[0] == '/' && !containsAny(target, "%?#") {
-		r.RequestURI = internPath(target)
+		r.RequestURI = intern(target)
 		c.url.Path = r.RequestURI
 		return nil
 	}
@@ -572,22 +551,6 @@ func containsAny(b []byte, chars string) bool {
 	return false
 }
 
-func internPath(p []byte) string {
-	switch string(p) {
-	case "/v1/chat/completions":
-		return "/v1/chat/completions"
-	case "/v1/messages":
-		return "/v1/messages"
-	case "/v1/responses":
-		return "/v1/responses"
-	case "/v1/runs":
-		return "/v1/runs"
-	case "/healthz":
-		return "/healthz"
-	}
-	return string(p)
-}
-
 // validHost accepts what net/http's server accepts in a Host header: the
 // bytes of a host, an IP literal and a port, no white space or controls.
 func validHost(v []byte) bool {
@@ -607,7 +570,7 @@ func validHost(v []byte) bool {
 // connection's value backing.
 func (c *srvConn) addHeader(name, value []byte) {
 	k := canonicalKey(name)
-	v := internValue(value)
+	v := intern(value)
 	if old, ok := c.hdr[k]; ok {
 		c.hdr[k] = append(old[:len(old):len(old)], v)
 		return
@@ -617,39 +580,50 @@ func (c *srvConn) addHeader(name, value []byte) {
 	c.hdr[k] = c.vals[n-1 : n : n]
 }
 
-var commonKeys = [...]string{"Accept", "Accept-Encoding", "Anthropic-Beta", "Anthropic-Version", "Authorization",
-	"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key"}
+// commonKeys are the canonical names of the headers SDKs send, and
+// lowerKeys the same in lower case.
+var (
+	commonKeys = [...]string{"Accept", "Accept-Encoding", "Anthropic-Beta", "Anthropic-Version", "Authorization",
+		"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key"}
+	lowerKeys = func() (l [len(commonKeys)]string) {
+		for i, k := range commonKeys {
+			l[i] = strings.ToLower(k)
+		}
+		return l
+	}()
+)
 
 func canonicalKey(name []byte) string {
-	for _, k := range commonKeys {
-		if len(k) == len(name) && asciiEqualFoldKey(name, k) {
-			return k
+	for i, k := range lowerKeys {
+		if asciiEqualFold(name, k) {
+			return commonKeys[i]
 		}
 	}
 	return textproto.CanonicalMIMEHeaderKey(string(name))
 }
 
-// asciiEqualFoldKey compares name with the canonical key k, ignoring case.
-func asciiEqualFoldKey(name []byte, k string) bool {
-	for i := range len(name) {
-		a, b := name[i], k[i]
-		if a >= 'A' && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if b >= 'A' && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		if a != b {
-			return false
-		}
-	}
-	return true
-}
-
-// internValue returns the header values every SDK sends without an
-// allocation.
-func internValue(v []byte) string {
-	switch string(v) {
+// intern returns the methods, paths and header values that nearly every
+// request carries without an allocation.
+func intern(b []byte) string {
+	switch string(b) {
+	case http.MethodGet:
+		return http.MethodGet
+	case http.MethodPost:
+		return http.MethodPost
+	case http.MethodHead:
+		return http.MethodHead
+	case http.MethodOptions:
+		return http.MethodOptions
+	case "/v1/chat/completions":
+		return "/v1/chat/completions"
+	case "/v1/messages":
+		return "/v1/messages"
+	case "/v1/responses":
+		return "/v1/responses"
+	case "/v1/runs":
+		return "/v1/runs"
+	case "/healthz":
+		return "/healthz"
 	case "application/json":
 		return "application/json"
 	case "gzip":
@@ -661,7 +635,7 @@ func internValue(v []byte) string {
 	case "*/*":
 		return "*/*"
 	}
-	return string(v)
+	return string(b)
 }
 
 // srvBody is a request's body, read in place from the connection's

@@ -138,9 +138,9 @@ func FuzzServerRequest(f *testing.F) {
 	})
 }
 
-// rawExchange writes req on a fresh connection to the gateway and reads
-// n answers.
-func rawExchange(t *testing.T, url, req string, n int) []*http.Response {
+// dialRaw opens a connection to the gateway for the test, with a
+// deadline.
+func dialRaw(t *testing.T, url string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
@@ -148,6 +148,14 @@ func rawExchange(t *testing.T, url, req string, n int) []*http.Response {
 	}
 	t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(5 * time.Second))
+	return c
+}
+
+// rawExchange writes req on a fresh connection to the gateway and reads
+// n answers.
+func rawExchange(t *testing.T, url, req string, n int) []*http.Response {
+	t.Helper()
+	c := dialRaw(t, url)
 	if _, err := io.WriteString(c, req); err != nil {
 		t.Fatal(err)
 	}
@@ -198,12 +206,7 @@ func TestServerOverSocket(t *testing.T) {
 	})
 
 	t.Run("100-continue", func(t *testing.T) {
-		c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c := dialRaw(t, r.url)
 		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(body))
 		br := bufio.NewReader(c)
 		line, err := br.ReadString('\n')
@@ -222,12 +225,7 @@ func TestServerOverSocket(t *testing.T) {
 	})
 
 	t.Run("head and http/1.0", func(t *testing.T) {
-		c0, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c0.Close()
-		c0.SetDeadline(time.Now().Add(5 * time.Second))
+		c0 := dialRaw(t, r.url)
 		io.WriteString(c0, "HEAD /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
 		br := bufio.NewReader(c0)
 		head, err := http.ReadResponse(br, &http.Request{Method: http.MethodHead})
@@ -238,12 +236,7 @@ func TestServerOverSocket(t *testing.T) {
 		if err != nil || get.StatusCode != 200 || respBody(get) == "" || get.ContentLength != head.ContentLength {
 			t.Errorf("GET after HEAD: %v %v", get, err)
 		}
-		c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c := dialRaw(t, r.url)
 		io.WriteString(c, "GET /healthz HTTP/1.0\r\n\r\n")
 		all, err := io.ReadAll(c) // an HTTP/1.0 answer ends with the connection
 		if err != nil || !bytes.HasPrefix(all, []byte("HTTP/1.0 200 OK\r\n")) || !bytes.Contains(all, []byte(`"ok"`)) {
@@ -252,12 +245,7 @@ func TestServerOverSocket(t *testing.T) {
 	})
 
 	t.Run("malformed", func(t *testing.T) {
-		c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c := dialRaw(t, r.url)
 		io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
 		all, err := io.ReadAll(c)
 		if err != nil || !bytes.HasPrefix(all, []byte("HTTP/1.1 400 Bad Request\r\n")) {

@@ -332,12 +332,11 @@ func (cn *upConn) readHead() (*upResponse, error) {
 
 // readOneHead reads one answer head; nil, nil for an interim 1xx one.
 func (cn *upConn) readOneHead() (*upResponse, error) {
-	total := 0
 	l, err := cn.line(false, upBufSize)
 	if err != nil {
 		return nil, err
 	}
-	total += len(l)
+	total := len(l)
 	status, http10, err := parseStatusLine(l)
 	if err != nil {
 		return nil, err
@@ -345,26 +344,12 @@ func (cn *upConn) readOneHead() (*upResponse, error) {
 	resp := &upResponse{status: status, body: &upBody{mode: bodyClose, keep: !http10}}
 	var length int64 = -1
 	chunked := false
-	for {
-		l, err := cn.line(false, upBufSize)
-		if err != nil {
-			return nil, err
-		}
-		if total += len(l) + 2; total > upMaxHead {
-			return nil, protoErr("headers longer than " + strconv.Itoa(upMaxHead) + " bytes")
-		}
-		if len(l) == 0 {
-			break
-		}
-		name, value, err := parseHeaderLine(l)
-		if err != nil {
-			return nil, err
-		}
+	_, err = cn.headers(total, func(name, value []byte) error {
 		switch {
 		case asciiEqualFold(name, "content-length"):
 			n, ok := parseContentLength(value)
 			if !ok || length >= 0 && n != length {
-				return nil, protoErr("an invalid or conflicting Content-Length")
+				return protoErr("an invalid or conflicting Content-Length")
 			}
 			length = n
 		case asciiEqualFold(name, "transfer-encoding"):
@@ -373,13 +358,13 @@ func (cn *upConn) readOneHead() (*upResponse, error) {
 			// An HTTP/1.0 answer cannot carry one (net/http would read
 			// the body up to the close): the framing is ambiguous.
 			if chunked || http10 || !asciiEqualFold(value, "chunked") {
-				return nil, protoErr("unsupported Transfer-Encoding " + strconv.Quote(string(value)))
+				return protoErr("unsupported Transfer-Encoding " + strconv.Quote(string(value)))
 			}
 			chunked = true
 		case asciiEqualFold(name, "content-encoding"):
 			// None was asked for: a compressed body would decode as garbage.
 			if len(value) > 0 && !asciiEqualFold(value, "identity") {
-				return nil, protoErr("unrequested Content-Encoding " + strconv.Quote(string(value)))
+				return protoErr("unrequested Content-Encoding " + strconv.Quote(string(value)))
 			}
 		case asciiEqualFold(name, "connection"):
 			if hasToken(value, "close") {
@@ -396,6 +381,10 @@ func (cn *upConn) readOneHead() (*upResponse, error) {
 		case asciiEqualFold(name, "retry-after"):
 			resp.retryAfter = string(value)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case status == http.StatusSwitchingProtocols:
@@ -420,6 +409,35 @@ func (cn *upConn) readOneHead() (*upResponse, error) {
 		resp.body.keep = false
 	}
 	return resp, nil
+}
+
+// errHeadTooLong ends a head past upMaxHead bytes.
+var errHeadTooLong = protoErr("headers longer than " + strconv.Itoa(upMaxHead) + " bytes")
+
+// headers reads header lines up to the empty line that ends them and
+// calls each with every name and value, until each fails; total is the
+// size of the head before them, which may not pass upMaxHead. badLine
+// tells a malformed line from a failed read.
+func (cn *upConn) headers(total int, each func(name, value []byte) error) (badLine bool, err error) {
+	for {
+		l, err := cn.line(false, upBufSize)
+		if err != nil {
+			return false, err
+		}
+		if total += len(l) + 2; total > upMaxHead {
+			return false, errHeadTooLong
+		}
+		if len(l) == 0 {
+			return false, nil
+		}
+		name, value, err := parseHeaderLine(l)
+		if err != nil {
+			return true, err
+		}
+		if err := each(name, value); err != nil {
+			return false, err
+		}
+	}
 }
 
 func parseStatusLine(l []byte) (status int, http10 bool, err error) {
