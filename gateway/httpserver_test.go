@@ -287,8 +287,9 @@ func TestServerPanicCutsAnswer(t *testing.T) {
 // client's connection watched meanwhile, is not cut by either, and the
 // connection serves the next request.
 func TestServerLongStreamKeepsDeadlinesApart(t *testing.T) {
-	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("a"), scripted.Stall(4 * watchDelay), scripted.Text("b")}}}}
-	r := startRig(t, s, Config{KeepAliveTimeout: watchDelay, HeaderTimeout: watchDelay, BodyTimeout: watchDelay})
+	const short = 250 * time.Millisecond
+	s := &scripted.Script{Turns: []scripted.Turn{{Steps: []scripted.Step{scripted.Text("a"), scripted.Stall(4 * short), scripted.Text("b")}}}}
+	r := startRig(t, s, Config{KeepAliveTimeout: short, HeaderTimeout: short, BodyTimeout: short})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	defer client.CloseIdleConnections()
 	for i := range 2 {
