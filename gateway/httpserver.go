@@ -302,7 +302,9 @@ func (c *srvConn) disarm() {
 	c.mu.Unlock()
 	if watching {
 		c.watched.Wait()
+		c.mu.Lock()
 		c.aborting = false
+		c.mu.Unlock()
 		c.dc.resume()
 	}
 }
