@@ -56,13 +56,5 @@ func (s *Server) addTokens(route, model string, u *llm.Usage) {
 	if *u == (llm.Usage{}) {
 		return
 	}
-	model = s.m.modelLabel(model)
-	for _, k := range [...]struct {
-		kind string
-		n    int64
-	}{{"input", u.Input}, {"output", u.Output}, {"cache_read", u.CacheRead}, {"cache_write", u.CacheWrite}} {
-		if k.n > 0 {
-			s.m.tokens.WithLabelValues(route, model, k.kind).Add(float64(k.n))
-		}
-	}
+	s.m.addTokens(route, model, [...]int64{u.Input, u.Output, u.CacheRead, u.CacheWrite})
 }

@@ -30,6 +30,49 @@ type metrics struct {
 
 	models  sync.Map // model label values in use
 	nModels atomic.Int32
+	// tokenSeries holds a route's and a labelled model's token counters
+	// (tokenKey -> *tokenSeries), so that a stream's usage costs one
+	// lookup instead of one per kind; it holds at most maxModelLabels
+	// models per route ("other" is not cached).
+	tokenSeries sync.Map
+}
+
+type tokenKey struct{ route, model string }
+
+// tokenKinds are the kind label values of the token counters, in the
+// order of tokenSeries.c.
+var tokenKinds = [...]string{"input", "output", "cache_read", "cache_write"}
+
+// tokenSeries are one route's and model's token counters, each looked
+// up when first used (a series appears only once it has a value).
+type tokenSeries struct {
+	once [len(tokenKinds)]sync.Once
+	c    [len(tokenKinds)]prometheus.Counter
+}
+
+// addTokens adds n tokens of each kind (in tokenKinds' order) to the
+// counters of route and model; zero kinds are not touched.
+func (m *metrics) addTokens(route, model string, n [len(tokenKinds)]int64) {
+	var ts *tokenSeries
+	if v, ok := m.tokenSeries.Load(tokenKey{route, model}); ok {
+		ts = v.(*tokenSeries)
+	} else if label := m.modelLabel(model); label == model {
+		v, _ := m.tokenSeries.LoadOrStore(tokenKey{route, model}, new(tokenSeries))
+		ts = v.(*tokenSeries)
+	} else {
+		for i, k := range n {
+			if k > 0 {
+				m.tokens.WithLabelValues(route, label, tokenKinds[i]).Add(float64(k))
+			}
+		}
+		return
+	}
+	for i, k := range n {
+		if k > 0 {
+			ts.once[i].Do(func() { ts.c[i] = m.tokens.WithLabelValues(route, model, tokenKinds[i]) })
+			ts.c[i].Add(float64(k))
+		}
+	}
 }
 
 func newMetrics() *metrics {
