@@ -7,7 +7,9 @@
 // It owns the HTTP side: limits (body size, concurrent streams, request and
 // idle timeouts), admission (429 or 503 with Retry-After instead of an
 // unbounded queue), client disconnects cancelling the upstream, graceful
-// shutdown that drains streams in flight, and the connection to the
+// shutdown that drains streams in flight, its own HTTP/1.1 server (one
+// goroutine per connection, requests read in place; Server.Handler is the
+// same handler chain for use under net/http), and the connection to the
 // upstream: a lean HTTP/1.1 client of its own for a plain-http upstream
 // (pooled persistent connections, strict response framing), net/http for
 // HTTPS, proxies and redirects; and, for a serving process, a floor under
