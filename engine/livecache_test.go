@@ -312,7 +312,7 @@ func TestLiveCacheLimitsAndStats(t *testing.T) {
 			a = e
 		}
 	}
-	if a == nil || a.cost != a.state.Size()+int64(len(a.entries))*liveEntryOverhead || len(a.entries) == 0 {
+	if a == nil || a.cost != a.state.Size()+int64(len(a.entries))*liveEntryOverhead+a.prep.cost() || len(a.entries) == 0 {
 		t.Fatalf("entry of a: %+v", a)
 	}
 	// Room for one of the two (each grows by 2 entries a run): a round of
