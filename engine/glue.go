@@ -163,7 +163,9 @@ func (r *runner) prepareRun() ([]llm.Message, *livePrep) {
 	if n := lp.pr.Raw(); n <= len(msgs) {
 		out, rep, ok = lp.pr.Extend(msgs[n:], opts)
 	}
-	if !ok {
+	if ok {
+		liveSessions.prepExtends.Add(1)
+	} else {
 		out, rep = lp.pr.Prepare(msgs, opts)
 		lp.reset()
 	}

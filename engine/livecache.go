@@ -122,9 +122,10 @@ type liveCache struct {
 	limit  int64
 	hits   atomic.Int64 // runs that did not read their session
 	misses atomic.Int64 // runs that did
-	// extends counts runs that extended the cached context (tests).
-	extends   atomic.Int64
-	evictions int64
+	// extends counts runs that extended the cached context, prepExtends
+	// those that extended its prepared history (tests).
+	extends, prepExtends atomic.Int64
+	evictions            int64
 }
 
 var liveSessions = &liveCache{max: liveCacheMax, limit: liveCacheBytes}
