@@ -150,6 +150,9 @@ func (pr *Preparer) sameOptions(o *PrepareOptions) bool {
 type prepState struct {
 	ids              idState
 	seenSan, seenRun map[string]bool
+	// allow is the set of allowed tool names (allowSet), once allowMade.
+	allow     map[string]bool
+	allowMade bool
 	// changedSan and changedRun say those repairs changed the history so
 	// far (see repairPairingAfter).
 	changedSan, changedRun bool
@@ -227,7 +230,11 @@ func (st *prepState) sanitize(msgs []llm.Message, p ReplayPolicy, now func() int
 	if p.DropThinkingBlocks {
 		msgs = DropThinkingBlocks(msgs)
 	}
-	msgs, _, _ = RepairToolCallInputs(msgs, p.AllowedToolNames)
+	if !st.allowMade {
+		// The same names for every part: the set is made once.
+		st.allow, st.allowMade = allowSet(p.AllowedToolNames), true
+	}
+	msgs, _, _ = repairToolCallInputs(msgs, st.allow)
 	if p.ResponsesAPI && p.RepairPairing {
 		if cont && !t[tailInputs].spanEnds() {
 			return nil, rep, false

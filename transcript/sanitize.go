@@ -157,6 +157,11 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // no content is dropped. It returns the messages and the numbers of calls
 // and assistant messages dropped.
 func RepairToolCallInputs(msgs []llm.Message, allowed []string) ([]llm.Message, int, int) {
+	return repairToolCallInputs(msgs, allowSet(allowed))
+}
+
+// allowSet is the set of allowed tool names, lower case (nil: no list).
+func allowSet(allowed []string) map[string]bool {
 	var allow map[string]bool
 	for _, n := range allowed {
 		if t := strings.ToLower(strings.TrimSpace(n)); t != "" {
@@ -166,6 +171,12 @@ func RepairToolCallInputs(msgs []llm.Message, allowed []string) ([]llm.Message, 
 			allow[t] = true
 		}
 	}
+	return allow
+}
+
+// repairToolCallInputs is RepairToolCallInputs with the allowed names as
+// a set (allowSet).
+func repairToolCallInputs(msgs []llm.Message, allow map[string]bool) ([]llm.Message, int, int) {
 	droppedCalls, droppedMsgs := 0, 0
 	c := cow{in: msgs}
 	for i := range msgs {
