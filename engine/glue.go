@@ -186,13 +186,18 @@ func (r *runner) prepareOptions() transcript.PrepareOptions {
 	if r.reg != nil {
 		pol.AllowedToolNames = r.names
 	}
-	return transcript.PrepareOptions{
+	opts := transcript.PrepareOptions{
 		Policy:              pol,
 		HistoryLimit:        p.HistoryLimit,
 		ContextWindowTokens: p.Model.ContextWindow,
 		ToolResultMaxChars:  p.Compaction.ToolResultMaxChars,
-		Now:                 func() int64 { return p.Now().UnixMilli() },
 	}
+	if !r.systemClock {
+		// The caller's clock stamps synthetic results (nil: the system's,
+		// without a closure to allocate).
+		opts.Now = func() int64 { return p.Now().UnixMilli() }
+	}
+	return opts
 }
 
 // notePrepared notes what the history preparation repaired.

@@ -336,6 +336,7 @@ func (r *Result) FinalText() string {
 // the reason otherwise (setup failure, provider failure, abort, turn
 // limit), and the Result still holds everything done up to then.
 func Run(ctx context.Context, p Params) (Result, error) {
+	systemClock := p.Now == nil
 	p.setDefaults()
 	start := p.Now()
 	var res Result
@@ -372,7 +373,7 @@ func Run(ctx context.Context, p Params) (Result, error) {
 		res.Duration = p.Now().Sub(start)
 		return res, err
 	}
-	r := runner{p: &p, res: &res, red: red}
+	r := runner{p: &p, res: &res, red: red, systemClock: systemClock}
 	err = red.Error(r.run(ctx))
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
@@ -421,6 +422,8 @@ type runner struct {
 	// live, when set, is the livePrep whose prepared history hist begins
 	// with (prepareRun): its estimates of it are kept across runs.
 	live *livePrep
+	// systemClock says Params.Now is time.Now (the caller set none).
+	systemClock bool
 	// call is the run's current call context (see callScope), turnTimer
 	// the one timer of Params.TurnTimeout, armed during a call.
 	call      atomic.Pointer[callScope]
