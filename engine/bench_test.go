@@ -317,6 +317,13 @@ func benchLiveSessions(b *testing.B, warm bool) {
 		}
 		w.Close()
 	}
+	benchRuns(b, p, sessions, warm)
+}
+
+// benchRuns runs p on the sessions "live0", "live1"... in turn, b.N
+// times, after one untimed run of each when warm, and reports the CPU
+// time per run.
+func benchRuns(b *testing.B, p Params, sessions int, warm bool) {
 	i := 0
 	if warm {
 		for ; i < sessions; i++ {
@@ -338,4 +345,69 @@ func benchLiveSessions(b *testing.B, warm bool) {
 	}
 	ms1.read()
 	b.ReportMetric(float64((ms1.cpu-ms0.cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkRunHistory is BenchmarkRunSetupLiveSessionWarm at three
+// lengths of the sessions' history: every run is a warm run of a live
+// session of a DirStore whose branch holds about history messages
+// (seedHistory's cycle of a question, a tool call, its result and an
+// answer). What a run costs beyond the sessions' first lines is what
+// grows with the conversation. Each run appends 2 messages to one of 32
+// sessions: compare at a fixed -benchtime (e.g. 320x, 20 more messages
+// per session).
+func BenchmarkRunHistory(b *testing.B) {
+	for _, n := range []int{12, 100, 1000} {
+		b.Run("history="+strconv.Itoa(n), func(b *testing.B) {
+			p, st := sampleRun(b, true)
+			const sessions = 32
+			seedSessions(b, st, sessions, n)
+			benchRuns(b, p, sessions, true)
+		})
+	}
+}
+
+// seedSessions writes sessions sessions "live0", "live1"... of st, each
+// a branch of n messages (seedHistory).
+func seedSessions(tb testing.TB, st transcript.Store, sessions, n int) {
+	tb.Helper()
+	msgs := seedHistory(n)
+	for s := range sessions {
+		w, err := st.Open(context.Background(), "live"+strconv.Itoa(s), transcript.WriterOptions{Durability: transcript.SyncNone})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for i := range msgs {
+			if _, err := w.AppendMessage(&msgs[i]); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		w.Close()
+	}
+}
+
+// seedHistory returns n messages of a conversation with tool calls, in
+// cycles of four: a question, an answer calling read (with the id form
+// of an Anthropic upstream), the call's result and a closing answer.
+func seedHistory(n int) []llm.Message {
+	msgs := make([]llm.Message, 0, n)
+	for i := 0; len(msgs) < n; i++ {
+		k := strconv.Itoa(i)
+		switch i % 4 {
+		case 0:
+			msgs = append(msgs, llm.TextMessage(llm.RoleUser, "earlier question "+k+" "+strings.Repeat("word ", 30)))
+		case 1:
+			msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, StopReason: llm.StopToolUse, Usage: llm.Usage{Input: 2000 + int64(i), Output: 20},
+				Content: []llm.Block{{Type: llm.BlockText, Text: []byte("let me look")},
+					{Type: llm.BlockToolCall, ID: []byte("toolu_scripted_" + k), Name: []byte("read"), Arguments: []byte(`{"path":"notes/` + k + `.md"}`)}}})
+		case 2:
+			m := llm.TextMessage(llm.RoleToolResult, "contents of note "+k+" "+strings.Repeat("line ", 40))
+			m.ToolCallID, m.ToolName = "toolu_scripted_"+strconv.Itoa(i-1), "read"
+			msgs = append(msgs, m)
+		case 3:
+			m := llm.TextMessage(llm.RoleAssistant, "the answer "+k+" "+strings.Repeat("word ", 20))
+			m.StopReason, m.Usage = llm.StopStop, llm.Usage{Input: 2100 + int64(i), Output: 30}
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs
 }

@@ -508,26 +508,45 @@ func CompactSession(ctx context.Context, p *Params) (CompactionOutcome, error) {
 // message's reported usage (totalTokens, else the sum of its parts) plus
 // the estimates of the messages after it. ok is false when no assistant
 // message reported usage.
-func ContextTokens(msgs []llm.Message) (tokens int, ok bool) {
+func ContextTokens(msgs []llm.Message) (tokens int, ok bool) { return contextTokensAfter(msgs, nil) }
+
+// contextTokensAfter is ContextTokens of msgs whose first lp.est messages
+// are lp's estimated history (lp nil: none): those are not estimated
+// again.
+func contextTokensAfter(msgs []llm.Message, lp *livePrep) (tokens int, ok bool) {
 	var buf []byte
-	later := 0
-	for i := len(msgs) - 1; i >= 0; i-- {
+	later, stop := 0, 0
+	if lp != nil {
+		stop = lp.est
+	}
+	for i := len(msgs) - 1; i >= stop; i-- {
 		m := &msgs[i]
-		if m.Role == llm.RoleAssistant && m.StopReason != llm.StopError && m.StopReason != llm.StopAborted {
-			u := &m.Usage
-			t := u.TotalTokens
-			if t == 0 {
-				t = u.Input + u.Output + u.CacheRead + u.CacheWrite
-			}
-			if t > 0 {
-				return int(t) + later, true
-			}
+		if t := usageTokens(m); t > 0 {
+			return t + later, true
 		}
 		var n int
 		n, buf = EstimateTokens(m, buf)
 		later += n
 	}
-	return 0, false
+	if lp == nil || lp.lastUsage < 0 {
+		return 0, false
+	}
+	k := lp.lastUsage
+	return usageTokens(&msgs[k]) + lp.tokens[lp.est] - lp.tokens[k+1] + later, true
+}
+
+// usageTokens is the context size an assistant message's usage reports
+// (0 for other messages and failed turns).
+func usageTokens(m *llm.Message) int {
+	if m.Role != llm.RoleAssistant || m.StopReason == llm.StopError || m.StopReason == llm.StopAborted {
+		return 0
+	}
+	u := &m.Usage
+	t := u.TotalTokens
+	if t == 0 {
+		t = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	}
+	return int(max(t, 0))
 }
 
 // thresholdCompaction is pi's auto-compaction after a run: when the
@@ -546,7 +565,7 @@ func (r *runner) thresholdCompaction(ctx context.Context) {
 	// The reserve is clamped as in the preemptive check, so that a small
 	// window keeps a usable prompt budget instead of compacting every run.
 	reserve := min(ResolveReserveTokens(window, p.Compaction), max(0, window-minPromptBudget(window)))
-	tokens, ok := ContextTokens(r.hist)
+	tokens, ok := contextTokensAfter(r.hist, r.live)
 	if !ok || tokens <= window-reserve {
 		return
 	}

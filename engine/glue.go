@@ -137,27 +137,77 @@ func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
 // sanitize, validate turns, drop heartbeat pairs, limit turns, repair
 // pairing, cap tool results) on the session context.
 func (r *runner) prepareHistory(msgs []llm.Message) []llm.Message {
+	out, rep := transcript.Prepare(msgs, r.prepareOptions())
+	r.notePrepared(rep)
+	// The run appends to the prepared slice: never share its array. Room
+	// for the prompt and an answer; pushHist makes more for tool turns.
+	return append(make([]llm.Message, 0, len(out)+2), out...)
+}
+
+// prepareRun prepares the session context for the run's first call. The
+// context of a live session is what its last run prepared, extended by
+// the messages appended since (transcript.Preparer), when the steps allow
+// (else prepared afresh): the same history, without working through the
+// whole conversation on every run. It returns the history and, when the
+// history is the livePrep's, that livePrep.
+func (r *runner) prepareRun() ([]llm.Message, *livePrep) {
+	msgs := r.sess.messages()
+	lp := r.sess.livePrep()
+	if lp == nil {
+		return r.prepareHistory(msgs), nil
+	}
+	opts := r.prepareOptions()
+	var out []llm.Message
+	var rep transcript.PrepareReport
+	ok := false
+	if n := lp.pr.Raw(); n <= len(msgs) {
+		out, rep, ok = lp.pr.Extend(msgs[n:], opts)
+	}
+	if ok {
+		liveSessions.prepExtends.Add(1)
+	} else {
+		out, rep = lp.pr.Prepare(msgs, opts)
+		lp.reset()
+	}
+	r.notePrepared(rep)
+	if len(out) == 0 {
+		// Result.NewMessages may share the array of a history that starts
+		// empty (finishNew): not the livePrep's.
+		return make([]llm.Message, 0, 2), nil
+	}
+	// The run appends after the prepared messages, in the livePrep's
+	// array (the next run's Extend writes over what it appended).
+	return out, lp
+}
+
+func (r *runner) prepareOptions() transcript.PrepareOptions {
 	p := r.p
 	pol := transcript.PolicyForAPI(p.Model.API)
 	if r.reg != nil {
 		pol.AllowedToolNames = r.names
 	}
-	out, rep := transcript.Prepare(msgs, transcript.PrepareOptions{
+	opts := transcript.PrepareOptions{
 		Policy:              pol,
 		HistoryLimit:        p.HistoryLimit,
 		ContextWindowTokens: p.Model.ContextWindow,
 		ToolResultMaxChars:  p.Compaction.ToolResultMaxChars,
-		Now:                 func() int64 { return p.Now().UnixMilli() },
-	})
+	}
+	if !r.systemClock {
+		// The caller's clock stamps synthetic results (nil: the system's,
+		// without a closure to allocate).
+		opts.Now = func() int64 { return p.Now().UnixMilli() }
+	}
+	return opts
+}
+
+// notePrepared notes what the history preparation repaired.
+func (r *runner) notePrepared(rep transcript.PrepareReport) {
 	if rep.Pairing != (transcript.PairingReport{}) {
 		r.note("history: tool-call/result pairing repaired (%+v)", rep.Pairing)
 	}
 	if rep.TruncatedToolResult > 0 {
 		r.note("history: %d oversized tool results truncated", rep.TruncatedToolResult)
 	}
-	// The run appends to the prepared slice: never share its array. Room
-	// for the prompt and an answer; pushHist makes more for tool turns.
-	return append(make([]llm.Message, 0, len(out)+2), out...)
 }
 
 // liveToolResultMaxChars is OpenClaw's live cap on one tool result.

@@ -70,6 +70,15 @@ func estimateBoth(m *llm.Message, buf []byte) (tokens, guard int, _ []byte) {
 // gives the context guard its estimates of r.hist (the first call would
 // count every message of the history again otherwise).
 func (r *runner) estimatePrompt(prompt *llm.Message) int {
+	if lp := r.live; lp != nil {
+		// The estimates of the messages the session's last runs prepared
+		// are kept: only those since are estimated.
+		r.sess.scratch = lp.estimate(r.hist, r.sess.scratch)
+		r.guardEst, r.guardTotal = lp.guard, lp.guardTotal
+		t, buf := EstimateTokens(prompt, r.sess.scratch)
+		r.sess.scratch = buf
+		return tokenize.WithSafety(lp.tokens[lp.est] + t)
+	}
 	h := r.hist
 	if cap(r.guardEst) < len(h) {
 		r.guardEst = make([]int, 0, len(h)+min(2*r.p.MaxTurns, 16))
@@ -144,5 +153,9 @@ func (r *runner) setHist(h []llm.Message) {
 		r.ownNew(8) // the new messages leave the history's tail
 	}
 	r.hist = h
+	if r.live != nil {
+		// guardEst may be the livePrep's: never written over.
+		r.guardEst, r.live = nil, nil
+	}
 	r.guardEst, r.guardTotal = r.guardEst[:0], 0
 }

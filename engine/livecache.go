@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
+	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/transcript"
 )
 
@@ -102,6 +104,8 @@ type liveEntry struct {
 	// (scOK): the next run extends it by the lines it parses.
 	sc   transcript.SessionContext
 	scOK bool
+	// prep is what the last run prepared of sc's messages (nil: nothing).
+	prep *livePrep
 	elem *list.Element
 	cost int64 // estimated memory, counted in liveCache.bytes
 }
@@ -118,9 +122,10 @@ type liveCache struct {
 	limit  int64
 	hits   atomic.Int64 // runs that did not read their session
 	misses atomic.Int64 // runs that did
-	// extends counts runs that extended the cached context (tests).
-	extends   atomic.Int64
-	evictions int64
+	// extends counts runs that extended the cached context, prepExtends
+	// those that extended its prepared history (tests).
+	extends, prepExtends atomic.Int64
+	evictions            int64
 }
 
 var liveSessions = &liveCache{max: liveCacheMax, limit: liveCacheBytes}
@@ -162,7 +167,7 @@ func (c *liveCache) put(e *liveEntry) {
 	if old := c.m[e.key]; old != nil {
 		c.remove(old)
 	}
-	e.cost = e.state.Size() + int64(len(e.entries))*liveEntryOverhead
+	e.cost = e.state.Size() + int64(len(e.entries))*liveEntryOverhead + e.prep.cost()
 	e.elem = c.lru.PushFront(e)
 	c.m[e.key] = e
 	c.bytes += e.cost
@@ -187,7 +192,75 @@ type liveBase struct {
 	// sc is the context of the loaded entries (scOK: built).
 	sc   transcript.SessionContext
 	scOK bool
+	// prep is the run's preparation of sc's messages (prepareRun).
+	prep *livePrep
 }
+
+// livePrep is what runs of a live session prepared of its context (the
+// history a first model call sends, transcript.Preparer) and estimated of
+// it, kept in the cache with the context: the next run extends both by
+// the messages appended since instead of working through the whole
+// conversation again.
+type livePrep struct {
+	pr transcript.Preparer
+	// The first est messages of pr's history are estimated: guard holds
+	// the context guard's chars of each and guardTotal their sum, tokens
+	// the sums of their token estimates (tokens[i]: of the first i), and
+	// lastUsage is the last of them that reports usage (-1: none).
+	est        int
+	guard      []int
+	guardTotal int
+	tokens     []int
+	lastUsage  int
+}
+
+// reset drops the estimates (the history was prepared afresh).
+func (lp *livePrep) reset() {
+	lp.est, lp.guard, lp.guardTotal, lp.tokens, lp.lastUsage = 0, lp.guard[:0], 0, lp.tokens[:0], -1
+}
+
+// estimate brings the estimates up to h, the prepared history.
+func (lp *livePrep) estimate(h []llm.Message, buf []byte) []byte {
+	if len(lp.tokens) == 0 {
+		lp.tokens = append(lp.tokens, 0)
+	}
+	for i := lp.est; i < len(h); i++ {
+		t, g, b := estimateBoth(&h[i], buf)
+		buf = b
+		lp.guard = append(lp.guard, g)
+		lp.guardTotal += g
+		lp.tokens = append(lp.tokens, lp.tokens[i]+t)
+		if usageTokens(&h[i]) > 0 {
+			lp.lastUsage = i
+		}
+	}
+	lp.est = len(h)
+	return buf
+}
+
+// cost estimates lp's memory: its copy of the history (the messages'
+// contents are the context's), the estimates, the preparer's id maps.
+func (lp *livePrep) cost() int64 {
+	if lp == nil {
+		return 0
+	}
+	return int64(lp.pr.Raw())*(int64(unsafe.Sizeof(llm.Message{}))+96) + 16*int64(lp.est)
+}
+
+// livePrep returns the run's livePrep (made on first use), nil when the
+// session's context is not one the live cache keeps.
+func (s *session) livePrep() *livePrep {
+	if s.live.lw == nil || !s.live.scOK {
+		return nil
+	}
+	if s.live.prep == nil {
+		s.live.prep = &livePrep{lastUsage: -1}
+	}
+	return s.live.prep
+}
+
+// dropLivePrep forgets the run's livePrep: the run changed its history.
+func (s *session) dropLivePrep() { s.live.prep = nil }
 
 // fromCache sets s's entries from the cache when its writer's file is the
 // very one a previous run left; it returns false (having noted what the
@@ -257,6 +330,11 @@ func (s *session) extendFrom(e *liveEntry, lw liveWriter, st transcript.WriterSt
 		s.ctx, s.dirty = sc.Messages, false
 		s.live.sc, s.live.scOK = sc, true
 		liveSessions.extends.Add(1)
+		if e.prep != nil && e.prep.pr.Raw() == len(e.sc.Messages) {
+			// What the last run prepared of the context before the lines
+			// it wrote.
+			s.live.prep = e.prep
+		}
 	}
 	return true
 }
@@ -287,6 +365,11 @@ func (s *session) saveLive() {
 	entries := s.entries[:b.entries]
 	clear(s.entries[b.entries:])
 	s.entries = nil
+	prep := b.prep
+	if prep != nil && (!b.scOK || prep.pr.Raw() != len(b.sc.Messages)) {
+		prep = nil
+	}
+	b.prep = nil
 	liveSessions.put(&liveEntry{key: b.key, state: st, leaf: b.lw.Leaf(), version: s.version,
-		parsed: b.open.Size(), lines: b.lines, entries: entries, sc: b.sc, scOK: b.scOK})
+		parsed: b.open.Size(), lines: b.lines, entries: entries, sc: b.sc, scOK: b.scOK, prep: prep})
 }

@@ -312,7 +312,7 @@ func TestLiveCacheLimitsAndStats(t *testing.T) {
 			a = e
 		}
 	}
-	if a == nil || a.cost != a.state.Size()+int64(len(a.entries))*liveEntryOverhead || len(a.entries) == 0 {
+	if a == nil || a.cost != a.state.Size()+int64(len(a.entries))*liveEntryOverhead+a.prep.cost() || len(a.entries) == 0 {
 		t.Fatalf("entry of a: %+v", a)
 	}
 	// Room for one of the two (each grows by 2 entries a run): a round of
@@ -335,5 +335,67 @@ func TestLiveCacheLimitsAndStats(t *testing.T) {
 	run("b")
 	if got := LiveSessionCache(); got.Sessions != 0 || got.Misses != m0+1 {
 		t.Fatalf("cache off: %+v", got)
+	}
+}
+
+// TestLivePrepRequestsMatchUncached: runs of a live session whose
+// prepared history the next run extends (livePrep) send the model the
+// messages that runs preparing the whole history send, on each wire's
+// replay policy (strict ids rewritten, turn validation, Responses
+// pairing), run after run of tool calls and answers.
+func TestLivePrepRequestsMatchUncached(t *testing.T) {
+	for _, api := range []llm.API{"openai-completions", "openai-responses", "anthropic-messages"} {
+		t.Run(string(api), func(t *testing.T) {
+			var reqs [2][]string
+			ext0 := liveSessions.prepExtends.Load()
+			for w, cached := range []bool{true, false} {
+				p, st := sampleRun(t, true)
+				p.Model.API = api
+				p.Now = func() time.Time { return time.Unix(1700000000, 0) }
+				prov := scripted.MustNew(scripted.Options{Script: &scripted.Script{Turns: []scripted.Turn{
+					{Steps: []scripted.Step{scripted.Text("let me look"), scripted.ToolCall("", "read", `{"path":"AGENTS.md"}`)}},
+					{Steps: []scripted.Step{scripted.Text("the answer")}},
+				}}})
+				p.StreamFunc = func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+					// Timestamps (the decoder's clock) are not sent.
+					msgs := append([]llm.Message(nil), req.Messages...)
+					for i := range msgs {
+						msgs[i].Timestamp = 0
+					}
+					b, err := json.Marshal(msgs)
+					if err != nil {
+						t.Error(err)
+					}
+					reqs[w] = append(reqs[w], string(b))
+					return prov.Stream(ctx, req)
+				}
+				p.SessionID = "s1"
+				for i := range 6 {
+					if !cached {
+						liveSessions.take(st.Path("s1"))
+					}
+					p.Prompt = fmt.Sprintf("question %d", i)
+					if _, err := Run(context.Background(), p); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			// The scripted provider numbers its calls per stream: every run
+			// repeats the first run's call id. On the Responses wire the
+			// pairing repair (before the id rewrite) then drops each later
+			// result as a duplicate, first in the third run, whose history
+			// before was unchanged: that run prepares the whole again.
+			if n := liveSessions.prepExtends.Load() - ext0; n < 4 {
+				t.Fatalf("%d runs extended the prepared history, want 4 or 5 of the 5 after the first", n)
+			}
+			if len(reqs[0]) != 12 || len(reqs[1]) != 12 {
+				t.Fatalf("%d and %d requests", len(reqs[0]), len(reqs[1]))
+			}
+			for i := range reqs[0] {
+				if reqs[0][i] != reqs[1][i] {
+					t.Fatalf("request %d differs:\nextended %s\nprepared %s", i, reqs[0][i], reqs[1][i])
+				}
+			}
+		})
 	}
 }

@@ -336,6 +336,7 @@ func (r *Result) FinalText() string {
 // the reason otherwise (setup failure, provider failure, abort, turn
 // limit), and the Result still holds everything done up to then.
 func Run(ctx context.Context, p Params) (Result, error) {
+	systemClock := p.Now == nil
 	p.setDefaults()
 	start := p.Now()
 	var res Result
@@ -372,7 +373,7 @@ func Run(ctx context.Context, p Params) (Result, error) {
 		res.Duration = p.Now().Sub(start)
 		return res, err
 	}
-	r := runner{p: &p, res: &res, red: red}
+	r := runner{p: &p, res: &res, red: red, systemClock: systemClock}
 	err = red.Error(r.run(ctx))
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
@@ -418,6 +419,11 @@ type runner struct {
 	// The context guard's per-message estimates of hist (see contextGuard).
 	guardEst   []int
 	guardTotal int
+	// live, when set, is the livePrep whose prepared history hist begins
+	// with (prepareRun): its estimates of it are kept across runs.
+	live *livePrep
+	// systemClock says Params.Now is time.Now (the caller set none).
+	systemClock bool
 	// call is the run's current call context (see callScope), turnTimer
 	// the one timer of Params.TurnTimeout, armed during a call.
 	call      atomic.Pointer[callScope]
@@ -550,12 +556,17 @@ func (r *runner) setup() (err error) {
 	// Phase 5: the decorator chain.
 	r.fn = r.wrapStream(r.fn, r.names)
 	// Phase 6: history.
-	r.setHist(r.prepareHistory(r.sess.messages()))
+	h, lp := r.prepareRun()
+	r.setHist(h)
+	r.live = lp
 	if n := len(r.hist); n > 0 && r.hist[n-1].Role == llm.RoleUser {
 		// An orphaned user leaf (a run that died before the model
 		// answered): the new prompt replaces it in the context, so the
-		// model never sees two consecutive user turns.
+		// model never sees two consecutive user turns. The prompt takes
+		// its place in the array: the livePrep's history is not kept.
 		r.hist = r.hist[:n-1]
+		r.live = nil
+		r.sess.dropLivePrep()
 		r.note("dropped an orphaned trailing user message from the context")
 	}
 	window := p.Model.ContextWindow

@@ -167,37 +167,28 @@ func (e *Entry) Time() time.Time {
 	return time.UnixMilli(e.Timestamp).UTC()
 }
 
-func cloneB(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append(make([]byte, 0, len(b)), b...)
-}
-
 // Clone returns a copy of e that shares no borrowed memory with the Reader.
-// The Message pointer is shared: the Reader never reuses it.
+// The Message pointer is shared: the Reader never reuses it. The byte
+// fields are copied into one buffer (each a capacity-capped window of it,
+// so that an append to one never reaches another): one allocation per
+// entry rather than one per field.
 func (e *Entry) Clone() Entry {
 	c := *e
-	c.RawType = cloneB(e.RawType)
-	c.ID = cloneB(e.ID)
-	c.ParentID = cloneB(e.ParentID)
-	c.MessageRole = cloneB(e.MessageRole)
-	c.MessageJSON = cloneB(e.MessageJSON)
-	c.Provider = cloneB(e.Provider)
-	c.ModelID = cloneB(e.ModelID)
-	c.ThinkingLevel = cloneB(e.ThinkingLevel)
-	c.Summary = cloneB(e.Summary)
-	c.FirstKeptEntryID = cloneB(e.FirstKeptEntryID)
-	c.FromID = cloneB(e.FromID)
-	c.Details = cloneB(e.Details)
-	c.CustomType = cloneB(e.CustomType)
-	c.Data = cloneB(e.Data)
-	c.Content = cloneB(e.Content)
-	c.TargetID = cloneB(e.TargetID)
-	c.Label = cloneB(e.Label)
-	c.Name = cloneB(e.Name)
-	c.Reason = cloneB(e.Reason)
-	c.AppendParentID = cloneB(e.AppendParentID)
+	fields := [...]*[]byte{&c.RawType, &c.ID, &c.ParentID, &c.MessageRole, &c.MessageJSON, &c.Provider, &c.ModelID,
+		&c.ThinkingLevel, &c.Summary, &c.FirstKeptEntryID, &c.FromID, &c.Details, &c.CustomType, &c.Data, &c.Content,
+		&c.TargetID, &c.Label, &c.Name, &c.Reason, &c.AppendParentID}
+	n := 0
+	for _, f := range fields {
+		n += len(*f)
+	}
+	buf := make([]byte, 0, n)
+	for _, f := range fields {
+		if *f != nil {
+			start := len(buf)
+			buf = append(buf, *f...)
+			*f = buf[start:len(buf):len(buf)]
+		}
+	}
 	return c
 }
 

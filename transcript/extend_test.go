@@ -155,3 +155,26 @@ func TestSessionContextExtendRepeatedly(t *testing.T) {
 		t.Fatalf("only %d extensions accepted", accepted)
 	}
 }
+
+// TestEntryCloneOwnsItsBytes: a clone's fields are its own (the source
+// may be overwritten) and an append to one never reaches the next.
+func TestEntryCloneOwnsItsBytes(t *testing.T) {
+	src := Entry{Type: TypeMessage, RawType: []byte("message"), ID: []byte("id1"), ParentID: []byte("p0"),
+		MessageRole: []byte("user"), Summary: []byte{}, Label: []byte("l")}
+	c := src.Clone()
+	for _, b := range [][]byte{src.RawType, src.ID, src.ParentID, src.MessageRole, src.Label} {
+		for i := range b {
+			b[i] = 'x'
+		}
+	}
+	if string(c.RawType) != "message" || string(c.ID) != "id1" || string(c.ParentID) != "p0" || string(c.MessageRole) != "user" || string(c.Label) != "l" {
+		t.Fatalf("the clone shares the source's bytes: %q %q %q %q %q", c.RawType, c.ID, c.ParentID, c.MessageRole, c.Label)
+	}
+	if c.Summary == nil || len(c.Summary) != 0 || c.Content != nil {
+		t.Fatalf("empty and nil fields not kept as they were: %v %v", c.Summary, c.Content)
+	}
+	_ = append(c.ID, "zzzz"...)
+	if string(c.ParentID) != "p0" {
+		t.Fatalf("an append to ID reached ParentID: %q", c.ParentID)
+	}
+}

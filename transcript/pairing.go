@@ -85,17 +85,38 @@ func MissingToolResult(callID, toolName, text string, ts int64) llm.Message {
 // them are dropped. msgs is not modified; it is returned as it is when
 // nothing is to change, which a first pass that copies nothing finds.
 func RepairToolUseResultPairing(msgs []llm.Message, opts PairingOptions) ([]llm.Message, PairingReport) {
-	if rep := repairPairing(msgs, opts, nil); !rep.Changed() {
-		return msgs, rep
+	return repairPairingAfter(msgs, opts, nil, false)
+}
+
+// repairPairingAfter is RepairToolUseResultPairing of messages that
+// continue a history whose results had the ids in prior (a result for
+// one of them is a duplicate); the ids of the results it keeps are added
+// to prior (when not nil), views of msgs' call ids. changed says the
+// repair of the history before changed it: the repair of the whole then
+// rewrites these messages too (a missing toolName filled) even when
+// nothing else is to change in them.
+func repairPairingAfter(msgs []llm.Message, opts PairingOptions, prior map[string]bool, changed bool) ([]llm.Message, PairingReport) {
+	seen := make(map[string]bool)
+	out := msgs
+	rep := repairPairing(msgs, opts, nil, prior, seen)
+	if changed || rep.Changed() {
+		clear(seen)
+		out = make([]llm.Message, 0, len(msgs)+4)
+		rep = repairPairing(msgs, opts, &out, prior, seen)
 	}
-	out := make([]llm.Message, 0, len(msgs)+4)
-	rep := repairPairing(msgs, opts, &out)
+	if prior != nil {
+		for id := range seen {
+			prior[id] = true
+		}
+	}
 	return out, rep
 }
 
 // repairPairing is RepairToolUseResultPairing writing the repaired
-// history to *dst, or, with dst nil, only finding the report.
-func repairPairing(msgs []llm.Message, opts PairingOptions, dst *[]llm.Message) PairingReport {
+// history to *dst, or, with dst nil, only finding the report. The ids of
+// the results kept are recorded in seen; a result whose id is in seen or
+// prior (nil: none) is a duplicate.
+func repairPairing(msgs []llm.Message, opts PairingOptions, dst *[]llm.Message, prior, seen map[string]bool) PairingReport {
 	var rep PairingReport
 	now := opts.Now
 	if now == nil {
@@ -106,12 +127,11 @@ func repairPairing(msgs []llm.Message, opts PairingOptions, dst *[]llm.Message) 
 		out = *dst
 		defer func() { *dst = out }()
 	}
-	// Keyed by views of the call ids, which live as long as msgs.
-	seen := make(map[string]bool)
+	// seen is keyed by views of the call ids, which live as long as msgs.
 	// pushResult adds the result for the call id (m: the result; nil when
 	// only finding the report).
 	pushResult := func(id string, m *llm.Message) {
-		if seen[id] {
+		if seen[id] || prior[id] {
 			rep.DroppedDuplicates++
 			return
 		}
@@ -182,7 +202,7 @@ func repairPairing(msgs []llm.Message, opts PairingOptions, dst *[]llm.Message) 
 				rep.DroppedOrphans++
 				continue
 			}
-			if seen[next.ToolCallID] {
+			if seen[next.ToolCallID] || prior[next.ToolCallID] {
 				rep.DroppedDuplicates++
 				continue
 			}

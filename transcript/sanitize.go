@@ -157,6 +157,11 @@ var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // no content is dropped. It returns the messages and the numbers of calls
 // and assistant messages dropped.
 func RepairToolCallInputs(msgs []llm.Message, allowed []string) ([]llm.Message, int, int) {
+	return repairToolCallInputs(msgs, allowSet(allowed))
+}
+
+// allowSet is the set of allowed tool names, lower case (nil: no list).
+func allowSet(allowed []string) map[string]bool {
 	var allow map[string]bool
 	for _, n := range allowed {
 		if t := strings.ToLower(strings.TrimSpace(n)); t != "" {
@@ -166,6 +171,12 @@ func RepairToolCallInputs(msgs []llm.Message, allowed []string) ([]llm.Message, 
 			allow[t] = true
 		}
 	}
+	return allow
+}
+
+// repairToolCallInputs is RepairToolCallInputs with the allowed names as
+// a set (allowSet).
+func repairToolCallInputs(msgs []llm.Message, allow map[string]bool) ([]llm.Message, int, int) {
 	droppedCalls, droppedMsgs := 0, 0
 	c := cow{in: msgs}
 	for i := range msgs {
@@ -274,10 +285,40 @@ func uniqueStrictID(seed string, used map[string]bool) string {
 // paired. msgs is not modified; it is returned as it is when every id is
 // strict and unique already.
 func SanitizeToolCallIDs(msgs []llm.Message) []llm.Message {
-	used := make(map[string]bool)
-	occurrences := make(map[string]int)
-	orphanOcc := make(map[string]int)
-	pending := make(map[string][]string)
+	var st idState
+	return st.rewrite(msgs)
+}
+
+// idState is what SanitizeToolCallIDs knows after a run of messages: the
+// strict ids given out, how often each raw call id and orphaned result id
+// occurred, and the new ids of calls whose results are still to come. A
+// history that grows is rewritten a part at a time by one idState.
+type idState struct {
+	used        map[string]bool
+	occurrences map[string]int
+	orphanOcc   map[string]int
+	pending     map[string][]string
+}
+
+// hasToolIDs reports whether msgs hold a tool call or result with an id.
+func hasToolIDs(msgs []llm.Message) bool {
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == llm.RoleToolResult && m.ToolCallID != "" || m.Role == llm.RoleAssistant && hasCallWithID(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// rewrite is SanitizeToolCallIDs of msgs after the messages st has seen.
+func (st *idState) rewrite(msgs []llm.Message) []llm.Message {
+	if st.used == nil && hasToolIDs(msgs) {
+		// Made only for a history with ids.
+		st.used, st.occurrences, st.orphanOcc = make(map[string]bool), make(map[string]int), make(map[string]int)
+		st.pending = make(map[string][]string)
+	}
+	used, occurrences, orphanOcc, pending := st.used, st.occurrences, st.orphanOcc, st.pending
 	alloc := func(seed string) string {
 		id := uniqueStrictID(seed, used)
 		used[id] = true
@@ -498,20 +539,7 @@ func SanitizeSessionHistory(msgs []llm.Message, p ReplayPolicy, now func() int64
 }
 
 func sanitizeSessionHistory(msgs []llm.Message, p ReplayPolicy, now func() int64) ([]llm.Message, PairingReport) {
-	var rep PairingReport
-	msgs = NormalizeAssistantReplayContent(msgs)
-	if p.DropThinkingBlocks {
-		msgs = DropThinkingBlocks(msgs)
-	}
-	msgs, _, _ = RepairToolCallInputs(msgs, p.AllowedToolNames)
-	if p.ResponsesAPI && p.RepairPairing {
-		msgs, rep = RepairToolUseResultPairing(msgs, PairingOptions{MissingResultText: "aborted", Now: now})
-	}
-	if p.StrictToolIDs {
-		msgs = SanitizeToolCallIDs(msgs)
-	}
-	if !p.ResponsesAPI && p.RepairPairing {
-		msgs, rep = RepairToolUseResultPairing(msgs, PairingOptions{Now: now})
-	}
-	return ZeroUsageBeforeCompaction(msgs), rep
+	var st prepState
+	msgs, rep, _ := st.sanitize(msgs, p, now, false)
+	return msgs, rep
 }
