@@ -26,9 +26,17 @@ func (d *Decoder) beginEvent(data []byte) {
 }
 
 // str returns the unescaped string at v; nil when v is absent or not a
-// string. ok is false for an invalid escape.
+// string. ok is false for an invalid escape. The absent value (most of
+// the optional members a chunk is asked for) is answered inline.
 func (d *Decoder) str(v span) ([]byte, bool) {
-	if !v.isString(d.data) {
+	if v.s < 0 {
+		return nil, true
+	}
+	return d.strAt(v)
+}
+
+func (d *Decoder) strAt(v span) ([]byte, bool) {
+	if d.data[v.s] != '"' {
 		return nil, true
 	}
 	raw := d.data[v.s+1 : v.e-1]
