@@ -55,6 +55,7 @@ type shape struct {
 	src     []byte
 	holes   []hole  // every string value and number of src, in order
 	act     []int16 // the holes a match scans; the rest are literal
+	ah      []hole  // the holes of act (compile), for match
 	learned [maxShapeRoles]span
 	// sp holds the spans of the last match: compile sets the absent
 	// roles and those before every active hole, and every match writes
@@ -127,8 +128,7 @@ func (d *Decoder) shapeMatch(data []byte) *shape {
 func (sh *shape) match(data []byte, pos *[1 + 2*maxShapeHoles]int) bool {
 	src := sh.src
 	p, lit := 0, 0 // next byte of data; start of the next literal run in src
-	for k, hi := range sh.act {
-		h := sh.holes[hi]
+	for k, h := range sh.ah {
 		n := int(h.s) - lit
 		if len(data)-p < n || string(data[p:p+n]) != string(src[lit:h.s]) {
 			return false
@@ -179,6 +179,10 @@ func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int) {
 
 // compile places the learned spans relative to the active holes.
 func (sh *shape) compile() {
+	sh.ah = sh.ah[:0]
+	for _, hi := range sh.act {
+		sh.ah = append(sh.ah, sh.holes[hi])
+	}
 	sh.refs = sh.refs[:0]
 	sh.fixed, sh.memo, sh.memoOK = 0, 0, false
 	for i := 0; i < sh.nroles; i++ {
