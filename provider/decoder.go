@@ -895,33 +895,34 @@ func (d *Decoder) windowEvent() []byte {
 		if i < 0 || w[i-1] == '\r' {
 			return nil
 		}
-		name = w[6:i]
-		if len(name) > 0 && name[0] == ' ' {
-			name = name[1:]
+		ns := 6 // the name's start, after one space
+		if i > 6 && w[6] == ' ' {
+			ns = 7
 		}
+		name = w[ns:i]
 		n = i + 1
 	}
 	if len(w)-n < 5 || string(w[n:n+5]) != "data:" {
 		return nil
 	}
-	i := bytes.IndexByte(w[n:], '\n')
-	if i < 0 || n+i+1 >= len(w) || w[n+i+1] != '\n' || w[n+i-1] == '\r' {
+	i := n + bytes.IndexByte(w[n:], '\n') // the data line's end
+	if i < n || i+1 >= len(w) || w[i+1] != '\n' || w[i-1] == '\r' {
 		return nil
 	}
-	data := w[n+5 : n+i]
-	if len(data) > 0 && data[0] == ' ' {
-		data = data[1:]
+	ds := n + 5 // the data's start, after one space
+	if ds < i && w[ds] == ' ' {
+		ds++
 	}
-	if len(data) == 0 || len(data) > d.opts.MaxEventBytes {
+	if ds == i || i-ds > d.opts.MaxEventBytes {
 		return nil
 	}
-	n += i + 2
+	n = i + 2
 	d.win = w[n:]
 	d.wn += n
 	d.noff += int64(n)
 	d.name, d.nameBorrowed = name, true
-	d.data, d.dataBorrowed = data, true
-	return data
+	d.data, d.dataBorrowed = w[ds:i], true
+	return d.data
 }
 
 // eventData is the data of an event that had data lines: nil when they
