@@ -696,13 +696,17 @@ func (d *Decoder) appendArgs(si int, frag []byte) error {
 }
 
 // validUTF8 is utf8.Valid, answering the short ASCII fragments most deltas
-// are with one or two word loads instead of the general loop.
+// are with two (overlapping) word loads instead of the general loop.
 func validUTF8(b []byte) bool {
 	const hi = 0x8080808080808080
 	switch n := len(b); {
 	case n > 16:
 	case n >= 8:
 		if (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[n-8:]))&hi == 0 {
+			return true
+		}
+	case n >= 4:
+		if (binary.LittleEndian.Uint32(b)|binary.LittleEndian.Uint32(b[n-4:]))&0x80808080 == 0 {
 			return true
 		}
 	default:
