@@ -433,12 +433,8 @@ func (d *Decoder) step() {
 		var derr error
 		d.beginEvent(data)
 		switch {
-		case d.ref && d.wire == WireOpenAIChat:
-			derr = d.chatEvent(data)
-		case d.ref && d.wire == WireAnthropic:
-			derr = d.anthropicEvent(data)
 		case d.ref:
-			derr = d.responsesEvent(data)
+			derr = d.refEvent(data)
 		case d.wire == WireOpenAIChat:
 			derr = d.chatFast(data)
 		case d.wire == WireAnthropic:
@@ -461,6 +457,18 @@ func (d *Decoder) step() {
 			d.fail(derr)
 		}
 	}
+}
+
+// refEvent decodes an event with the wire's fastjson reference decoder
+// only (tests).
+func (d *Decoder) refEvent(data []byte) error {
+	switch d.wire {
+	case WireOpenAIChat:
+		return d.chatEvent(data)
+	case WireAnthropic:
+		return d.anthropicEvent(data)
+	}
+	return d.responsesEvent(data)
 }
 
 func (d *Decoder) abort() {

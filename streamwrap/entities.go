@@ -113,10 +113,11 @@ func (s *entityStream) finish() {
 // one); others are decoded unconditionally, once per event. only >= 0
 // limits the work to that content index.
 func (s *entityStream) decodeMessage(m *llm.Message, track bool, only int) {
-	for i := range m.Content {
-		if only >= 0 && i != only {
-			continue
-		}
+	lo, hi := 0, len(m.Content)
+	if only >= 0 {
+		lo, hi = only, min(only+1, hi)
+	}
+	for i := lo; i < hi; i++ {
 		b := &m.Content[i]
 		if !isToolCall(b) || !isObject(b.Arguments) {
 			continue
