@@ -358,7 +358,9 @@ func (d *Decoder) Next() bool {
 	}
 	d.ev = d.q[d.qi]
 	d.qi++
-	d.apply(&d.ev)
+	if d.ev.Type >= llm.EventToolCallEnd {
+		d.apply(&d.ev) // the only types it acts on, and the rarest
+	}
 	return true
 }
 
@@ -370,8 +372,14 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 	return &d.ev, &d.msg, true
 }
 
+// Next calls apply only from toolcall_end's type on: done and error must
+// not come before it (the conversion of a negative constant does not
+// compile).
+const _ = uint(llm.EventDone-llm.EventToolCallEnd) + uint(llm.EventError-llm.EventToolCallEnd)
+
 // apply does what an event means for the message at the moment the event
-// is delivered, so that decorators' changes to earlier events are seen.
+// is delivered, so that decorators' changes to earlier events are seen:
+// toolcall_end, done and error (Next calls it for those only).
 func (d *Decoder) apply(e *llm.Event) {
 	switch e.Type {
 	case llm.EventToolCallEnd:
