@@ -345,12 +345,18 @@ const maxPooledBuffer = 1 << 20
 
 // Next advances to the next event.
 func (d *Decoder) Next() bool {
+	_, _, ok := d.Step()
+	return ok
+}
+
+// Step is Next, then Event and Message (llm.Stepper).
+func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 	for d.qi >= len(d.q) {
 		if d.state >= stateFinished {
 			d.state = stateEnded
 			d.q = d.q[:0]
 			d.qi = 0
-			return false
+			return nil, &d.msg, false
 		}
 		d.q = d.q[:0]
 		d.qi = 0
@@ -360,14 +366,6 @@ func (d *Decoder) Next() bool {
 	d.qi++
 	if d.ev.Type >= llm.EventToolCallEnd {
 		d.apply(&d.ev) // the only types it acts on, and the rarest
-	}
-	return true
-}
-
-// Step is Next, then Event and Message (llm.Stepper).
-func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
-	if !d.Next() {
-		return nil, &d.msg, false
 	}
 	return &d.ev, &d.msg, true
 }
