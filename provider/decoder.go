@@ -428,13 +428,16 @@ func (d *Decoder) step() {
 			d.abort()
 			return
 		}
-		data, err := d.readEvent()
-		if err != nil {
-			d.readFailed(err)
-			return
-		}
+		data := d.windowEvent()
 		if data == nil {
-			continue
+			var err error
+			if data, err = d.readLines(); err != nil {
+				d.readFailed(err)
+				return
+			}
+			if data == nil {
+				continue
+			}
 		}
 		var derr error
 		d.beginEvent(data)
@@ -792,10 +795,15 @@ func (d *Decoder) setRawStop(r []byte) {
 // What is taken from win is given back to the reader (discarded) only
 // before the next read (own), not after every event.
 func (d *Decoder) readEvent() ([]byte, error) {
-	d.off = d.noff
 	if data := d.windowEvent(); data != nil {
 		return data, nil
 	}
+	return d.readLines()
+}
+
+// readLines is readEvent line by line, for what windowEvent leaves.
+func (d *Decoder) readLines() ([]byte, error) {
+	d.off = d.noff
 	d.data = d.dbuf[:0]
 	d.name = d.nbuf[:0]
 	d.dataBorrowed, d.nameBorrowed = false, false
@@ -937,6 +945,7 @@ func (d *Decoder) windowEvent() []byte {
 	n = i + 2
 	d.win = w[n:]
 	d.wn += n
+	d.off = d.noff
 	d.noff += int64(n)
 	d.name, d.nameBorrowed = name, true
 	d.data, d.dataBorrowed = w[ds:i], true
