@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -290,7 +291,11 @@ rounds:
 	}
 	stdin.Close()
 	if log != nil {
-		fmt.Fprintf(log, "peers/node: paired, %d rounds of %v batches; load average %s at the start, %s at the end\n", rounds, batch, load0, loadAverage())
+		load1 := loadAverage()
+		fmt.Fprintf(log, "peers/node: paired, %d rounds of %v batches; load average %s at the start, %s at the end\n", rounds, batch, load0, load1)
+		if busy(load0) || busy(load1) {
+			fmt.Fprintf(log, "peers/node: the machine was busy (more runnable threads than its %d CPUs): Node, whose collector and compiler run on threads of their own, loses more time to that than ocbench, so the ratio overstates ocbench's lead; measure on a quiet machine\n", runtime.NumCPU())
+		}
 	}
 	var out []Result
 	for _, c := range cases {
@@ -379,6 +384,12 @@ func loadAverage() string {
 		return f[0]
 	}
 	return "?"
+}
+
+// busy reports whether the load average la is above the number of CPUs.
+func busy(la string) bool {
+	v, err := strconv.ParseFloat(la, 64)
+	return err == nil && v > float64(runtime.NumCPU())
 }
 
 func medianDuration(ts []time.Duration) time.Duration {
