@@ -120,7 +120,7 @@ func TestNodeNotMeasuredAllocs(t *testing.T) {
 }
 
 // TestNodePeerReal runs OpenClaw's own chain on Node on the Anthropic
-// stream, when the Node peer is installed.
+// stream, paired with ocbench's, when the Node peer is installed.
 func TestNodePeerReal(t *testing.T) {
 	np, err := FindNodePeer("../peers", NodePeerDir())
 	if err != nil {
@@ -138,12 +138,15 @@ func TestNodePeerReal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if len(rs) != 1 || seen != 1 {
+	if len(rs) != 2 || seen != 1 {
 		t.Fatalf("results %+v (callback %d)", rs, seen)
 	}
-	r := rs[0]
-	if r.Err != "" || r.Impl != ImplOpenClawNode || r.Name != "decode+chain/anthropic" || r.NsPerOp <= 0 || r.Iterations < nodeMinReps || !r.MemNotMeasured || r.MBPerSec <= 0 {
-		t.Errorf("result %+v", r)
+	ours, node := rs[0], rs[1]
+	if node.Err != "" || node.Impl != ImplOpenClawNode || node.Name != NodePeerStage+"/anthropic" || node.NsPerOp <= 0 || node.Iterations < nodeMinReps || !node.MemNotMeasured || node.MBPerSec <= 0 {
+		t.Errorf("node result %+v", node)
 	}
-	t.Logf("OpenClaw's chain on Node: %.1f ms median of %d", r.NsPerOp/1e6, r.Iterations)
+	if ours.Err != "" || ours.Impl != Ours || ours.Name != node.Name || ours.NsPerOp <= 0 || ours.Iterations < nodeMinReps || ours.MemNotMeasured {
+		t.Errorf("ocbench result %+v", ours)
+	}
+	t.Logf("paired medians: OpenClaw's chain on Node %.1f ms (%d), ocbench %.3f ms (%d): %.0fx", node.NsPerOp/1e6, node.Iterations, ours.NsPerOp/1e6, ours.Iterations, node.NsPerOp/ours.NsPerOp)
 }

@@ -345,12 +345,18 @@ const maxPooledBuffer = 1 << 20
 
 // Next advances to the next event.
 func (d *Decoder) Next() bool {
+	_, _, ok := d.Step()
+	return ok
+}
+
+// Step is Next, then Event and Message (llm.Stepper).
+func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 	for d.qi >= len(d.q) {
 		if d.state >= stateFinished {
 			d.state = stateEnded
 			d.q = d.q[:0]
 			d.qi = 0
-			return false
+			return nil, &d.msg, false
 		}
 		d.q = d.q[:0]
 		d.qi = 0
@@ -358,20 +364,20 @@ func (d *Decoder) Next() bool {
 	}
 	d.ev = d.q[d.qi]
 	d.qi++
-	d.apply(&d.ev)
-	return true
-}
-
-// Step is Next, then Event and Message (llm.Stepper).
-func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
-	if !d.Next() {
-		return nil, &d.msg, false
+	if d.ev.Type >= llm.EventToolCallEnd {
+		d.apply(&d.ev) // the only types it acts on, and the rarest
 	}
 	return &d.ev, &d.msg, true
 }
 
+// Next calls apply only from toolcall_end's type on: done and error must
+// not come before it (the conversion of a negative constant does not
+// compile).
+const _ = uint(llm.EventDone-llm.EventToolCallEnd) + uint(llm.EventError-llm.EventToolCallEnd)
+
 // apply does what an event means for the message at the moment the event
-// is delivered, so that decorators' changes to earlier events are seen.
+// is delivered, so that decorators' changes to earlier events are seen:
+// toolcall_end, done and error (Next calls it for those only).
 func (d *Decoder) apply(e *llm.Event) {
 	switch e.Type {
 	case llm.EventToolCallEnd:
@@ -422,23 +428,22 @@ func (d *Decoder) step() {
 			d.abort()
 			return
 		}
-		data, err := d.readEvent()
-		if err != nil {
-			d.readFailed(err)
-			return
-		}
+		data := d.windowEvent()
 		if data == nil {
-			continue
+			var err error
+			if data, err = d.readLines(); err != nil {
+				d.readFailed(err)
+				return
+			}
+			if data == nil {
+				continue
+			}
 		}
 		var derr error
 		d.beginEvent(data)
 		switch {
-		case d.ref && d.wire == WireOpenAIChat:
-			derr = d.chatEvent(data)
-		case d.ref && d.wire == WireAnthropic:
-			derr = d.anthropicEvent(data)
 		case d.ref:
-			derr = d.responsesEvent(data)
+			derr = d.refEvent(data)
 		case d.wire == WireOpenAIChat:
 			derr = d.chatFast(data)
 		case d.wire == WireAnthropic:
@@ -461,6 +466,18 @@ func (d *Decoder) step() {
 			d.fail(derr)
 		}
 	}
+}
+
+// refEvent decodes an event with the wire's fastjson reference decoder
+// only (tests).
+func (d *Decoder) refEvent(data []byte) error {
+	switch d.wire {
+	case WireOpenAIChat:
+		return d.chatEvent(data)
+	case WireAnthropic:
+		return d.anthropicEvent(data)
+	}
+	return d.responsesEvent(data)
 }
 
 func (d *Decoder) abort() {
@@ -696,13 +713,17 @@ func (d *Decoder) appendArgs(si int, frag []byte) error {
 }
 
 // validUTF8 is utf8.Valid, answering the short ASCII fragments most deltas
-// are with one or two word loads instead of the general loop.
+// are with two (overlapping) word loads instead of the general loop.
 func validUTF8(b []byte) bool {
 	const hi = 0x8080808080808080
 	switch n := len(b); {
 	case n > 16:
 	case n >= 8:
 		if (binary.LittleEndian.Uint64(b)|binary.LittleEndian.Uint64(b[n-8:]))&hi == 0 {
+			return true
+		}
+	case n >= 4:
+		if (binary.LittleEndian.Uint32(b)|binary.LittleEndian.Uint32(b[n-4:]))&0x80808080 == 0 {
 			return true
 		}
 	default:
@@ -774,10 +795,15 @@ func (d *Decoder) setRawStop(r []byte) {
 // What is taken from win is given back to the reader (discarded) only
 // before the next read (own), not after every event.
 func (d *Decoder) readEvent() ([]byte, error) {
-	d.off = d.noff
 	if data := d.windowEvent(); data != nil {
 		return data, nil
 	}
+	return d.readLines()
+}
+
+// readLines is readEvent line by line, for what windowEvent leaves.
+func (d *Decoder) readLines() ([]byte, error) {
+	d.off = d.noff
 	d.data = d.dbuf[:0]
 	d.name = d.nbuf[:0]
 	d.dataBorrowed, d.nameBorrowed = false, false
@@ -895,33 +921,35 @@ func (d *Decoder) windowEvent() []byte {
 		if i < 0 || w[i-1] == '\r' {
 			return nil
 		}
-		name = w[6:i]
-		if len(name) > 0 && name[0] == ' ' {
-			name = name[1:]
+		ns := 6 // the name's start, after one space
+		if i > 6 && w[6] == ' ' {
+			ns = 7
 		}
+		name = w[ns:i]
 		n = i + 1
 	}
 	if len(w)-n < 5 || string(w[n:n+5]) != "data:" {
 		return nil
 	}
-	i := bytes.IndexByte(w[n:], '\n')
-	if i < 0 || n+i+1 >= len(w) || w[n+i+1] != '\n' || w[n+i-1] == '\r' {
+	i := n + bytes.IndexByte(w[n:], '\n') // the data line's end
+	if i < n || i+1 >= len(w) || w[i+1] != '\n' || w[i-1] == '\r' {
 		return nil
 	}
-	data := w[n+5 : n+i]
-	if len(data) > 0 && data[0] == ' ' {
-		data = data[1:]
+	ds := n + 5 // the data's start, after one space
+	if ds < i && w[ds] == ' ' {
+		ds++
 	}
-	if len(data) == 0 || len(data) > d.opts.MaxEventBytes {
+	if ds == i || i-ds > d.opts.MaxEventBytes {
 		return nil
 	}
-	n += i + 2
+	n = i + 2
 	d.win = w[n:]
 	d.wn += n
+	d.off = d.noff
 	d.noff += int64(n)
 	d.name, d.nameBorrowed = name, true
-	d.data, d.dataBorrowed = data, true
-	return data
+	d.data, d.dataBorrowed = w[ds:i], true
+	return d.data
 }
 
 // eventData is the data of an event that had data lines: nil when they

@@ -26,9 +26,17 @@ func (d *Decoder) beginEvent(data []byte) {
 }
 
 // str returns the unescaped string at v; nil when v is absent or not a
-// string. ok is false for an invalid escape.
+// string. ok is false for an invalid escape. The absent value (most of
+// the optional members a chunk is asked for) is answered inline.
 func (d *Decoder) str(v span) ([]byte, bool) {
-	if !v.isString(d.data) {
+	if v.s < 0 {
+		return nil, true
+	}
+	return d.strAt(v)
+}
+
+func (d *Decoder) strAt(v span) ([]byte, bool) {
+	if d.data[v.s] != '"' {
 		return nil, true
 	}
 	raw := d.data[v.s+1 : v.e-1]
@@ -572,27 +580,30 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 	data := d.data
 	if ds.present {
-		for i := range ds.reasoning {
-			s, ok := d.str(ds.reasoning[i])
-			if !ok {
-				return d.badJSON()
-			}
-			if len(s) > 0 {
-				if err := d.chatThinking(choice, reasoningFields[i], s); err != nil {
-					return err
+		// Most deltas have no reasoning member, and content or refusal
+		// but not both: absent members are passed over inline.
+		if r := &ds.reasoning; r[0].s&r[1].s&r[2].s >= 0 {
+			for i := range ds.reasoning {
+				s, ok := d.str(ds.reasoning[i])
+				if !ok {
+					return d.badJSON()
 				}
-				break
+				if len(s) > 0 {
+					if err := d.chatThinking(choice, reasoningFields[i], s); err != nil {
+						return err
+					}
+					break
+				}
 			}
 		}
-		for _, v := range [2]span{ds.content, ds.refusal} {
-			s, ok := d.str(v)
-			if !ok {
-				return d.badJSON()
+		if ds.content.s >= 0 {
+			if err := d.chatTextAt(choice, ds.content); err != nil {
+				return err
 			}
-			if len(s) > 0 {
-				if err := d.chatText(choice, s); err != nil {
-					return err
-				}
+		}
+		if ds.refusal.s >= 0 {
+			if err := d.chatTextAt(choice, ds.refusal); err != nil {
+				return err
 			}
 		}
 		if ds.toolsInline {
@@ -620,6 +631,19 @@ func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 	}
 	if len(s) > 0 {
 		d.chatFinish(choice, s)
+	}
+	return nil
+}
+
+// chatTextAt applies the string at v, when it is a non-empty one, as the
+// choice's text.
+func (d *Decoder) chatTextAt(choice int32, v span) error {
+	s, ok := d.strAt(v)
+	if !ok {
+		return d.badJSON()
+	}
+	if len(s) > 0 {
+		return d.chatText(choice, s)
 	}
 	return nil
 }

@@ -55,11 +55,13 @@ type shape struct {
 	src     []byte
 	holes   []hole  // every string value and number of src, in order
 	act     []int16 // the holes a match scans; the rest are literal
+	ah      []hole  // the holes of act (compile), for match
 	learned [maxShapeRoles]span
 	// sp holds the spans of the last match: compile sets the absent
-	// roles, and every match writes the present ones (refs).
+	// roles and those before every active hole, and every match writes
+	// the others (refs).
 	sp      [maxShapeRoles]span
-	refs    []spanRef // the present ones, placed
+	refs    []spanRef // the present ones that a match moves, placed
 	nroles  int
 	aux     uint32 // the wire's facts of the scan that are not spans
 	refined bool   // act holds only the holes that varied
@@ -101,8 +103,10 @@ func (d *Decoder) shapeMatch(data []byte) *shape {
 		if !sh.match(data, &s.pos) {
 			continue
 		}
-		copy(s.ord[1:j+1], s.ord[:j])
-		s.ord[0] = i
+		if j > 0 {
+			copy(s.ord[1:j+1], s.ord[:j])
+			s.ord[0] = i
+		}
 		s.hits++
 		sh.remap(&s.pos)
 		if !sh.refined {
@@ -124,8 +128,7 @@ func (d *Decoder) shapeMatch(data []byte) *shape {
 func (sh *shape) match(data []byte, pos *[1 + 2*maxShapeHoles]int) bool {
 	src := sh.src
 	p, lit := 0, 0 // next byte of data; start of the next literal run in src
-	for k, hi := range sh.act {
-		h := sh.holes[hi]
+	for k, h := range sh.ah {
 		n := int(h.s) - lit
 		if len(data)-p < n || string(data[p:p+n]) != string(src[lit:h.s]) {
 			return false
@@ -166,8 +169,8 @@ func (sh *shape) refine(data []byte, pos *[1 + 2*maxShapeHoles]int) {
 	sh.compile()
 }
 
-// remap moves the learned spans that are present to the matched event;
-// the absent ones stay as compile left them.
+// remap moves the learned spans that a match moves to the matched event;
+// the others stay as compile left them.
 func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int) {
 	for _, r := range sh.refs {
 		sh.sp[r.role] = span{pos[r.s.b] + int(r.s.off), pos[r.e.b] + int(r.e.off)}
@@ -176,18 +179,29 @@ func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int) {
 
 // compile places the learned spans relative to the active holes.
 func (sh *shape) compile() {
+	sh.ah = sh.ah[:0]
+	for _, hi := range sh.act {
+		sh.ah = append(sh.ah, sh.holes[hi])
+	}
 	sh.refs = sh.refs[:0]
 	sh.fixed, sh.memo, sh.memoOK = 0, 0, false
 	for i := 0; i < sh.nroles; i++ {
 		v := sh.learned[i]
 		if !v.ok() {
-			// A present role's span is written by every match (and
-			// kept here: refine compiles after the match's remap).
+			// A moved role's span is written by every match (and kept
+			// here: refine compiles after the match's remap); a fixed
+			// one's below.
 			sh.sp[i] = absent
 			sh.fixed |= 1 << i
 			continue
 		}
-		sh.refs = append(sh.refs, spanRef{role: int16(i), s: sh.place(v.s), e: sh.place(v.e)})
+		r := spanRef{role: int16(i), s: sh.place(v.s), e: sh.place(v.e)}
+		if r.s.b == 0 && r.e.b == 0 {
+			// Before every active hole: the same offsets in every match.
+			sh.sp[i] = span{int(r.s.off), int(r.e.off)}
+		} else {
+			sh.refs = append(sh.refs, r)
+		}
 		if sh.literal(v) {
 			sh.fixed |= 1 << i
 		}

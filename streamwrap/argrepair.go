@@ -97,6 +97,7 @@ type repairStream struct {
 	name     []byte // scratch: the tool name given to the smart-quote parser
 	scratch  []byte
 	finished bool
+	pt       passThrough
 }
 
 func (s *repairStream) state(i int) *argState {
@@ -117,7 +118,19 @@ func (s *repairStream) Next() bool {
 
 // Step is Next, then Event and Message (llm.Stepper; see base.next).
 func (s *repairStream) Step() (*llm.Event, *llm.Message, bool) {
-	if !s.advance() {
+	ev, msg, ok := s.next.Step()
+	return s.settle(ev, msg, ok)
+}
+
+// passThrough skips the stage on every event but a tool call's deltas and
+// end and the terminal ones (passer).
+func (s *repairStream) passThrough() *passThrough {
+	return s.pt.fuse(s.next, passMask(llm.EventToolCallDelta, llm.EventToolCallEnd, llm.EventDone, llm.EventError), s)
+}
+
+// settle is Step after the pull (passer).
+func (s *repairStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
+	if !s.took(ev, msg, ok) {
 		s.finish()
 		return nil, s.Message(), false
 	}

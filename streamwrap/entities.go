@@ -49,6 +49,7 @@ type entityStream struct {
 	done     []producedArgs // per content index, for the live message
 	scratch  []byte
 	finished bool
+	pt       passThrough
 }
 
 func (s *entityStream) Next() bool {
@@ -58,7 +59,21 @@ func (s *entityStream) Next() bool {
 
 // Step is Next, then Event and Message (llm.Stepper; see base.next).
 func (s *entityStream) Step() (*llm.Event, *llm.Message, bool) {
-	if !s.advance() {
+	ev, msg, ok := s.next.Step()
+	return s.settle(ev, msg, ok)
+}
+
+// passThrough skips the stage on the events it passes untouched: text,
+// thinking and start events change no tool call, and the stages inside
+// this one touch arguments only on tool-call events (of that block) and at
+// the end (passer).
+func (s *entityStream) passThrough() *passThrough {
+	return s.pt.fuse(s.next, passMask(llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd, llm.EventDone, llm.EventError), s)
+}
+
+// settle is Step after the pull (passer).
+func (s *entityStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
+	if !s.took(ev, msg, ok) {
 		s.finish()
 		return nil, s.Message(), false
 	}
@@ -66,9 +81,6 @@ func (s *entityStream) Step() (*llm.Event, *llm.Message, bool) {
 	switch e.Type {
 	case llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd, llm.EventDone, llm.EventError:
 	default:
-		// Text, thinking and start events change no tool call: the stages
-		// inside this one touch arguments only on tool-call events (of
-		// that block) and at the end.
 		return s.Event(), s.Message(), true
 	}
 	partial, message := s.eventMessages(e)
@@ -101,10 +113,11 @@ func (s *entityStream) finish() {
 // one); others are decoded unconditionally, once per event. only >= 0
 // limits the work to that content index.
 func (s *entityStream) decodeMessage(m *llm.Message, track bool, only int) {
-	for i := range m.Content {
-		if only >= 0 && i != only {
-			continue
-		}
+	lo, hi := 0, len(m.Content)
+	if only >= 0 {
+		lo, hi = only, min(only+1, hi)
+	}
+	for i := lo; i < hi; i++ {
 		b := &m.Content[i]
 		if !isToolCall(b) || !isObject(b.Arguments) {
 			continue

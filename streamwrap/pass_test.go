@@ -17,8 +17,8 @@ import (
 // the layer above reaches it through Next, Event and Message.
 type opaque struct{ llm.Stream }
 
-// guardedChain is Chain's always-on part under the extended profile, built
-// layer by layer; with hide, each layer sees the one below as opaque, so
+// guardedChain is Chain's always-on part under the extended profile, with
+// argument repair and entity decoding, built layer by layer; with hide, each layer sees the one below as opaque, so
 // no pass-through layer is skipped.
 func guardedChain(base llm.StreamFunc, hide bool) llm.StreamFunc {
 	wrap := func(f llm.StreamFunc) llm.StreamFunc {
@@ -37,6 +37,8 @@ func guardedChain(base llm.StreamFunc, hide bool) llm.StreamFunc {
 	f := wrap(argumentStage(base, repair.ProfileExtended, true))
 	f = wrap(PromoteStandaloneTextToolCalls(f, tools))
 	f = wrap(TrimToolCallNames(f, TrimConfig{Allowed: tools, UnknownToolThreshold: DefaultUnknownToolThreshold}))
+	f = wrap(RepairMalformedToolCallArguments(f, RepairConfig{}))
+	f = wrap(DecodeHTMLEntityArguments(f))
 	f = wrap(handleSensitiveStopReason(f, true))
 	f = wrap(IdleTimeout(f, IdleConfig{Timeout: time.Minute}))
 	return DiagnosticModelCallEvents(f, DiagnosticsConfig{Sink: DiagnosticSinkFunc(func(*ModelCallEvent) {})})
@@ -65,8 +67,8 @@ func record(f llm.StreamFunc, req *llm.Request) []byte {
 	return out
 }
 
-// Skipping the pass-through layers (the stop-reason and argument stages)
-// changes nothing a consumer sees: events, final message and error, over
+// Skipping the pass-through layers (the stop-reason, entity, repair,
+// trimming and argument stages) changes nothing a consumer sees: events, final message and error, over
 // whole streams of every wire and the same streams cut anywhere (streams
 // that end in errors, without a terminal event, inside tool calls).
 func TestPassThroughMatchesLayers(t *testing.T) {

@@ -150,8 +150,7 @@ func (s *stageStream) Step() (*llm.Event, *llm.Message, bool) {
 // passThrough skips the stage on every event but toolcall_end and the
 // terminal ones (passer).
 func (s *stageStream) passThrough() *passThrough {
-	s.pt = passThrough{next: s.next, mask: passMask(llm.EventToolCallEnd, llm.EventDone, llm.EventError), p: s}
-	return &s.pt
+	return s.pt.fuse(s.next, passMask(llm.EventToolCallEnd, llm.EventDone, llm.EventError), s)
 }
 
 // settle is Step after the pull (passer).

@@ -186,8 +186,7 @@ func (s *stopStream) passThrough() *passThrough {
 	if s.synth {
 		return nil
 	}
-	s.pt = passThrough{next: s.next, mask: passMask(llm.EventDone, llm.EventError), p: s}
-	return &s.pt
+	return s.pt.fuse(s.next, passMask(llm.EventDone, llm.EventError), s)
 }
 
 // settle is Step after the pull (passer).

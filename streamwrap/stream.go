@@ -63,11 +63,13 @@ func (l *leafStep) Step() (*llm.Event, *llm.Message, bool) {
 // passer is implemented by decorator streams that pass most events through
 // untouched and without looking at them (the stop-reason stage passes every
 // event but the terminal ones; the argument stage every event but
-// toolcall_end and the terminal ones). The layer above such a passer calls
-// its passThrough instead of its Step: that pulls from the passer's own
-// inner stream and hands the passer only the events it does not pass, which
-// saves most of a layer's call and bookkeeping on most events. The
-// pass-through layers are fused into the layer above.
+// toolcall_end and the terminal ones; the entity, repair and trimming
+// stages the events of the blocks they do not touch). The layer above such
+// a passer calls its passThrough instead of its Step: that pulls from the
+// passer's own inner stream and hands the passer only the events it does
+// not pass, which saves most of a layer's call and bookkeeping on most
+// events. The pass-through layers are fused into the layer above, and
+// passers stacked directly on one another share one passThrough.
 type passer interface {
 	// passThrough returns the passer's passThrough, or nil when it cannot
 	// be skipped.
@@ -77,20 +79,48 @@ type passer interface {
 	settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool)
 }
 
-// passThrough is the Step of a skipped passer p (see passer).
+// maxFused bounds the passers one passThrough skips.
+const maxFused = 6
+
+// passThrough is the Step of skipped passers p[:n], innermost first, each
+// passing the event types of its mask.
 type passThrough struct {
-	next llm.Stepper // what p pulls from
-	mask uint32      // the event types p passes, bit 1<<Type
-	p    passer
+	next llm.Stepper // what p[0] pulls from
+	all  uint32      // the event types every passer passes, bit 1<<Type
+	n    int
+	mask [maxFused]uint32
+	p    [maxFused]passer
 }
 
-// Step returns the pulled event when p passes it, else what p makes of it.
+// fuse makes t the passThrough of p, which pulls from next and passes the
+// event types of mask. When next is itself a passThrough with room (the
+// passers below p), t takes its passers and puts p above them.
+func (t *passThrough) fuse(next llm.Stepper, mask uint32, p passer) *passThrough {
+	if q, ok := next.(*passThrough); ok && q.n < maxFused {
+		*t = *q
+	} else {
+		*t = passThrough{next: next, all: ^uint32(0)}
+	}
+	t.mask[t.n], t.p[t.n] = mask, p
+	t.n++
+	t.all &= mask
+	return t
+}
+
+// Step returns the pulled event when every passer passes it, else hands it
+// up the passers, each settling what the one below made of it unless it
+// passes that.
 func (t *passThrough) Step() (*llm.Event, *llm.Message, bool) {
 	ev, msg, ok := t.next.Step()
-	if ok && t.mask&(1<<ev.Type) != 0 {
+	if ok && t.all&(1<<ev.Type) != 0 {
 		return ev, msg, true
 	}
-	return t.p.settle(ev, msg, ok)
+	for i := 0; i < t.n; i++ {
+		if !ok || t.mask[i]&(1<<ev.Type) == 0 {
+			ev, msg, ok = t.p[i].settle(ev, msg, ok)
+		}
+	}
+	return ev, msg, ok
 }
 
 // passMask returns the mask of every event type but those of except.
@@ -140,6 +170,16 @@ func (b *base) clear() { *b = base{} }
 
 func (b *base) Event() *llm.Event     { return b.curEvent() }
 func (b *base) Message() *llm.Message { return b.curMessage() }
+
+// took caches what a pull of the inner stream returned (advance's, for a
+// passer's settle) and returns ok.
+func (b *base) took(ev *llm.Event, msg *llm.Message, ok bool) bool {
+	b.msg = msg
+	if ok {
+		b.ev = ev
+	}
+	return ok
+}
 
 // advance moves the inner stream on and caches its event and message, so
 // that a chain of N decorators costs O(N) per event rather than O(N²)

@@ -134,6 +134,7 @@ type trimStream struct {
 	calls    int  // tool calls the last id pass saw
 	counted  bool // streamAttemptAlreadyCounted
 	finished bool
+	pt       passThrough
 }
 
 func (s *trimStream) Next() bool {
@@ -143,7 +144,24 @@ func (s *trimStream) Next() bool {
 
 // Step is Next, then Event and Message (llm.Stepper; see base.next).
 func (s *trimStream) Step() (*llm.Event, *llm.Message, bool) {
-	if !s.advance() {
+	ev, msg, ok := s.next.Step()
+	return s.settle(ev, msg, ok)
+}
+
+// passThrough skips the stage on text and thinking events, which change no
+// tool call's name or id, over a stream without views (passer).
+func (s *trimStream) passThrough() *passThrough {
+	if s.views != nil {
+		return nil
+	}
+	const text = 1<<llm.EventTextStart | 1<<llm.EventTextDelta | 1<<llm.EventTextEnd |
+		1<<llm.EventThinkingStart | 1<<llm.EventThinkingDelta | 1<<llm.EventThinkingEnd
+	return s.pt.fuse(s.next, text, s)
+}
+
+// settle is Step after the pull (passer).
+func (s *trimStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
+	if !s.took(ev, msg, ok) {
 		s.finish()
 		return nil, s.Message(), false
 	}

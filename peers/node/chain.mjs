@@ -3,11 +3,16 @@
 //
 //   node chain.mjs JOB.json
 //
-// JOB.json: {"minReps": N, "minMs": M, "cases": [{"name", "wire", "tools": [...], "file"}]}
-// where wire is openai-chat, anthropic or openai-responses and file holds the SSE body.
-// For each case it prints one JSON line: {"name", "reps", "medianNs", "minNs", "text",
-// "calls": [{"name", "arguments"}], "stopReason"} (the decoded message, so the caller
-// can check that OpenClaw read the same stream it timed), or {"name", "error"}.
+// JOB.json: {"warmMs": W, "cases": [{"name", "wire", "tools": [...], "file"}]} where
+// wire is openai-chat, anthropic or openai-responses and file holds the SSE body.
+// For each case it builds the chain, runs it once and warms it up for W ms (at most
+// 2 s, at least 3 repetitions), then prints {"name", "ready": true, "text", "calls":
+// [{"name", "arguments"}], "stopReason"} (the decoded message, so the caller can
+// check that OpenClaw read the same stream it times), or {"name", "error"}.
+// Then it reads commands from stdin, one JSON line each: {"name", "ms"} times one
+// batch of repetitions of that case (see below) and prints {"name", "times": [ns,
+// ...]}. It exits at the end of stdin. The caller interleaves these batches with its
+// own measurements of the same bytes.
 //
 // What one repetition runs, as OpenClaw's embedded agent does for a model call:
 // @openclaw/ai's transport for the model's api (createBoundaryAwareStreamFnForModel:
@@ -31,6 +36,7 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import readline from "node:readline";
 import { register } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -132,32 +138,56 @@ function summary(msg) {
   return { text, calls, stopReason: msg.stopReason, ...(msg.errorMessage ? { errorMessage: msg.errorMessage } : {}) };
 }
 
-const minReps = Math.max(1, job.minReps ?? 10);
-const minMs = Math.max(0, job.minMs ?? 1000);
+// Setup: each case's chain is built, run once (the decoded message is printed for
+// the caller to check) and warmed up (the JIT compiles the hot paths and the lazily
+// loaded SDK modules are in).
+const cases = new Map();
+const warmMs = Math.max(0, Math.min(job.warmMs ?? 1000, 2000));
 for (const c of job.cases ?? []) {
   try {
     body = fs.readFileSync(c.file);
     const once = chainFor(c);
-    // Warm-up: the JIT compiles the hot paths and the lazily loaded SDK
-    // modules are in; then the median of the timed repetitions.
     const first = summary(await once());
-    const warmUntil = performance.now() + Math.min(minMs, 2000);
+    const warmUntil = performance.now() + warmMs;
     for (let i = 0; i < 3 || performance.now() < warmUntil; i++) await once();
-    const times = [];
-    const until = performance.now() + minMs;
-    while (times.length < minReps || performance.now() < until) {
-      const t0 = performance.now();
-      await once();
-      times.push(performance.now() - t0);
-    }
-    times.sort((a, b) => a - b);
-    const mid = times.length >> 1;
-    const median = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
-    process.stdout.write(JSON.stringify({
-      name: c.name, reps: times.length, medianNs: Math.round(median * 1e6), minNs: Math.round(times[0] * 1e6), ...first,
-    }) + "\n");
+    cases.set(c.name, { once, body });
+    process.stdout.write(JSON.stringify({ name: c.name, ready: true, ...first }) + "\n");
   } catch (e) {
     process.stdout.write(JSON.stringify({ name: c.name, error: String(e?.stack ?? e) }) + "\n");
+  }
+}
+
+// Batches: the caller interleaves them with its own measurements, so that both run
+// in the same minutes of the machine. Each stdin line {"name", "ms"} runs one
+// untimed repetition (caches refilled after the caller's turn), then timed ones
+// until ms have passed (at least one), and prints {"name", "times": [ns, ...]}.
+const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+for await (const line of lines) {
+  if (!line.trim()) continue;
+  let cmd;
+  try {
+    cmd = JSON.parse(line);
+  } catch (e) {
+    fail(`bad command ${JSON.stringify(line)}: ${e.message}`, 2);
+  }
+  const c = cases.get(cmd.name);
+  if (!c) {
+    process.stdout.write(JSON.stringify({ name: cmd.name, error: "no such case" }) + "\n");
+    continue;
+  }
+  try {
+    body = c.body;
+    await c.once();
+    const times = [];
+    const until = performance.now() + Math.max(0, cmd.ms ?? 0);
+    do {
+      const t0 = performance.now();
+      await c.once();
+      times.push(Math.round((performance.now() - t0) * 1e6));
+    } while (performance.now() < until);
+    process.stdout.write(JSON.stringify({ name: cmd.name, times }) + "\n");
+  } catch (e) {
+    process.stdout.write(JSON.stringify({ name: cmd.name, error: String(e?.stack ?? e) }) + "\n");
   }
 }
 server.close();

@@ -4,6 +4,7 @@ package repair
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -97,9 +98,8 @@ func (sc *entityScanner) decode(dst []byte, json bool) []byte {
 				break
 			}
 			i += k
-		} else if raw[i] != '&' && raw[i] != '\\' {
-			i++
-			continue
+		} else if i = skipToRef(raw, i); i == len(raw) {
+			break
 		}
 		c, next := sc.unit(i)
 		if c != '&' {
@@ -123,6 +123,22 @@ func (sc *entityScanner) decode(dst []byte, json bool) []byte {
 		i = end
 	}
 	return append(dst, raw[start:]...)
+}
+
+// skipToRef returns the index of the first '&' or '\\' in raw at or after
+// i (len(raw) when none), 8 bytes at a time while it can: in a JSON
+// string body only those can start a reference.
+func skipToRef(raw []byte, i int) int {
+	for ; i+8 <= len(raw); i += 8 {
+		x := binary.LittleEndian.Uint64(raw[i:])
+		a, bs := x^(lsb*'&'), x^(lsb*'\\')
+		if ((a-lsb)&^a|(bs-lsb)&^bs)&msb != 0 {
+			break
+		}
+	}
+	for ; i < len(raw) && raw[i] != '&' && raw[i] != '\\'; i++ {
+	}
+	return i
 }
 
 // match tries a reference whose '&' ends just before i. It returns the

@@ -210,3 +210,23 @@ func TestLargeInputsLinear(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSkipToRef holds skipToRef (8 bytes at a time) to the plain byte loop
+// it replaces in the JSON-mode entity scan, from every start.
+func FuzzSkipToRef(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"path":"a &amp; b","x":"\u0026lt;"}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for i := 0; i <= len(raw); i++ {
+			want := i
+			for want < len(raw) && raw[want] != '&' && raw[want] != '\\' {
+				want++
+			}
+			if got := skipToRef(raw, i); got != want {
+				t.Fatalf("skipToRef(%q, %d) = %d, want %d", raw, i, got, want)
+			}
+		}
+	})
+}
