@@ -161,6 +161,7 @@ type slot struct {
 	done   bool  // Responses: function_call_arguments.done arrived
 	inOff  int32 // Anthropic: start input in d.side
 	inLen  int32
+	parts  int32 // Responses with Options.OpenClaw: the reasoning item's summary parts
 }
 
 var (

@@ -55,7 +55,14 @@ func (d *Decoder) responsesEvent(data []byte) error {
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		oi := v.GetInt64("output_index")
 		si := d.findSlot(0, oi, llm.BlockThinking)
-		if si < 0 {
+		if d.opts.OpenClaw {
+			// @openclaw/ai keeps a reasoning delta only for a reasoning
+			// item it was told of, and a summary delta only once the item
+			// has a summary part to add it to.
+			if si < 0 || string(typ) == "response.reasoning_summary_text.delta" && d.slots[si].parts == 0 {
+				return nil
+			}
+		} else if si < 0 {
 			si = d.open(0, oi, llm.BlockThinking)
 		}
 		return d.appendText(si, v.GetStringBytes("delta"))
@@ -96,8 +103,25 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		}
 	case "response.reasoning_summary_part.added":
 		oi := v.GetInt64("output_index")
-		if si := d.findSlot(0, oi, llm.BlockThinking); si >= 0 && v.GetInt64("summary_index") > 0 {
+		si := d.findSlot(0, oi, llm.BlockThinking)
+		if d.opts.OpenClaw {
+			if si >= 0 {
+				d.slots[si].parts++
+			}
+			return nil
+		}
+		if si >= 0 && v.GetInt64("summary_index") > 0 {
 			if len(d.msg.Content[d.slots[si].ci].Text) > 0 {
+				return d.appendText(si, paraBreak)
+			}
+		}
+	case "response.reasoning_summary_part.done":
+		// @openclaw/ai ends each summary part with a paragraph break (the
+		// reasoning item's done then replaces the text with the parts
+		// joined); the extended decoder breaks between parts instead, at
+		// the next part's start, so that a cut stream ends on the text.
+		if d.opts.OpenClaw {
+			if si := d.findSlot(0, v.GetInt64("output_index"), llm.BlockThinking); si >= 0 && d.slots[si].parts > 0 {
 				return d.appendText(si, paraBreak)
 			}
 		}
@@ -115,6 +139,52 @@ func (d *Decoder) responsesEvent(data []byte) error {
 }
 
 var paraBreak = []byte("\n\n")
+
+// ocReasoningDone gives a finished reasoning item's thinking as @openclaw/ai
+// does: the item's summary texts joined by paragraph breaks, else its
+// content texts joined so, else what streamed.
+func (d *Decoder) ocReasoningDone(b *llm.Block, item *fastjson.Value) error {
+	for _, field := range [...]string{"summary", "content"} {
+		parts := item.GetArray(field)
+		n := len(d.side)
+		for i, p := range parts {
+			if i > 0 {
+				d.side = append(d.side, paraBreak...)
+			}
+			d.side = appendJSText(d.side, p.Get("text"))
+		}
+		joined := d.side[n:]
+		d.side = d.side[:n]
+		if len(joined) == 0 {
+			continue
+		}
+		if !validUTF8(joined) {
+			return d.badUTF8(joined)
+		}
+		b.Text = append(b.Text[:0], joined...)
+		return nil
+	}
+	return nil
+}
+
+// appendJSText appends a value as JavaScript's Array.prototype.join
+// renders it: a string as itself, null and absent as nothing, numbers and
+// booleans as written, an object as "[object Object]".
+func appendJSText(dst []byte, v *fastjson.Value) []byte {
+	if v == nil {
+		return dst
+	}
+	switch v.Type() {
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		return append(dst, s...)
+	case fastjson.TypeNumber, fastjson.TypeTrue, fastjson.TypeFalse:
+		return v.MarshalTo(dst)
+	case fastjson.TypeObject:
+		return append(dst, "[object Object]"...)
+	}
+	return dst
+}
 
 // responsesToolSlot finds the open tool call of an arguments event, by
 // output_index, else by item_id (the part of Block.ID after '|').
@@ -166,7 +236,10 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		}
 	case "reasoning":
 		if d.findSlot(0, oi, llm.BlockThinking) < 0 {
-			d.open(0, oi, llm.BlockThinking)
+			si := d.open(0, oi, llm.BlockThinking)
+			if a := item.GetArray("summary"); a != nil {
+				d.slots[si].parts = int32(len(a)) // summary parts the item came with
+			}
 		}
 	case "message":
 		// @openclaw/ai opens the text block with the item, text or not.
@@ -273,6 +346,11 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		// content) as the signature, to send it back.
 		b := &d.msg.Content[d.slots[si].ci]
 		b.Signature = item.MarshalTo(b.Signature[:0])
+		if d.opts.OpenClaw {
+			if err := d.ocReasoningDone(b, item); err != nil {
+				return err
+			}
+		}
 		d.closeSlot(si)
 	}
 	return nil
