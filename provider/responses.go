@@ -217,7 +217,7 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 	}
 	oi := v.GetInt64("output_index")
 	if d.opts.OpenClaw {
-		defer d.ocTrackItem(v, item, oi)
+		defer d.ocTrackItem(v, item, oi, false)
 	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
@@ -283,7 +283,7 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		if d.ocItemConflict(v, item, oi) {
 			return nil
 		}
-		defer d.ocTrackItem(v, item, oi)
+		defer d.ocTrackItem(v, item, oi, true)
 	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
@@ -323,15 +323,7 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		for i := 0; i < len(d.slots); i++ {
 			if d.slots[i].kind == llm.BlockText && d.slots[i].key>>20 == oi {
 				if d.opts.OpenClaw {
-					// encodeTextSignatureV1(item.id, item.phase)
-					b := &d.msg.Content[d.slots[i].ci]
-					s := append(b.Signature[:0], `{"v":1,"id":`...)
-					s = llm.AppendJSONString(s, item.GetStringBytes("id"))
-					if ph := item.GetStringBytes("phase"); len(ph) > 0 {
-						s = append(s, `,"phase":`...)
-						s = llm.AppendJSONString(s, ph)
-					}
-					b.Signature = append(s, '}')
+					ocTextSignature(&d.msg.Content[d.slots[i].ci], item)
 				}
 				d.closeSlot(i)
 				i--
@@ -422,6 +414,9 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 	switch string(status) {
 	case "completed":
 		d.stop = llm.StopStop
+		if d.opts.OpenClaw && d.ocTerminalOutput(r.GetArray("output"), true) {
+			return nil
+		}
 	case "incomplete":
 		if d.opts.OpenClaw && d.hasOpenToolCall() {
 			d.ocFail(MsgResponsesUnresolved, false, false)
@@ -433,6 +428,9 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 			d.stopErr = &StopReasonError{Raw: "content_filter", Message: "The provider's content filter stopped the response (incomplete: content_filter)."}
 		} else {
 			d.stop = llm.StopLength
+			if d.opts.OpenClaw && d.ocTerminalOutput(r.GetArray("output"), false) {
+				return nil
+			}
 		}
 	case "failed", "cancelled":
 		if d.opts.OpenClaw && string(status) == "failed" {
