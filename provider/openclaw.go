@@ -60,6 +60,7 @@ type ocState struct {
 	tagAll       bool // every text block gets a commentary tag
 	nextKey      int64
 	items        []ocItem // Responses: output items by output index
+	msg          ocMsgState
 	// chat: after a reasoning delta, visible text is held by @openclaw/ai's
 	// reasoning-tag partitioner until a flush (a tool-call delta, another
 	// reasoning delta, the normal end); a stream that dies without a finish
@@ -547,18 +548,27 @@ type ocItem struct {
 	id      []byte
 }
 
+// Output item types, as the tracker tells them apart.
+const (
+	ocItemCall uint8 = 1 + iota
+	ocItemMessage
+	ocItemReasoning
+	ocItemCompaction
+	ocItemOther
+)
+
 func ocItemType(item *fastjson.Value) uint8 {
 	switch string(item.GetStringBytes("type")) {
 	case "function_call":
-		return 1
+		return ocItemCall
 	case "message":
-		return 2
+		return ocItemMessage
 	case "reasoning":
-		return 3
+		return ocItemReasoning
 	case "compaction":
-		return 4
+		return ocItemCompaction
 	}
-	return 5
+	return ocItemOther
 }
 
 // ocItemConflict fails the stream when an output item reuses the output
@@ -586,11 +596,13 @@ func (d *Decoder) ocItemConflict(v, item *fastjson.Value, oi int64) bool {
 // ocTrackItem records an output item's identity, by its output index when
 // the event has one; done marks its output_item.done.
 func (d *Decoder) ocTrackItem(v, item *fastjson.Value, oi int64, done bool) {
+	d.ocTrack(ocItemType(item), item.GetStringBytes("call_id"), item.GetStringBytes("id"), oi, hasOutputIndex(v), done)
+}
+
+func (d *Decoder) ocTrack(typ uint8, callID, id []byte, oi int64, indexed, done bool) {
 	if d.state >= stateFinished {
 		return
 	}
-	indexed := hasOutputIndex(v)
-	typ, callID, id := ocItemType(item), item.GetStringBytes("call_id"), item.GetStringBytes("id")
 	o := d.ocFindItem(typ, callID, id, oi, indexed)
 	if o == nil {
 		if len(d.oc.items) < cap(d.oc.items) {
@@ -624,11 +636,11 @@ func (d *Decoder) ocFindItem(typ uint8, callID, id []byte, oi int64, indexed boo
 	}
 	key := id
 	switch typ {
-	case 1: // function_call
+	case ocItemCall:
 		if len(callID) > 0 {
 			key = callID
 		}
-	case 2, 3: // message, reasoning
+	case ocItemMessage, ocItemReasoning:
 	default:
 		return nil
 	}
@@ -641,7 +653,7 @@ func (d *Decoder) ocFindItem(typ uint8, callID, id []byte, oi int64, indexed boo
 			continue
 		}
 		k := o.id
-		if typ == 1 && len(o.callID) > 0 {
+		if typ == ocItemCall && len(o.callID) > 0 {
 			k = o.callID
 		}
 		if bytes.Equal(k, key) {
@@ -718,17 +730,17 @@ func (d *Decoder) ocTerminalOutput(items []*fastjson.Value, calls bool) bool {
 	if calls {
 		matched := 0
 		for i, it := range items {
-			if ocItemType(it) != 1 {
+			if ocItemType(it) != ocItemCall {
 				continue
 			}
 			callID := it.GetStringBytes("call_id")
 			for _, prev := range items[:i] {
-				if len(callID) > 0 && ocItemType(prev) == 1 && bytes.Equal(prev.GetStringBytes("call_id"), callID) {
+				if len(callID) > 0 && ocItemType(prev) == ocItemCall && bytes.Equal(prev.GetStringBytes("call_id"), callID) {
 					d.ocFail(msgResponsesRepeatedCall, false, false)
 					return true
 				}
 			}
-			o := d.ocFindItem(1, callID, it.GetStringBytes("id"), int64(i), true)
+			o := d.ocFindItem(ocItemCall, callID, it.GetStringBytes("id"), int64(i), true)
 			if o != nil && o.done {
 				continue
 			}
@@ -758,12 +770,12 @@ func (d *Decoder) ocTerminalOutput(items []*fastjson.Value, calls bool) bool {
 		typ := ocItemType(it)
 		seen := d.ocFindItem(typ, it.GetStringBytes("call_id"), it.GetStringBytes("id"), int64(i), true) != nil
 		switch {
-		case typ == 3:
+		case typ == ocItemReasoning:
 			later = later || seen
-		case typ != 1 && typ != 2:
+		case typ != ocItemCall && typ != ocItemMessage:
 		case seen:
 			later = true
-		case typ == 1 && !calls:
+		case typ == ocItemCall && !calls:
 		case later:
 			d.ocFail(msgResponsesOmitted, false, false)
 			return true
@@ -771,14 +783,17 @@ func (d *Decoder) ocTerminalOutput(items []*fastjson.Value, calls bool) bool {
 	}
 	for i, it := range items {
 		typ := ocItemType(it)
-		if typ != 2 && (typ != 1 || !calls) {
+		if typ != ocItemMessage {
+			d.oc.msg.last = 0
+		}
+		if typ != ocItemMessage && (typ != ocItemCall || !calls) {
 			continue
 		}
 		if o := d.ocFindItem(typ, it.GetStringBytes("call_id"), it.GetStringBytes("id"), int64(i), true); o != nil && o.done {
 			continue
 		}
 		var err error
-		if typ == 2 {
+		if typ == ocItemMessage {
 			err = d.ocTerminalText(it, int64(i))
 		} else {
 			err = d.ocTerminalCall(it, int64(i))
@@ -844,27 +859,28 @@ func (d *Decoder) ocTerminalCall(it *fastjson.Value, oi int64) error {
 	if err := d.setToolIdentity(si, it); err != nil {
 		return err
 	}
-	if err := d.reconcileArgs(si, it.GetStringBytes("arguments")); err != nil {
-		return err
+	// The listed arguments replace what streamed, with no delta: the call
+	// ends with them.
+	args := it.GetStringBytes("arguments")
+	if !validUTF8(args) {
+		return d.badUTF8(args)
 	}
+	if len(args) > d.opts.MaxArgBytes {
+		return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
+	}
+	b := &d.msg.Content[d.slots[si].ci]
+	b.RawArgs = append(b.RawArgs[:0], args...)
 	d.closeSlot(si)
 	return nil
 }
 
-// ocTerminalText finishes a listed message: its text is its parts' texts
-// (a refusal's refusal) joined; a started text block takes it (with the
-// delta, when it extends what streamed), else it becomes a new block when
-// it is not empty.
+// ocTerminalText finishes a listed message: its text is its listed text;
+// a started block takes it (with the delta, when it extends what
+// streamed), else it extends the last text block as a message's done
+// would, else it becomes a new block when it is not empty.
 func (d *Decoder) ocTerminalText(it *fastjson.Value, oi int64) error {
 	n := len(d.side)
-	for _, p := range it.GetArray("content") {
-		switch string(p.GetStringBytes("type")) {
-		case "output_text", "text":
-			d.side = append(d.side, p.GetStringBytes("text")...)
-		default:
-			d.side = append(d.side, p.GetStringBytes("refusal")...)
-		}
-	}
+	d.side = appendMessageText(d.side, it)
 	text := d.side[n:]
 	defer func() { d.side = d.side[:n] }()
 	si := d.findSlot(0, textKey(oi, 0), llm.BlockText)
@@ -874,31 +890,34 @@ func (d *Decoder) ocTerminalText(it *fastjson.Value, oi int64) error {
 	if !validUTF8(text) {
 		return d.badUTF8(text)
 	}
-	if si < 0 {
+	id := it.GetStringBytes("id")
+	phase, has := itemPhase(it)
+	m := &d.oc.msg
+	if si < 0 && m.last > 0 {
+		last := &d.msg.Content[m.last-1]
+		if len(last.Text) > 0 && len(text) > len(last.Text) && bytes.HasPrefix(text, last.Text) && m.lastHas == has && bytes.Equal(m.lastPhase, phase) {
+			last.Text = append(last.Text[:0], text...)
+			ocSetSignature(last, id, phase)
+			d.push(llm.EventTextEnd, int(m.last-1), nil)
+			return nil
+		}
+	}
+	started := si >= 0
+	if !started {
 		si = d.open(0, textKey(oi, 0), llm.BlockText)
 	}
 	b := &d.msg.Content[d.slots[si].ci]
-	if bytes.HasPrefix(text, b.Text) && len(text) > len(b.Text) {
+	if started && len(text) > len(b.Text) && bytes.HasPrefix(text, b.Text) {
 		if err := d.appendText(si, text[len(b.Text):]); err != nil {
 			return err
 		}
 	} else {
 		b.Text = append(b.Text[:0], text...)
 	}
-	ocTextSignature(b, it)
+	ocSetSignature(b, id, phase)
+	d.ocSetLast(d.slots[si].ci, phase, has)
 	d.closeSlot(si)
 	return nil
-}
-
-// ocTextSignature is encodeTextSignatureV1(item.id, item.phase).
-func ocTextSignature(b *llm.Block, item *fastjson.Value) {
-	s := append(b.Signature[:0], `{"v":1,"id":`...)
-	s = llm.AppendJSONString(s, item.GetStringBytes("id"))
-	if ph := item.GetStringBytes("phase"); len(ph) > 0 {
-		s = append(s, `,"phase":`...)
-		s = llm.AppendJSONString(s, ph)
-	}
-	b.Signature = append(s, '}')
 }
 
 // jsTruthy is JavaScript's truthiness of a JSON value.

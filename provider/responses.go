@@ -38,14 +38,9 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		typ = d.name
 	}
 	switch string(typ) {
-	case "response.output_text.delta", "response.refusal.delta":
+	case "response.output_text.delta", "response.refusal.delta", "response.text.delta":
 		oi := v.GetInt64("output_index")
-		key := d.textKey(oi, v.GetInt64("content_index"))
-		si := d.findSlot(0, key, llm.BlockText)
-		if si < 0 {
-			si = d.open(0, key, llm.BlockText)
-		}
-		return d.appendText(si, v.GetStringBytes("delta"))
+		return d.responsesText(d.textKey(oi, v.GetInt64("content_index")), v.GetStringBytes("delta"))
 	case "response.function_call_arguments.delta":
 		si := d.responsesToolSlot(v)
 		if si < 0 {
@@ -81,6 +76,9 @@ func (d *Decoder) responsesEvent(data []byte) error {
 			return d.reconcileArgs(si, b)
 		}
 	case "response.output_text.done", "response.refusal.done":
+		if d.opts.OpenClaw {
+			return nil // @openclaw/ai takes the text from the item's done
+		}
 		oi := v.GetInt64("output_index")
 		key := d.textKey(oi, v.GetInt64("content_index"))
 		field := "text"
@@ -139,6 +137,18 @@ func (d *Decoder) responsesEvent(data []byte) error {
 }
 
 var paraBreak = []byte("\n\n")
+
+// responsesText applies a text delta of the text part at key.
+func (d *Decoder) responsesText(key int64, frag []byte) error {
+	if d.opts.OpenClaw {
+		return d.ocMessageText(key, frag)
+	}
+	si := d.findSlot(0, key, llm.BlockText)
+	if si < 0 {
+		si = d.open(0, key, llm.BlockText)
+	}
+	return d.appendText(si, frag)
+}
 
 // ocReasoningDone gives a finished reasoning item's thinking as @openclaw/ai
 // does: the item's summary texts joined by paragraph breaks, else its
@@ -217,7 +227,14 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 	}
 	oi := v.GetInt64("output_index")
 	if d.opts.OpenClaw {
-		defer d.ocTrackItem(v, item, oi, false)
+		// Held text gets its block before any other item starts.
+		if err := d.ocMaterialize(); err != nil {
+			return err
+		}
+		if ocItemType(item) != ocItemMessage {
+			d.oc.msg.last = 0
+			defer d.ocTrackItem(v, item, oi, false)
+		}
 	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
@@ -243,8 +260,8 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		}
 	case "message":
 		// @openclaw/ai opens the text block with the item, text or not.
-		if d.opts.OpenClaw && d.findSlot(0, textKey(oi, 0), llm.BlockText) < 0 {
-			d.open(0, textKey(oi, 0), llm.BlockText)
+		if d.opts.OpenClaw {
+			d.ocMessageAdded(v, item, oi)
 		}
 	}
 	if d.opts.OpenClaw {
@@ -284,6 +301,18 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 			return nil
 		}
 		defer d.ocTrackItem(v, item, oi, true)
+		typ := ocItemType(item)
+		if typ != ocItemMessage {
+			d.oc.msg.last = 0
+		}
+		if m := &d.oc.msg; m.held && (typ != ocItemMessage || m.heldKey != textKey(oi, 0)) {
+			if err := d.ocMaterialize(); err != nil {
+				return err
+			}
+		}
+		if typ == ocItemMessage {
+			return d.ocMessageDone(v, item, oi)
+		}
 	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
@@ -322,9 +351,6 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 	case "message":
 		for i := 0; i < len(d.slots); i++ {
 			if d.slots[i].kind == llm.BlockText && d.slots[i].key>>20 == oi {
-				if d.opts.OpenClaw {
-					ocTextSignature(&d.msg.Content[d.slots[i].ci], item)
-				}
 				d.closeSlot(i)
 				i--
 			}
