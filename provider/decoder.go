@@ -161,6 +161,7 @@ type slot struct {
 	done   bool  // Responses: function_call_arguments.done arrived
 	inOff  int32 // Anthropic: start input in d.side
 	inLen  int32
+	parts  int32 // Responses with Options.OpenClaw: the reasoning item's summary parts
 }
 
 var (
@@ -237,7 +238,9 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite, d.uReason = 0, 0, 0, 0, 0
 	d.gotModel, d.gotID = false, false
 	d.argMismatches = 0
-	d.oc = ocState{items: d.oc.items[:0]}
+	msg := d.oc.msg
+	msg.reset()
+	d.oc = ocState{items: d.oc.items[:0], msg: msg}
 	d.shapes.reset()
 	d.shapes.off = d.flat
 }
@@ -586,8 +589,12 @@ func (d *Decoder) finish() {
 		d.ocAnthropicFinish()
 		return
 	}
-	for i := range d.slots {
-		d.endSlot(&d.slots[i])
+	// @openclaw/ai's Responses transport ends no item at the terminal
+	// event: a text or thinking block whose item had no done gets no end.
+	if !d.opts.OpenClaw || d.wire != WireOpenAIResponses {
+		for i := range d.slots {
+			d.endSlot(&d.slots[i])
+		}
 	}
 	d.slots = d.slots[:0]
 	if d.opts.OpenClaw && d.wire == WireOpenAIChat {

@@ -1071,11 +1071,7 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 		if !ok {
 			return true, d.badJSON()
 		}
-		si := d.findSlot(0, key, llm.BlockText)
-		if si < 0 {
-			si = d.open(0, key, llm.BlockText)
-		}
-		return true, d.appendText(si, s)
+		return true, d.responsesText(key, s)
 	case rtArgs:
 		si := -1
 		if oi.isNumber(data) {

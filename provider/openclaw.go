@@ -60,6 +60,7 @@ type ocState struct {
 	tagAll       bool // every text block gets a commentary tag
 	nextKey      int64
 	items        []ocItem // Responses: output items by output index
+	msg          ocMsgState
 	// chat: after a reasoning delta, visible text is held by @openclaw/ai's
 	// reasoning-tag partitioner until a flush (a tool-call delta, another
 	// reasoning delta, the normal end); a stream that dies without a finish
@@ -536,25 +537,38 @@ func (d *Decoder) ocChatToolCall(choice int32, hasIndex bool, index int64, id, n
 	return nil
 }
 
-// ocItem is an output item @openclaw/ai's Responses transport tracks.
+// ocItem is an output item @openclaw/ai's Responses transport tracks: by
+// its output index when the event had one, and by its identity.
 type ocItem struct {
-	index  int64
-	typ    uint8
-	callID []byte
+	index   int64
+	indexed bool
+	done    bool // its output_item.done arrived
+	typ     uint8
+	callID  []byte
+	id      []byte
 }
+
+// Output item types, as the tracker tells them apart.
+const (
+	ocItemCall uint8 = 1 + iota
+	ocItemMessage
+	ocItemReasoning
+	ocItemCompaction
+	ocItemOther
+)
 
 func ocItemType(item *fastjson.Value) uint8 {
 	switch string(item.GetStringBytes("type")) {
 	case "function_call":
-		return 1
+		return ocItemCall
 	case "message":
-		return 2
+		return ocItemMessage
 	case "reasoning":
-		return 3
+		return ocItemReasoning
 	case "compaction":
-		return 4
+		return ocItemCompaction
 	}
-	return 5
+	return ocItemOther
 }
 
 // ocItemConflict fails the stream when an output item reuses the output
@@ -567,7 +581,7 @@ func (d *Decoder) ocItemConflict(v, item *fastjson.Value, oi int64) bool {
 	typ, callID := ocItemType(item), item.GetStringBytes("call_id")
 	for i := range d.oc.items {
 		o := &d.oc.items[i]
-		if o.index != oi {
+		if !o.indexed || o.index != oi {
 			continue
 		}
 		if o.typ != typ || len(o.callID) > 0 && len(callID) > 0 && !bytes.Equal(o.callID, callID) {
@@ -579,28 +593,74 @@ func (d *Decoder) ocItemConflict(v, item *fastjson.Value, oi int64) bool {
 	return false
 }
 
-// ocTrackItem records an output item's identity by its output index.
-func (d *Decoder) ocTrackItem(v, item *fastjson.Value, oi int64) {
-	if !hasOutputIndex(v) || d.state >= stateFinished {
+// ocTrackItem records an output item's identity, by its output index when
+// the event has one; done marks its output_item.done.
+func (d *Decoder) ocTrackItem(v, item *fastjson.Value, oi int64, done bool) {
+	d.ocTrack(ocItemType(item), item.GetStringBytes("call_id"), item.GetStringBytes("id"), oi, hasOutputIndex(v), done)
+}
+
+func (d *Decoder) ocTrack(typ uint8, callID, id []byte, oi int64, indexed, done bool) {
+	if d.state >= stateFinished {
 		return
 	}
-	typ, callID := ocItemType(item), item.GetStringBytes("call_id")
-	for i := range d.oc.items {
-		if o := &d.oc.items[i]; o.index == oi {
-			if len(callID) > 0 {
-				o.callID = append(o.callID[:0], callID...)
+	o := d.ocFindItem(typ, callID, id, oi, indexed)
+	if o == nil {
+		if len(d.oc.items) < cap(d.oc.items) {
+			d.oc.items = d.oc.items[:len(d.oc.items)+1]
+		} else {
+			d.oc.items = append(d.oc.items, ocItem{})
+		}
+		o = &d.oc.items[len(d.oc.items)-1]
+		o.index, o.indexed, o.done, o.typ = oi, indexed, false, typ
+		o.callID, o.id = o.callID[:0], o.id[:0]
+	}
+	if len(callID) > 0 {
+		o.callID = append(o.callID[:0], callID...)
+	}
+	if len(id) > 0 {
+		o.id = append(o.id[:0], id...)
+	}
+	o.done = o.done || done
+}
+
+// ocFindItem is the output tracker's lookup: the item seen at output index
+// oi (when there is one), else the item of the same identity: a reasoning
+// or message item by its id, a function call by its call_id, else its id.
+func (d *Decoder) ocFindItem(typ uint8, callID, id []byte, oi int64, indexed bool) *ocItem {
+	if indexed {
+		for i := range d.oc.items {
+			if o := &d.oc.items[i]; o.indexed && o.index == oi {
+				return o
 			}
-			return
 		}
 	}
-	if len(d.oc.items) < cap(d.oc.items) {
-		d.oc.items = d.oc.items[:len(d.oc.items)+1]
-	} else {
-		d.oc.items = append(d.oc.items, ocItem{})
+	key := id
+	switch typ {
+	case ocItemCall:
+		if len(callID) > 0 {
+			key = callID
+		}
+	case ocItemMessage, ocItemReasoning:
+	default:
+		return nil
 	}
-	o := &d.oc.items[len(d.oc.items)-1]
-	o.index, o.typ = oi, typ
-	o.callID = append(o.callID[:0], callID...)
+	if len(key) == 0 {
+		return nil
+	}
+	for i := range d.oc.items {
+		o := &d.oc.items[i]
+		if o.typ != typ || indexed && o.indexed && o.index != oi {
+			continue
+		}
+		k := o.id
+		if typ == ocItemCall && len(o.callID) > 0 {
+			k = o.callID
+		}
+		if bytes.Equal(k, key) {
+			return o
+		}
+	}
+	return nil
 }
 
 func hasOutputIndex(v *fastjson.Value) bool {
@@ -645,4 +705,231 @@ func ocResponsesFailed(r *fastjson.Value) string {
 		return "incomplete: " + string(reason)
 	}
 	return "Unknown error (no error details in response)"
+}
+
+// Messages of the terminal-output rules of @openclaw/ai's Responses
+// transport.
+const (
+	msgResponsesRepeatedCall = "Responses stream repeated a terminal tool-call identity"
+	msgResponsesIncomplete   = "Responses stream completed with an incomplete terminal tool call"
+	msgResponsesOmitted      = "Responses stream omitted an output item before completed output"
+)
+
+// ocTerminalOutput applies what @openclaw/ai's Responses transport takes from
+// the terminal response's output list (prepareTerminalToolCalls, then
+// recoverTerminalOutput), calls saying whether its function calls count
+// (response.completed; a response.incomplete cut by length recovers text
+// only). Every function call listed and not yet done must be valid, and
+// every tool call still open must be listed; an item never streamed may not
+// come before one that was; then each message and function call not yet
+// done is finished from the list, in order: a started text takes the
+// listed text (its delta when that extends it), an unseen message with text
+// becomes a block, a function call takes the listed arguments. It reports
+// whether the turn failed.
+func (d *Decoder) ocTerminalOutput(items []*fastjson.Value, calls bool) bool {
+	if calls {
+		matched := 0
+		for i, it := range items {
+			if ocItemType(it) != ocItemCall {
+				continue
+			}
+			callID := it.GetStringBytes("call_id")
+			for _, prev := range items[:i] {
+				if len(callID) > 0 && ocItemType(prev) == ocItemCall && bytes.Equal(prev.GetStringBytes("call_id"), callID) {
+					d.ocFail(msgResponsesRepeatedCall, false, false)
+					return true
+				}
+			}
+			o := d.ocFindItem(ocItemCall, callID, it.GetStringBytes("id"), int64(i), true)
+			if o != nil && o.done {
+				continue
+			}
+			si := d.ocTerminalCallSlot(it, int64(i))
+			if msg := d.ocTerminalCallError(it, si, o != nil); msg != "" {
+				d.ocFail(msg, false, false)
+				return true
+			}
+			if si >= 0 {
+				matched++
+			}
+		}
+		open := 0
+		for i := range d.slots {
+			if d.slots[i].kind == llm.BlockToolCall {
+				open++
+			}
+		}
+		if matched != open {
+			d.ocFail(MsgResponsesUnresolved, false, false)
+			return true
+		}
+	}
+	later := false
+	for i := len(items) - 1; i >= 0; i-- {
+		it := items[i]
+		typ := ocItemType(it)
+		seen := d.ocFindItem(typ, it.GetStringBytes("call_id"), it.GetStringBytes("id"), int64(i), true) != nil
+		switch {
+		case typ == ocItemReasoning:
+			later = later || seen
+		case typ != ocItemCall && typ != ocItemMessage:
+		case seen:
+			later = true
+		case typ == ocItemCall && !calls:
+		case later:
+			d.ocFail(msgResponsesOmitted, false, false)
+			return true
+		}
+	}
+	for i, it := range items {
+		typ := ocItemType(it)
+		if typ != ocItemMessage {
+			d.oc.msg.last = 0
+		}
+		if typ != ocItemMessage && (typ != ocItemCall || !calls) {
+			continue
+		}
+		if o := d.ocFindItem(typ, it.GetStringBytes("call_id"), it.GetStringBytes("id"), int64(i), true); o != nil && o.done {
+			continue
+		}
+		var err error
+		if typ == ocItemMessage {
+			err = d.ocTerminalText(it, int64(i))
+		} else {
+			err = d.ocTerminalCall(it, int64(i))
+		}
+		if err != nil {
+			d.fail(err)
+			return true
+		}
+	}
+	return false
+}
+
+// ocTerminalCallSlot is the open tool call a listed function call finishes:
+// the one at its output index, else the one of its item id.
+func (d *Decoder) ocTerminalCallSlot(it *fastjson.Value, oi int64) int {
+	if si := d.findSlot(0, oi, llm.BlockToolCall); si >= 0 {
+		return si
+	}
+	if id := it.GetStringBytes("id"); len(id) > 0 {
+		for i := range d.slots {
+			if s := &d.slots[i]; s.kind == llm.BlockToolCall && itemIDOf(d.msg.Content[s.ci].ID, id) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// ocTerminalCallError is resolveCompletedResponsesToolCall's verdict on a
+// listed function call (with the open call si finishes, if any): "" when it
+// may run.
+func (d *Decoder) ocTerminalCallError(it *fastjson.Value, si int, tracked bool) string {
+	if tracked && si < 0 {
+		return MsgResponsesUnresolved
+	}
+	if st := it.Get("status"); st != nil && jsTruthy(st) && string(it.GetStringBytes("status")) != "completed" {
+		return msgResponsesIncomplete
+	}
+	var streamed []byte
+	if si >= 0 {
+		streamed = jsTrim(d.msg.Content[d.slots[si].ci].Name)
+	}
+	completed := jsTrim(it.GetStringBytes("name"))
+	switch {
+	case len(streamed) > 0 && len(completed) > 0 && !bytes.Equal(streamed, completed):
+		return msgResponsesChangedNamePrefix + string(streamed) + " to " + string(completed)
+	case len(streamed) == 0 && len(completed) == 0:
+		return MsgResponsesNoName
+	}
+	if a := it.Get("arguments"); a == nil || a.Type() != fastjson.TypeString || !jsonObject(it.GetStringBytes("arguments")) {
+		return MsgResponsesInvalidArgs
+	}
+	return ""
+}
+
+// ocTerminalCall finishes a listed function call: the open call it matches,
+// else a new block, with the listed identity and arguments.
+func (d *Decoder) ocTerminalCall(it *fastjson.Value, oi int64) error {
+	si := d.ocTerminalCallSlot(it, oi)
+	if si < 0 {
+		si = d.open(0, oi, llm.BlockToolCall)
+	}
+	if err := d.setToolIdentity(si, it); err != nil {
+		return err
+	}
+	// The listed arguments replace what streamed, with no delta: the call
+	// ends with them.
+	args := it.GetStringBytes("arguments")
+	if !validUTF8(args) {
+		return d.badUTF8(args)
+	}
+	if len(args) > d.opts.MaxArgBytes {
+		return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
+	}
+	b := &d.msg.Content[d.slots[si].ci]
+	b.RawArgs = append(b.RawArgs[:0], args...)
+	d.closeSlot(si)
+	return nil
+}
+
+// ocTerminalText finishes a listed message: its text is its listed text;
+// a started block takes it (with the delta, when it extends what
+// streamed), else it extends the last text block as a message's done
+// would, else it becomes a new block when it is not empty.
+func (d *Decoder) ocTerminalText(it *fastjson.Value, oi int64) error {
+	n := len(d.side)
+	d.side = appendMessageText(d.side, it)
+	text := d.side[n:]
+	defer func() { d.side = d.side[:n] }()
+	si := d.findSlot(0, textKey(oi, 0), llm.BlockText)
+	if si < 0 && len(text) == 0 {
+		return nil
+	}
+	if !validUTF8(text) {
+		return d.badUTF8(text)
+	}
+	id := it.GetStringBytes("id")
+	phase, has := itemPhase(it)
+	m := &d.oc.msg
+	if si < 0 && m.last > 0 {
+		last := &d.msg.Content[m.last-1]
+		if len(last.Text) > 0 && len(text) > len(last.Text) && bytes.HasPrefix(text, last.Text) && m.lastHas == has && bytes.Equal(m.lastPhase, phase) {
+			last.Text = append(last.Text[:0], text...)
+			ocSetSignature(last, id, phase)
+			d.push(llm.EventTextEnd, int(m.last-1), nil)
+			return nil
+		}
+	}
+	started := si >= 0
+	if !started {
+		si = d.open(0, textKey(oi, 0), llm.BlockText)
+	}
+	b := &d.msg.Content[d.slots[si].ci]
+	if started && len(text) > len(b.Text) && bytes.HasPrefix(text, b.Text) {
+		if err := d.appendText(si, text[len(b.Text):]); err != nil {
+			return err
+		}
+	} else {
+		b.Text = append(b.Text[:0], text...)
+	}
+	ocSetSignature(b, id, phase)
+	d.ocSetLast(d.slots[si].ci, phase, has)
+	d.closeSlot(si)
+	return nil
+}
+
+// jsTruthy is JavaScript's truthiness of a JSON value.
+func jsTruthy(v *fastjson.Value) bool {
+	switch v.Type() {
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		return len(s) > 0
+	case fastjson.TypeNumber:
+		return v.GetFloat64() != 0
+	case fastjson.TypeTrue, fastjson.TypeObject, fastjson.TypeArray:
+		return true
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -490,5 +491,56 @@ func TestOpenClawAnthropicTerminalOnlyOnceBegun(t *testing.T) {
 		if r.msg.StopReason != tc.stop || r.msg.ErrorMessage != tc.msg {
 			t.Errorf("%s: %v %q, want %v %q", tc.name, r.msg.StopReason, r.msg.ErrorMessage, tc.stop, tc.msg)
 		}
+	}
+}
+
+// @openclaw/ai's Responses reasoning (OpenClaw 2026.9.6's own events, from
+// its replay on these bodies): a summary delta counts only once the item has
+// a summary part, each part ends with a paragraph break as a delta of its
+// own, and the item's done replaces the thinking with its summary texts
+// joined (else its content texts, else what streamed).
+func TestOpenClawResponsesReasoningParts(t *testing.T) {
+	const (
+		added   = `{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}`
+		part    = `{"type":"response.reasoning_summary_part.added","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}`
+		delta   = `{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":0,"delta":"Plan"}`
+		partEnd = `{"type":"response.reasoning_summary_part.done","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":"Plan"}}`
+		done    = `{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"P"},{"type":"summary_text","text":"Q"}]}}`
+	)
+	body := func(data ...string) []byte {
+		var b []byte
+		for _, d := range data {
+			b = fmt.Appendf(b, "data: %s\n\n", d)
+		}
+		return b
+	}
+	o := Options{OpenClaw: true, Reasoning: true}
+	for _, c := range []struct {
+		name   string
+		body   []byte
+		deltas []string
+		text   string
+	}{
+		{"cut after a part", body(added, part, delta, partEnd), []string{"Plan", "\n\n"}, "Plan\n\n"},
+		{"delta before any part", body(added, delta, partEnd), nil, ""},
+		{"done joins the item's summary", body(added, part, delta, partEnd, done), []string{"Plan", "\n\n"}, "P\n\nQ"},
+		{"no reasoning item", body(part, delta, partEnd), nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := decodeBytes(WireOpenAIResponses, c.body, o)
+			var deltas []string
+			for _, e := range r.events {
+				if e.Type == llm.EventThinkingDelta {
+					deltas = append(deltas, e.Delta)
+				}
+			}
+			text := ""
+			if len(r.msg.Content) > 0 {
+				text = string(r.msg.Content[0].Text)
+			}
+			if fmt.Sprint(deltas) != fmt.Sprint(c.deltas) || text != c.text {
+				t.Fatalf("deltas %q, thinking %q; want %q, %q", deltas, text, c.deltas, c.text)
+			}
+		})
 	}
 }

@@ -38,14 +38,9 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		typ = d.name
 	}
 	switch string(typ) {
-	case "response.output_text.delta", "response.refusal.delta":
+	case "response.output_text.delta", "response.refusal.delta", "response.text.delta":
 		oi := v.GetInt64("output_index")
-		key := d.textKey(oi, v.GetInt64("content_index"))
-		si := d.findSlot(0, key, llm.BlockText)
-		if si < 0 {
-			si = d.open(0, key, llm.BlockText)
-		}
-		return d.appendText(si, v.GetStringBytes("delta"))
+		return d.responsesText(d.textKey(oi, v.GetInt64("content_index")), v.GetStringBytes("delta"))
 	case "response.function_call_arguments.delta":
 		si := d.responsesToolSlot(v)
 		if si < 0 {
@@ -55,7 +50,14 @@ func (d *Decoder) responsesEvent(data []byte) error {
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		oi := v.GetInt64("output_index")
 		si := d.findSlot(0, oi, llm.BlockThinking)
-		if si < 0 {
+		if d.opts.OpenClaw {
+			// @openclaw/ai keeps a reasoning delta only for a reasoning
+			// item it was told of, and a summary delta only once the item
+			// has a summary part to add it to.
+			if si < 0 || string(typ) == "response.reasoning_summary_text.delta" && d.slots[si].parts == 0 {
+				return nil
+			}
+		} else if si < 0 {
 			si = d.open(0, oi, llm.BlockThinking)
 		}
 		return d.appendText(si, v.GetStringBytes("delta"))
@@ -74,6 +76,9 @@ func (d *Decoder) responsesEvent(data []byte) error {
 			return d.reconcileArgs(si, b)
 		}
 	case "response.output_text.done", "response.refusal.done":
+		if d.opts.OpenClaw {
+			return nil // @openclaw/ai takes the text from the item's done
+		}
 		oi := v.GetInt64("output_index")
 		key := d.textKey(oi, v.GetInt64("content_index"))
 		field := "text"
@@ -96,8 +101,25 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		}
 	case "response.reasoning_summary_part.added":
 		oi := v.GetInt64("output_index")
-		if si := d.findSlot(0, oi, llm.BlockThinking); si >= 0 && v.GetInt64("summary_index") > 0 {
+		si := d.findSlot(0, oi, llm.BlockThinking)
+		if d.opts.OpenClaw {
+			if si >= 0 {
+				d.slots[si].parts++
+			}
+			return nil
+		}
+		if si >= 0 && v.GetInt64("summary_index") > 0 {
 			if len(d.msg.Content[d.slots[si].ci].Text) > 0 {
+				return d.appendText(si, paraBreak)
+			}
+		}
+	case "response.reasoning_summary_part.done":
+		// @openclaw/ai ends each summary part with a paragraph break (the
+		// reasoning item's done then replaces the text with the parts
+		// joined); the extended decoder breaks between parts instead, at
+		// the next part's start, so that a cut stream ends on the text.
+		if d.opts.OpenClaw {
+			if si := d.findSlot(0, v.GetInt64("output_index"), llm.BlockThinking); si >= 0 && d.slots[si].parts > 0 {
 				return d.appendText(si, paraBreak)
 			}
 		}
@@ -115,6 +137,64 @@ func (d *Decoder) responsesEvent(data []byte) error {
 }
 
 var paraBreak = []byte("\n\n")
+
+// responsesText applies a text delta of the text part at key.
+func (d *Decoder) responsesText(key int64, frag []byte) error {
+	if d.opts.OpenClaw {
+		return d.ocMessageText(key, frag)
+	}
+	si := d.findSlot(0, key, llm.BlockText)
+	if si < 0 {
+		si = d.open(0, key, llm.BlockText)
+	}
+	return d.appendText(si, frag)
+}
+
+// ocReasoningDone gives a finished reasoning item's thinking as @openclaw/ai
+// does: the item's summary texts joined by paragraph breaks, else its
+// content texts joined so, else what streamed.
+func (d *Decoder) ocReasoningDone(b *llm.Block, item *fastjson.Value) error {
+	for _, field := range [...]string{"summary", "content"} {
+		parts := item.GetArray(field)
+		n := len(d.side)
+		for i, p := range parts {
+			if i > 0 {
+				d.side = append(d.side, paraBreak...)
+			}
+			d.side = appendJSText(d.side, p.Get("text"))
+		}
+		joined := d.side[n:]
+		d.side = d.side[:n]
+		if len(joined) == 0 {
+			continue
+		}
+		if !validUTF8(joined) {
+			return d.badUTF8(joined)
+		}
+		b.Text = append(b.Text[:0], joined...)
+		return nil
+	}
+	return nil
+}
+
+// appendJSText appends a value as JavaScript's Array.prototype.join
+// renders it: a string as itself, null and absent as nothing, numbers and
+// booleans as written, an object as "[object Object]".
+func appendJSText(dst []byte, v *fastjson.Value) []byte {
+	if v == nil {
+		return dst
+	}
+	switch v.Type() {
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		return append(dst, s...)
+	case fastjson.TypeNumber, fastjson.TypeTrue, fastjson.TypeFalse:
+		return v.MarshalTo(dst)
+	case fastjson.TypeObject:
+		return append(dst, "[object Object]"...)
+	}
+	return dst
+}
 
 // responsesToolSlot finds the open tool call of an arguments event, by
 // output_index, else by item_id (the part of Block.ID after '|').
@@ -147,7 +227,14 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 	}
 	oi := v.GetInt64("output_index")
 	if d.opts.OpenClaw {
-		defer d.ocTrackItem(v, item, oi)
+		// Held text gets its block before any other item starts.
+		if err := d.ocMaterialize(); err != nil {
+			return err
+		}
+		if ocItemType(item) != ocItemMessage {
+			d.oc.msg.last = 0
+			defer d.ocTrackItem(v, item, oi, false)
+		}
 	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
@@ -166,12 +253,15 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 		}
 	case "reasoning":
 		if d.findSlot(0, oi, llm.BlockThinking) < 0 {
-			d.open(0, oi, llm.BlockThinking)
+			si := d.open(0, oi, llm.BlockThinking)
+			if a := item.GetArray("summary"); a != nil {
+				d.slots[si].parts = int32(len(a)) // summary parts the item came with
+			}
 		}
 	case "message":
 		// @openclaw/ai opens the text block with the item, text or not.
-		if d.opts.OpenClaw && d.findSlot(0, textKey(oi, 0), llm.BlockText) < 0 {
-			d.open(0, textKey(oi, 0), llm.BlockText)
+		if d.opts.OpenClaw {
+			d.ocMessageAdded(v, item, oi)
 		}
 	}
 	if d.opts.OpenClaw {
@@ -210,7 +300,19 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		if d.ocItemConflict(v, item, oi) {
 			return nil
 		}
-		defer d.ocTrackItem(v, item, oi)
+		defer d.ocTrackItem(v, item, oi, true)
+		typ := ocItemType(item)
+		if typ != ocItemMessage {
+			d.oc.msg.last = 0
+		}
+		if m := &d.oc.msg; m.held && (typ != ocItemMessage || m.heldKey != textKey(oi, 0)) {
+			if err := d.ocMaterialize(); err != nil {
+				return err
+			}
+		}
+		if typ == ocItemMessage {
+			return d.ocMessageDone(v, item, oi)
+		}
 	}
 	switch string(item.GetStringBytes("type")) {
 	case "function_call", "custom_tool_call":
@@ -249,17 +351,6 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 	case "message":
 		for i := 0; i < len(d.slots); i++ {
 			if d.slots[i].kind == llm.BlockText && d.slots[i].key>>20 == oi {
-				if d.opts.OpenClaw {
-					// encodeTextSignatureV1(item.id, item.phase)
-					b := &d.msg.Content[d.slots[i].ci]
-					s := append(b.Signature[:0], `{"v":1,"id":`...)
-					s = llm.AppendJSONString(s, item.GetStringBytes("id"))
-					if ph := item.GetStringBytes("phase"); len(ph) > 0 {
-						s = append(s, `,"phase":`...)
-						s = llm.AppendJSONString(s, ph)
-					}
-					b.Signature = append(s, '}')
-				}
 				d.closeSlot(i)
 				i--
 			}
@@ -273,6 +364,11 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		// content) as the signature, to send it back.
 		b := &d.msg.Content[d.slots[si].ci]
 		b.Signature = item.MarshalTo(b.Signature[:0])
+		if d.opts.OpenClaw {
+			if err := d.ocReasoningDone(b, item); err != nil {
+				return err
+			}
+		}
 		d.closeSlot(si)
 	}
 	return nil
@@ -344,6 +440,9 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 	switch string(status) {
 	case "completed":
 		d.stop = llm.StopStop
+		if d.opts.OpenClaw && d.ocTerminalOutput(r.GetArray("output"), true) {
+			return nil
+		}
 	case "incomplete":
 		if d.opts.OpenClaw && d.hasOpenToolCall() {
 			d.ocFail(MsgResponsesUnresolved, false, false)
@@ -355,6 +454,9 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 			d.stopErr = &StopReasonError{Raw: "content_filter", Message: "The provider's content filter stopped the response (incomplete: content_filter)."}
 		} else {
 			d.stop = llm.StopLength
+			if d.opts.OpenClaw && d.ocTerminalOutput(r.GetArray("output"), false) {
+				return nil
+			}
 		}
 	case "failed", "cancelled":
 		if d.opts.OpenClaw && string(status) == "failed" {
