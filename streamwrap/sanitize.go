@@ -81,16 +81,24 @@ func SanitizeReplayToolCalls(next llm.StreamFunc, cfg SanitizeConfig) llm.Stream
 // OpenClaw's filtering of tool-result blocks embedded in user messages has
 // no counterpart: llm's user messages cannot hold tool results.
 func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig) ([]llm.Message, bool) {
-	answered := func(id []byte) bool {
-		for i := range msgs {
+	answeredAfter := func(at int, id []byte) bool {
+		for i := at + 1; i < len(msgs); i++ {
 			if msgs[i].Role == llm.RoleToolResult && msgs[i].ToolCallID == string(id) {
 				return true
 			}
 		}
 		return false
 	}
-	answeredAfter := func(at int, id []byte) bool {
-		for i := at + 1; i < len(msgs); i++ {
+	// answered reports whether any message holds a result for the id of a
+	// call of msgs[at]. A call's result usually follows its turn: the
+	// messages after it are searched first, so that a history of answered
+	// calls costs a look at the next few messages per call, not a scan of
+	// the whole history (which made the sanitizer quadratic).
+	answered := func(at int, id []byte) bool {
+		if answeredAfter(at, id) {
+			return true
+		}
+		for i := 0; i <= at; i++ {
 			if msgs[i].Role == llm.RoleToolResult && msgs[i].ToolCallID == string(id) {
 				return true
 			}
@@ -145,7 +153,7 @@ func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig)
 				}
 				continue
 			}
-			keep, name := replayKeep(b, cfg.ReplayAllowed, answered(trimSpace(b.ID)))
+			keep, name := replayKeep(b, cfg.ReplayAllowed, answered(i, trimSpace(b.ID)))
 			if keep && name == b2s(b.Name) {
 				if mchanged {
 					content = append(content, *b)
@@ -230,7 +238,7 @@ func replayKeep(b *llm.Block, allowed *Allowlist, completed bool) (bool, string)
 }
 
 // keepSignedTurn is the whole-or-nothing test for a signed thinking turn.
-func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, answeredAfter func(int, []byte) bool, answered func([]byte) bool) bool {
+func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, answeredAfter, answered func(int, []byte) bool) bool {
 	for j := range m.Content {
 		b := &m.Content[j]
 		if b.Type != llm.BlockToolCall {
@@ -244,7 +252,7 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, answeredAfter fu
 				return false
 			}
 		}
-		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, answered(trimSpace(b.ID)))
+		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, answered(at, trimSpace(b.ID)))
 		if !ok || n != b2s(b.Name) {
 			return false
 		}
