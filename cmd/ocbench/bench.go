@@ -197,7 +197,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			notes = append(notes, "peers: "+err.Error())
 		}
 	}
-	// The Node peer last: it has the machine to itself.
+	// The Node peer last, after the other peers: its run alternates Node's
+	// batches with our own chain's on the same bytes (the paired rows).
 	select {
 	case <-nodeReady:
 	case <-ctx.Done():
