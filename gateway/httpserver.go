@@ -258,6 +258,9 @@ func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
 		}
 	}()
 	c.hs.handler.ServeHTTP(w, r)
+	// The watch ends before what it saw is read (disarm waits for it; the
+	// deferred call is then a no-op).
+	c.disarm()
 	if c.gone || c.ctx.Err() != nil {
 		return false
 	}
