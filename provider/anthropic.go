@@ -172,12 +172,19 @@ func emptyInput(v *fastjson.Value) bool {
 }
 
 func (d *Decoder) anthropicDelta(v *fastjson.Value) error {
-	si := d.findSlot(0, v.GetInt64("index"), anyKind)
-	if si < 0 {
-		return nil
+	indexed := hasNumber(v, "index")
+	si := -1
+	if indexed || !d.opts.OpenClaw {
+		si = d.findSlot(0, v.GetInt64("index"), anyKind)
 	}
 	dv := v.Get("delta")
 	if dv == nil {
+		return nil
+	}
+	if si < 0 {
+		if t := dv.Get("text"); d.opts.OpenClaw && string(dv.GetStringBytes("type")) == "text_delta" && t != nil && t.Type() == fastjson.TypeString {
+			return d.ocAnthropicOrphanText(v.GetInt64("index"), indexed, dv.GetStringBytes("text"))
+		}
 		return nil
 	}
 	s := &d.slots[si]

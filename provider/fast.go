@@ -915,10 +915,18 @@ func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool, sh *shap
 		return false, d.anthropicEvent(data) // Slow path: the few structural events.
 	}
 	index := sp[arIndex]
-	if d.opts.OpenClaw && !index.isNumber(data) {
-		return true, nil // @openclaw/ai ignores a delta without an index
+	indexed := index.isNumber(data)
+	si := -1
+	if indexed || !d.opts.OpenClaw {
+		si = d.findSlot(0, intOf(data, index), anyKind)
 	}
-	si := d.findSlot(0, intOf(data, index), anyKind)
+	if si < 0 && d.opts.OpenClaw && sawDelta && dtOK && dc == adText && sp[arText].isString(data) {
+		v, ok := d.str(sp[arText])
+		if !ok {
+			return true, d.badJSON()
+		}
+		return true, d.ocAnthropicOrphanText(intOf(data, index), indexed, v)
+	}
 	if si < 0 || !sawDelta {
 		return true, nil
 	}

@@ -277,9 +277,8 @@ func (d *Decoder) ocAnthropicFinish() {
 			return
 		}
 	}
-	for i := range d.slots {
-		d.endSlot(&d.slots[i])
-	}
+	// A text or thinking block its content_block_stop never reached gets no
+	// end event.
 	d.slots = d.slots[:0]
 	for i := range d.msg.Content {
 		b := &d.msg.Content[i]
@@ -932,4 +931,22 @@ func jsTruthy(v *fastjson.Value) bool {
 		return true
 	}
 	return false
+}
+
+// ocAnthropicOrphanText applies a text delta that no started block takes as
+// @openclaw/ai's transport does: it starts a text block, which later events
+// of the same index reach; a delta without an index starts a block of its
+// own that nothing else reaches (and that never ends).
+func (d *Decoder) ocAnthropicOrphanText(index int64, indexed bool, text []byte) error {
+	si := d.open(0, index, llm.BlockText)
+	err := d.appendText(si, text)
+	if !indexed {
+		d.slots = append(d.slots[:si], d.slots[si+1:]...)
+	}
+	return err
+}
+
+func hasNumber(v *fastjson.Value, key string) bool {
+	x := v.Get(key)
+	return x != nil && x.Type() == fastjson.TypeNumber
 }
