@@ -150,13 +150,7 @@ func (d *Decoder) ocMessageDone(v, item *fastjson.Value, oi int64) error {
 	id := item.GetStringBytes("id")
 	if held {
 		m.held = false
-		cand := &d.msg.Content[m.heldCand]
-		if len(cand.Text) > 0 && len(text) > len(cand.Text) && bytes.HasPrefix(text, cand.Text) &&
-			m.lastHas == has && bytes.Equal(m.lastPhase, phase) && m.last-1 == m.heldCand {
-			cand.Text = append(cand.Text[:0], text...)
-			ocSetSignature(cand, id, phase)
-			d.push(llm.EventTextEnd, int(m.heldCand), nil)
-			d.ocSetLast(m.heldCand, phase, has)
+		if m.last-1 == m.heldCand && d.ocExtendLast(text, id, phase, has) {
 			return nil
 		}
 		if m.last-1 == m.heldCand {
@@ -170,6 +164,25 @@ func (d *Decoder) ocMessageDone(v, item *fastjson.Value, oi int64) error {
 	d.ocSetLast(d.slots[si].ci, phase, has)
 	d.closeSlot(si)
 	return nil
+}
+
+// ocExtendLast is the snapshot collapse: when text, in the same phase,
+// continues the last text block's text, that block takes it (signed by the
+// new item, and ended again) and ocExtendLast reports true.
+func (d *Decoder) ocExtendLast(text, id, phase []byte, has bool) bool {
+	m := &d.oc.msg
+	if m.last == 0 || m.lastHas != has || !bytes.Equal(m.lastPhase, phase) {
+		return false
+	}
+	ci := m.last - 1
+	last := &d.msg.Content[ci]
+	if len(last.Text) == 0 || len(text) <= len(last.Text) || !bytes.HasPrefix(text, last.Text) {
+		return false
+	}
+	last.Text = append(last.Text[:0], text...)
+	ocSetSignature(last, id, phase)
+	d.push(llm.EventTextEnd, int(ci), nil)
+	return true
 }
 
 // appendMessageText appends a message item's listed text: its parts'

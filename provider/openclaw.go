@@ -891,15 +891,8 @@ func (d *Decoder) ocTerminalText(it *fastjson.Value, oi int64) error {
 	}
 	id := it.GetStringBytes("id")
 	phase, has := itemPhase(it)
-	m := &d.oc.msg
-	if si < 0 && m.last > 0 {
-		last := &d.msg.Content[m.last-1]
-		if len(last.Text) > 0 && len(text) > len(last.Text) && bytes.HasPrefix(text, last.Text) && m.lastHas == has && bytes.Equal(m.lastPhase, phase) {
-			last.Text = append(last.Text[:0], text...)
-			ocSetSignature(last, id, phase)
-			d.push(llm.EventTextEnd, int(m.last-1), nil)
-			return nil
-		}
+	if si < 0 && d.ocExtendLast(text, id, phase, has) {
+		return nil
 	}
 	started := si >= 0
 	if !started {
