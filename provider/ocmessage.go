@@ -27,14 +27,12 @@ type ocMsgState struct {
 	lastHas   bool // the last text block's item had a (string) phase
 
 	held      bool // a message item's text is held (it has no block yet)
-	heldKey   int64
 	heldOI    int64
 	heldIdx   bool // its added event had an output index
 	heldCand  int32
 	heldText  []byte
 	heldID    []byte
 	heldPhase []byte
-	heldHas   bool
 }
 
 func (m *ocMsgState) reset() {
@@ -59,12 +57,12 @@ func (d *Decoder) ocMessageAdded(v, item *fastjson.Value, oi int64) {
 	if d.findSlot(0, key, llm.BlockText) >= 0 {
 		return
 	}
-	phase, has := itemPhase(item)
+	phase, _ := itemPhase(item)
 	if m.last > 0 {
-		m.held, m.heldKey, m.heldOI, m.heldIdx, m.heldCand = true, key, oi, hasOutputIndex(v), m.last-1
+		m.held, m.heldOI, m.heldIdx, m.heldCand = true, oi, hasOutputIndex(v), m.last-1
 		m.heldText = m.heldText[:0]
 		m.heldID = append(m.heldID[:0], item.GetStringBytes("id")...)
-		m.heldPhase, m.heldHas = append(m.heldPhase[:0], phase...), has
+		m.heldPhase = append(m.heldPhase[:0], phase...)
 		return
 	}
 	si := d.open(0, key, llm.BlockText)
@@ -81,7 +79,7 @@ func (d *Decoder) ocMessageText(key int64, frag []byte) error {
 		return d.appendText(si, frag)
 	}
 	m := &d.oc.msg
-	if !m.held || m.heldKey != key {
+	if !m.held || textKey(m.heldOI, 0) != key {
 		return nil
 	}
 	if !validUTF8(frag) {
@@ -103,7 +101,7 @@ func (d *Decoder) ocMaterialize() error {
 		return nil
 	}
 	m.held = false
-	si := d.open(0, m.heldKey, llm.BlockText)
+	si := d.open(0, textKey(m.heldOI, 0), llm.BlockText)
 	b := &d.msg.Content[d.slots[si].ci]
 	if len(m.heldPhase) > 0 {
 		ocSetSignature(b, m.heldID, m.heldPhase)
@@ -125,12 +123,12 @@ func (d *Decoder) ocMessageDone(v, item *fastjson.Value, oi int64) error {
 	m := &d.oc.msg
 	key := textKey(oi, 0)
 	si := d.findSlot(0, key, llm.BlockText)
-	held := m.held && m.heldKey == key
+	held := m.held && textKey(m.heldOI, 0) == key
 	if si < 0 && !held {
 		// A done with no added: the item starts here.
 		d.ocMessageAdded(v, item, oi)
 		si = d.findSlot(0, key, llm.BlockText)
-		held = m.held && m.heldKey == key
+		held = m.held && textKey(m.heldOI, 0) == key
 	}
 	n := len(d.side)
 	defer func() { d.side = d.side[:n] }()

@@ -305,7 +305,7 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		if typ != ocItemMessage {
 			d.oc.msg.last = 0
 		}
-		if m := &d.oc.msg; m.held && (typ != ocItemMessage || m.heldKey != textKey(oi, 0)) {
+		if m := &d.oc.msg; m.held && (typ != ocItemMessage || m.heldOI != oi) {
 			if err := d.ocMaterialize(); err != nil {
 				return err
 			}
