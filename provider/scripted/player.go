@@ -261,7 +261,14 @@ func (p *player) tools(st *Step) (action, time.Duration) {
 		c := &calls[p.call]
 		ci, b := p.msg.AddBlock(llm.BlockToolCall)
 		if c.ID == "" {
+			// call_scripted_<stream>_<n>: unique per answer, as a real
+			// provider's ids are, so that a session's later results do
+			// not pair with an earlier answer's calls.
 			b.ID = append(b.ID, idPrefix(p.wire)...)
+			if st := p.enc.Meta().Stream; st != 0 {
+				b.ID = strconv.AppendUint(b.ID, st, 10)
+				b.ID = append(b.ID, '_')
+			}
 			b.ID = strconv.AppendInt(b.ID, int64(p.nextID), 10)
 			p.nextID++
 		} else {

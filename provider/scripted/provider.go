@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
@@ -35,8 +36,9 @@ type Provider struct {
 	model    string
 	provider string
 	created  int64
-	streams  sync.Pool // *state
-	players  sync.Pool // *player, for HTTP
+	streams  sync.Pool     // *state
+	players  sync.Pool     // *player, for HTTP
+	answers  atomic.Uint64 // answers played: each one's Meta.Stream
 }
 
 // New returns a Provider. It fails only on an invalid Options.Script.
@@ -76,7 +78,7 @@ func (p *Provider) StreamFunc() llm.StreamFunc { return p.Stream }
 var metaIDs = [...]string{wireenc.OpenAIChat: "chatcmpl-scripted", wireenc.OpenAIResponses: "resp_scripted", wireenc.Anthropic: "msg_scripted"}
 
 func (p *Provider) meta(w wireenc.Wire, req *llm.Request) wireenc.Meta {
-	m := wireenc.Meta{ID: metaIDs[w], Model: p.model, Created: p.created}
+	m := wireenc.Meta{ID: metaIDs[w], Model: p.model, Created: p.created, Stream: p.answers.Add(1)}
 	if req != nil && req.Model.ID != "" {
 		m.Model = req.Model.ID
 	}

@@ -83,6 +83,7 @@ func TestDefaultScriptRunsATurnLoop(t *testing.T) {
 	for mode, play := range modes(t, p) {
 		for _, w := range wireenc.Wires {
 			req := userReq("set up the workspace")
+			seen := map[string]bool{}            // tool-call ids (Responses: call id and item id)
 			for round := 0; round < 3; round++ { // three user messages, each a full loop
 				m, _, err := play(t, context.Background(), w, req)
 				if err != nil {
@@ -95,6 +96,15 @@ func TestDefaultScriptRunsATurnLoop(t *testing.T) {
 				if len(calls) != 1 || string(m.Content[calls[0]].Name) != "read" ||
 					string(m.Content[calls[0]].Arguments) != `{"path":"`+DefaultReadPath+`"}` {
 					t.Fatalf("%s/%v: tool call %s", mode, w, m.AppendJSON(nil))
+				}
+				// Every answer's ids are its own, as a real provider's are:
+				// a repeated one would pair a later result with an earlier
+				// call.
+				for _, id := range strings.Split(string(m.Content[calls[0]].ID), "|") {
+					if id == "" || seen[id] {
+						t.Fatalf("%s/%v round %d: tool-call id %q empty or seen in an earlier answer (%v)", mode, w, round, id, seen)
+					}
+					seen[id] = true
 				}
 				req.Messages = append(req.Messages, *m, llm.Message{Role: llm.RoleToolResult,
 					ToolCallID: string(m.Content[calls[0]].ID), ToolName: "read",

@@ -8,7 +8,8 @@ import (
 )
 
 // appendItemID appends the JSON string id of the output item at wire index
-// idx: "<kind>_<base>_<idx>", or for a tool call whose ID is pi-ai's
+// idx: "<kind>_<base>_<idx>" ("<kind>_<base>_<stream>_<idx>" with a
+// Meta.Stream), or for a tool call whose ID is pi-ai's
 // "call_id|item_id" pair, its item id.
 func (e *Encoder) appendItemID(dst []byte, idx int, b *llm.Block) []byte {
 	if b != nil && b.Type == llm.BlockToolCall {
@@ -32,6 +33,10 @@ func (e *Encoder) appendItemID(dst []byte, idx int, b *llm.Block) []byte {
 	s := append(e.scratch[:0], kind...)
 	s = append(s, e.base...)
 	s = append(s, '_')
+	if e.meta.Stream != 0 {
+		s = strconv.AppendUint(s, e.meta.Stream, 10)
+		s = append(s, '_')
+	}
 	s = strconv.AppendInt(s, int64(idx), 10)
 	e.scratch = s
 	e.idJSON = llm.AppendJSONString(e.idJSON[:0], s)

@@ -25,11 +25,15 @@ func ParseWire(s string) (Wire, bool) { return provider.ParseWire(s) }
 
 // Meta is the identity of one encoded answer: ID is the provider's response
 // id ("chatcmpl-…", "resp_…", "msg_…"), Model the model name and Created
-// the Unix time in seconds.
+// the Unix time in seconds. Stream, when not zero, numbers the answer
+// among those of one ID: the item ids the Encoder derives carry it
+// ("fc_<base>_<stream>_<index>"), so that the items of two answers differ
+// as a real provider's do, without a string made per answer.
 type Meta struct {
 	ID      string
 	Model   string
 	Created int64
+	Stream  uint64
 }
 
 // ToolArgsMode says when an Encoder writes tool-call arguments.
