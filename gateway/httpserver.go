@@ -180,7 +180,7 @@ func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 	c.dc = &deadlineConn{Conn: nc, slack: hs.s.cfg.WriteTimeout / 8}
 	c.in.nc = c.dc
 	c.in.buf = make([]byte, upBufSize)
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx, c.cancel = context.WithCancel(withConnState(context.Background()))
 	c.tmpl = (&http.Request{}).WithContext(c.ctx)
 	c.req = new(http.Request)
 	c.body.c = c

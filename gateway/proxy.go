@@ -60,7 +60,9 @@ type proxyRequest struct {
 
 var parserPool fastjson.ParserPool
 
-func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
+// parseProxyRequest reads body. When ps has the model or tool list of the
+// connection's previous request and they repeat, its strings are reused.
+func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error) {
 	p := parserPool.Get()
 	defer parserPool.Put(p)
 	v, err := p.ParseBytes(body)
@@ -75,7 +77,14 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 	if mv == nil || mv.Type() != fastjson.TypeString || len(mv.GetStringBytes()) == 0 {
 		return pr, errors.New(`"model" is required`)
 	}
-	pr.model = string(mv.GetStringBytes())
+	if mb := mv.GetStringBytes(); ps != nil && string(mb) == ps.model {
+		pr.model = ps.model
+	} else {
+		pr.model = string(mb)
+		if ps != nil {
+			ps.model = pr.model
+		}
+	}
 	pr.stream = v.GetBool("stream")
 	if w == provider.WireOpenAIChat {
 		pr.includeUsage = v.GetBool("stream_options", "include_usage")
@@ -84,13 +93,20 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 		pr.hasMaxCompletion = v.Get("max_completion_tokens") != nil
 		pr.hasCacheKey = v.Get("prompt_cache_key") != nil
 	}
-	for _, t := range v.GetArray("tools") {
-		name := t.GetStringBytes("name") // Anthropic, Responses
+	tools := v.GetArray("tools")
+	toolName := func(t *fastjson.Value) []byte {
 		if w == provider.WireOpenAIChat {
-			name = t.GetStringBytes("function", "name")
+			return t.GetStringBytes("function", "name")
 		}
-		if len(name) > 0 {
-			pr.tools = append(pr.tools, string(name))
+		return t.GetStringBytes("name") // Anthropic, Responses
+	}
+	if ps != nil && sameTools(tools, toolName, ps.tools) {
+		pr.tools = ps.tools
+	} else {
+		for _, t := range tools {
+			if name := toolName(t); len(name) > 0 {
+				pr.tools = append(pr.tools, string(name))
+			}
 		}
 	}
 	switch {
@@ -100,6 +116,22 @@ func parseProxyRequest(w wire, body []byte) (proxyRequest, error) {
 		return pr, errors.New(`"messages" is required`)
 	}
 	return pr, nil
+}
+
+// sameTools reports whether the named tools of list are known, in order.
+func sameTools(list []*fastjson.Value, name func(*fastjson.Value) []byte, known []string) bool {
+	i := 0
+	for _, t := range list {
+		n := name(t)
+		if len(n) == 0 {
+			continue
+		}
+		if i >= len(known) || string(n) != known[i] {
+			return false
+		}
+		i++
+	}
+	return i == len(known)
 }
 
 // upstreamBody returns the body to send upstream. The proxy always streams
@@ -160,7 +192,12 @@ func (s *Server) proxy(w wire) streamHandler {
 	var firstEvent prometheus.Observer
 	return func(rw http.ResponseWriter, r *http.Request, body []byte) {
 		start := time.Now()
-		pr, err := parseProxyRequest(w, body)
+		var ps *proxyState
+		if cs := connStateOf(r.Context()); cs != nil {
+			ps = &cs.proxy[wireIndex(w)]
+			defer ps.end()
+		}
+		pr, err := parseProxyRequest(w, body, ps)
 		if err != nil {
 			writeError(rw, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
@@ -175,10 +212,19 @@ func (s *Server) proxy(w wire) streamHandler {
 			return
 		}
 		sc := s.requestSecrets(r)
-		call := &upstreamCall{}
-		base := s.upstreamStreamFunc(w, up, r.Header, call)
-		fn := s.wrap(base, w, pr)
-		req := &llm.Request{Model: llm.Model{ID: pr.model, API: w.API(), Provider: "openai-compatible"}}
+		var call *upstreamCall
+		var fn llm.StreamFunc
+		var req *llm.Request
+		if ps != nil {
+			// The connection's chain, its base reading this request.
+			ps.body, ps.hdr = up, r.Header
+			call, req = &ps.call, &ps.req
+			fn = s.connChain(ps, w, pr)
+		} else {
+			call, req = &upstreamCall{}, &llm.Request{}
+			fn = s.wrap(s.upstreamStreamFunc(w, up, r.Header, call), w, pr)
+		}
+		req.Model = llm.Model{ID: pr.model, API: w.API(), Provider: "openai-compatible"}
 		switch w {
 		case provider.WireAnthropic:
 			req.Model.Provider = "anthropic"
@@ -642,33 +688,39 @@ func upstreamURL(base string, w wire) string {
 // upstream and decodes the answer with a pooled decoder.
 func (s *Server) upstreamStreamFunc(w wire, body []byte, hdr http.Header, call *upstreamCall) llm.StreamFunc {
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		if s.cfg.Upstream == "" {
-			return nil, errors.New("no upstream configured")
-		}
-		if s.up != nil {
-			// The lean client bounds the wait for the end of the body on
-			// the connection itself (see upBody.drain).
-			if err := s.postLean(ctx, w, body, hdr, call); err != nil {
-				return nil, err
-			}
-		} else {
-			// The call's own context lets Close bound the wait for the
-			// end of the body (see upstreamCall.drain).
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithCancel(ctx)
-			if err := s.postHTTP(ctx, w, body, hdr, call); err != nil {
-				cancel()
-				return nil, err
-			}
-			call.cancel = cancel
-		}
-		// A pass-through proxy keeps the reasoning the upstream sends: the
-		// client asked that model, whatever ocbench knows of it.
-		d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID, Reasoning: true})
-		d.SetContext(ctx)
-		call.dec = d
-		return &upstreamStream{Decoder: d, call: call}, nil
+		return s.openUpstream(ctx, w, body, hdr, call, req)
 	}
+}
+
+// openUpstream posts body to the upstream and returns its answer's stream.
+func (s *Server) openUpstream(ctx context.Context, w wire, body []byte, hdr http.Header, call *upstreamCall, req *llm.Request) (llm.Stream, error) {
+	if s.cfg.Upstream == "" {
+		return nil, errors.New("no upstream configured")
+	}
+	if s.up != nil {
+		// The lean client bounds the wait for the end of the body on
+		// the connection itself (see upBody.drain).
+		if err := s.postLean(ctx, w, body, hdr, call); err != nil {
+			return nil, err
+		}
+	} else {
+		// The call's own context lets Close bound the wait for the
+		// end of the body (see upstreamCall.drain).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		if err := s.postHTTP(ctx, w, body, hdr, call); err != nil {
+			cancel()
+			return nil, err
+		}
+		call.cancel = cancel
+	}
+	// A pass-through proxy keeps the reasoning the upstream sends: the
+	// client asked that model, whatever ocbench knows of it.
+	d := provider.GetDecoder(w, call, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID, Reasoning: true})
+	d.SetContext(ctx)
+	call.dec = d
+	call.st = upstreamStream{Decoder: d, call: call}
+	return &call.st, nil
 }
 
 // postLean posts through the gateway's own HTTP/1.1 client. A redirect,
@@ -768,6 +820,7 @@ type upstreamCall struct {
 	// wait (hooked); a net/http body is assumed to wait on every read.
 	flushTo *sseWriter
 	hooked  bool
+	st      upstreamStream // the call's stream, made with it
 }
 
 // blocking is the lean body's hook: it is about to wait on the upstream.

@@ -556,12 +556,22 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 	var latency prometheus.Observer
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
 		// Every answer has a request id; the proxy replaces it with the
 		// upstream's when there is one.
 		var idb [48]byte
 		id := strconv.AppendUint(append(append(idb[:0], "req_"...), idPrefix...), idSeq.Add(1), 36)
-		w.Header()[idHeader] = []string{string(id)}
+		var sw *statusWriter
+		if cs := connStateOf(r.Context()); cs != nil {
+			// The connection's writer and header slice: its requests
+			// come one after the other.
+			sw = &cs.sw
+			*sw = statusWriter{ResponseWriter: w, rc: cs.controller(w), timeout: s.cfg.WriteTimeout}
+			cs.idv[0] = string(id)
+			w.Header()[idHeader] = cs.idv[:]
+		} else {
+			sw = &statusWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+			w.Header()[idHeader] = []string{string(id)}
+		}
 		defer func() {
 			p := recover()
 			if p != nil {
