@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -488,13 +489,17 @@ func parseHeaderLine(l []byte) (name, value []byte, err error) {
 	return l[:i], v, nil
 }
 
-func isTokenChar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
+// isTokenChar reports whether c may appear in a header name (an RFC 9110
+// token), by table: it runs for every byte of every header name.
+func isTokenChar(c byte) bool { return tokenChars[c] }
+
+var tokenChars = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
 	}
-	return bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0
-}
+	return t
+}()
 
 func asciiEqualFold(b []byte, lower string) bool {
 	if len(b) != len(lower) {

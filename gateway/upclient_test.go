@@ -342,3 +342,17 @@ func TestLeanClientLargeBodiesAndConcurrency(t *testing.T) {
 		t.Errorf("%d upstream connections for at most 16 concurrent streams", c)
 	}
 }
+
+// Header names are RFC 9110 tokens: every byte is tried in a name.
+func TestHeaderNameBytes(t *testing.T) {
+	const tchar = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	for c := range 256 {
+		if c == ':' {
+			continue // the end of the name
+		}
+		_, _, err := parseHeaderLine([]byte("X-" + string([]byte{byte(c)}) + ": v"))
+		if want := strings.IndexByte(tchar, byte(c)) >= 0; (err == nil) != want {
+			t.Errorf("byte %#x in a header name: error %v, want accepted %v", c, err, want)
+		}
+	}
+}
