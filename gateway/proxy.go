@@ -578,14 +578,16 @@ var (
 // responseID returns a fresh id for one answer: a per-process random
 // prefix and a counter, so ids never repeat across answers or replicas.
 func responseID(w wire) string {
-	n := strconv.FormatUint(idSeq.Add(1), 36)
+	var b [64]byte
+	id := append(b[:0], "chatcmpl-"...)
 	switch w {
 	case provider.WireAnthropic:
-		return "msg_" + idPrefix + n
+		id = append(b[:0], "msg_"...)
 	case provider.WireOpenAIResponses:
-		return "resp_" + idPrefix + n
+		id = append(b[:0], "resp_"...)
 	}
-	return "chatcmpl-" + idPrefix + n
+	id = strconv.AppendUint(append(id, idPrefix...), idSeq.Add(1), 36)
+	return string(id) // one allocation
 }
 
 var (
@@ -593,12 +595,21 @@ var (
 	idPrefix = strconv.FormatUint(rand.Uint64()>>16, 36) + "x"
 )
 
+var commonStops = [...]string{"stop", "tool_calls", "length", "end_turn", "tool_use", "max_tokens", "completed"}
+
 // rawStop is the upstream's own stop reason, when the stream keeps it.
 func rawStop(st llm.Stream) string {
-	if rs, ok := st.(provider.RawStopReasoner); ok {
-		return string(rs.RawStopReason())
+	rs, ok := st.(provider.RawStopReasoner)
+	if !ok {
+		return ""
 	}
-	return ""
+	r := rs.RawStopReason()
+	for _, k := range commonStops { // the usual reasons without an allocation
+		if string(r) == k {
+			return k
+		}
+	}
+	return string(r)
 }
 
 // mapRawStop keeps the upstream's stop reason on the way back, unless the
