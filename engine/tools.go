@@ -161,9 +161,9 @@ func (t *Tool) Validate(args []byte) error {
 	if len(trimmed) == 0 {
 		return &ArgumentError{Tool: t.name, Detail: "the arguments are missing or were not valid JSON"}
 	}
-	// Valid arguments of a plain schema are checked on a pooled parse,
-	// without building a generic tree; anything else goes to the full
-	// validator, which also explains every failure.
+	// Valid arguments of a plain schema are checked in one pass over
+	// their bytes, without building a generic tree; anything else goes to
+	// the full validator, which also explains every failure.
 	if t.fast != nil && t.fast.valid(trimmed) {
 		return nil
 	}
