@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
@@ -430,6 +429,9 @@ type runner struct {
 	scope0    callScope // the first call scope (written before call points to it)
 	turnTimer *time.Timer
 	turnArmed atomic.Bool
+	// mem holds the messages the run makes (model calls' clones, tool
+	// results).
+	mem msgArena
 	// lastTool is when the last tool call ended (the idle timer's tool
 	// activity); read by the chain on the run's goroutine only.
 	lastTool time.Time
@@ -815,31 +817,8 @@ func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
 	r.idx = m.ToolCalls(r.idx[:0])
 	for _, i := range r.idx {
 		b := &m.Content[i]
-		_ = r.record(toolResultMessage(b.ID, string(b.Name), text, true, r.p.Now()))
+		_ = r.record(toolResultMessage(&r.mem, b.ID, string(b.Name), text, true, r.p.Now()))
 	}
-}
-
-// toolResultMessage returns the result of the call id holding text: its
-// message and first block in one allocation, the call id and the text in
-// another (ToolCallID is a string over the buffer's first bytes; the text
-// is a window after them, capped, so nothing written through it reaches
-// the id).
-func toolResultMessage(id []byte, name, text string, isErr bool, now time.Time) *llm.Message {
-	a := new(messageWith1)
-	buf := make([]byte, len(id)+len(text))
-	copy(buf, id)
-	copy(buf[len(id):], text)
-	a.b[0] = llm.Block{Type: llm.BlockText, Text: buf[len(id):len(buf):len(buf)]}
-	m := &a.m
-	m.Role = llm.RoleToolResult
-	m.Content = a.b[:1:1]
-	if len(id) > 0 {
-		m.ToolCallID = unsafe.String(&buf[0], len(id))
-	}
-	m.ToolName = name
-	m.IsError = isErr
-	m.Timestamp = now.UnixMilli()
-	return m
 }
 
 // runTools runs the message's tool calls and appends each result, in the
@@ -907,7 +886,7 @@ func (r *runner) toolContext(ctx context.Context) context.Context {
 
 // skipCall records a call that was not run because the run was stopped.
 func (r *runner) skipCall(id []byte, name, stopText string) error {
-	res := toolResultMessage(id, name, stopText, true, r.p.Now())
+	res := toolResultMessage(&r.mem, id, name, stopText, true, r.p.Now())
 	if err := r.appendMsg(res); err != nil {
 		return err
 	}
@@ -945,7 +924,7 @@ func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name st
 		// The tool finished anyway; keep its output but say so.
 		cr.Text += "\n\n[" + stopText + "]"
 	}
-	res := toolResultMessage(id, name, cr.Text, cr.IsError, r.p.Now())
+	res := toolResultMessage(&r.mem, id, name, cr.Text, cr.IsError, r.p.Now())
 	for i := range cr.Content {
 		b := &cr.Content[i]
 		switch b.Type {
