@@ -253,3 +253,28 @@ func TestCloneMessage(t *testing.T) {
 		t.Fatalf("%v allocs per clone in an arena", n)
 	}
 }
+
+// A file that fits the read limits whole is returned as it is; at each
+// limit's edge the window and its trailer take over, as for any file.
+func TestBuiltinReadWholeFileAtTheLimits(t *testing.T) {
+	ws, dir := newTestWorkspace(t)
+	r := builtinRegistry(t, ws, BuiltinOptions{ReadMaxLines: 3, ReadMaxBytes: 12})
+	for _, c := range []struct{ content, args, want string }{
+		{"", ``, ""},
+		{"a\nb\nc\n", ``, "a\nb\nc\n"},
+		{"a\nb\nc", `,"offset":1`, "a\nb\nc"},
+		{"a\nb\nc\nd", ``, "a\nb\nc\n\n\n[Showing lines 1-3 of 4. Use offset=4 to continue.]"},
+		{"a\nb\nc\n", `,"limit":2`, "a\nb\n\n\n[Showing lines 1-2 of 3. Use offset=3 to continue.]"},
+		{"abcdefghijk\n", ``, "abcdefghijk\n"},
+		{"abcdefghij\nk\n", ``, "abcdefghij\n\n\n[Showing lines 1-1 of 2. Use offset=2 to continue.]"},
+		{"a\nb\nc\n", `,"offset":2`, "b\nc\n"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := `{"path":"f.txt"` + c.args + `}`
+		if res := r.Call(context.Background(), "read", []byte(args)); res.IsError || res.Text != c.want {
+			t.Errorf("read %q %s: %q (error %v), want %q", c.content, args, res.Text, res.IsError, c.want)
+		}
+	}
+}
