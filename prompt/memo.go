@@ -110,10 +110,9 @@ func (d *depRecorder) fail() {
 // file and directory (see the memo's rules above); the Renderer is then
 // not used.
 func (r *Resolver) PromptIn(cfg *Config, dir string, open func() (*os.Root, error), rd *Renderer) (string, int, error) {
-	kb := keyBufs.Get().(*[]byte)
-	defer keyBufs.Put(kb)
-	key, memoize := memoKey((*kb)[:0], cfg, dir)
-	*kb = key[:0]
+	ks := keyScratches.Get().(*keyScratch)
+	defer ks.put()
+	key, memoize := ks.key(cfg, dir)
 	if memoize {
 		r.mu.Lock()
 		m := r.memo[string(key)]
@@ -217,9 +216,29 @@ func memoKey(b []byte, cfg *Config, dir string) ([]byte, bool) {
 	return configKey()(b, unsafe.Pointer(cfg))
 }
 
-// keyBufs are the buffers of memo keys (the encoder's indirect calls let
-// a buffer on PromptIn's stack escape).
-var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// keyScratch is where PromptIn writes a memo key: the encoder's indirect
+// calls would let a buffer on its stack, and the caller's Config, escape
+// to the heap on every call; a pooled buffer and copy of the Config do not.
+type keyScratch struct {
+	buf []byte
+	cfg Config
+}
+
+var keyScratches = sync.Pool{New: func() any { return &keyScratch{buf: make([]byte, 0, 1024)} }}
+
+// key is memoKey of (a copy of) cfg and dir, in ks's buffer.
+func (ks *keyScratch) key(cfg *Config, dir string) ([]byte, bool) {
+	ks.cfg = *cfg
+	key, ok := memoKey(ks.buf[:0], &ks.cfg, dir)
+	ks.buf = key[:0]
+	return key, ok
+}
+
+// put drops the Config's references and returns ks to the pool.
+func (ks *keyScratch) put() {
+	ks.cfg = Config{}
+	keyScratches.Put(ks)
+}
 
 // keyFunc appends the key of the value at p, as appendKeyValue encodes
 // it, and reports false for a value it cannot encode.
