@@ -19,13 +19,18 @@ type msgArena struct {
 	bytes []byte // the free part of the current chunk (len 0)
 	one   []messageWith1
 	two   []messageWith2
-	// slabs counts the slabs made, which double in size up to maxSlab.
+	// slabs counts the slabs made, which double in size up to maxSlab;
+	// chunk is the size of the last byte chunk (they double from
+	// firstChunk up to arenaChunk).
 	slabs int
+	chunk int
 }
 
 const (
-	// arenaChunk is the size of a byte chunk; a message needing more than
-	// arenaBig bytes gets a buffer of its own.
+	// Byte chunks grow from firstChunk to arenaChunk bytes, so that a run
+	// of one short answer does not pay for the bytes of a long tool loop;
+	// a message needing more than arenaBig bytes gets a buffer of its own.
+	firstChunk = 256
 	arenaChunk = 2048
 	arenaBig   = 512
 	maxSlab    = 4
@@ -37,7 +42,11 @@ func (a *msgArena) buf(n int) []byte {
 		return make([]byte, 0, n)
 	}
 	if cap(a.bytes) < n {
-		a.bytes = make([]byte, 0, arenaChunk)
+		a.chunk = min(max(2*a.chunk, firstChunk), arenaChunk)
+		for a.chunk < n {
+			a.chunk *= 2
+		}
+		a.bytes = make([]byte, 0, a.chunk)
 	}
 	b := a.bytes[:0:n]
 	a.bytes = a.bytes[n:n:cap(a.bytes)]
