@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/ocbench/ocbench/provider"
 
 	"github.com/ocbench/ocbench/streamwrap"
+	"github.com/ocbench/ocbench/streamwrap/repair"
 	"github.com/ocbench/ocbench/transcript"
 
 	"github.com/ocbench/ocbench/llm"
@@ -105,9 +107,42 @@ func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, e
 	return string(buf), lay.StableLen, nil
 }
 
-// wrapStream wraps fn in the decorator chain; one chain per run, since it
-// carries the run's unknown-tool streak.
-func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
+// runChain is a run's decorator chain (streamwrap.Chain) and the state it
+// keeps for the run: the provider it calls, when the last tool call
+// ended (the idle timer's tool activity, read on the run's goroutine),
+// the unknown-tool streak.
+type runChain struct {
+	fn       llm.StreamFunc
+	base     llm.StreamFunc
+	lastTool time.Time
+	guard    streamwrap.UnknownToolGuard
+	// pool, when set, takes the chain back at the end of the run.
+	pool *sync.Pool
+}
+
+// chainKey is what a pooled chain was built with besides its tool set.
+type chainKey struct {
+	profile          repair.Profile
+	policy           streamwrap.TranscriptPolicy
+	threshold        int
+	idle, firstEvent time.Duration
+}
+
+// pooledChain reports whether a chain of o can be shared by runs one
+// after another: o holds nothing of a caller's (functions, sinks,
+// allowlists, a guard) that the key cannot compare.
+func pooledChain(o *StreamOptions) bool {
+	return o.LiveTools == nil && o.ReplayTools == nil && o.UnknownToolGuard == nil && o.YieldDetected == nil &&
+		o.RepairLogf == nil && o.OutputText == nil && o.PayloadLog == nil && o.OnIdleTimeout == nil &&
+		o.LastToolActivity == nil && o.Diagnostics == nil
+}
+
+// wrapStream wraps fn in the decorator chain. A chain carries the run's
+// unknown-tool streak and its idle timer's state, so a run has one of
+// its own: built for it or, when its options allow (pooledChain), taken
+// from the chains earlier runs of the same tools and options left, with
+// that state reset.
+func (r *runner) wrapStream(fn llm.StreamFunc, ts *toolSet) llm.StreamFunc {
 	o := r.p.Stream
 	switch {
 	case o.IdleTimeout < 0:
@@ -121,16 +156,53 @@ func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
 			o.FirstEventTimeout = streamwrap.ResolveFirstEventTimeout(in)
 		}
 	}
+	var rc *runChain
+	if pooledChain(&o) {
+		key := chainKey{profile: o.Profile, policy: o.Policy, threshold: o.UnknownToolThreshold, idle: o.IdleTimeout, firstEvent: o.FirstEventTimeout}
+		v, ok := ts.chains.Load(key)
+		if !ok {
+			v, _ = ts.chains.LoadOrStore(key, new(sync.Pool))
+		}
+		pool := v.(*sync.Pool)
+		if rc, _ = pool.Get().(*runChain); rc == nil {
+			rc = newRunChain(o, ts.allowlist())
+			rc.pool = pool
+		}
+	} else {
+		rc = newRunChain(o, nil)
+	}
+	rc.base, rc.lastTool, rc.guard = fn, time.Time{}, streamwrap.UnknownToolGuard{}
+	r.chain = rc
+	return rc.fn
+}
+
+// newRunChain builds a chain of o (live tools: allow, unless o has its
+// own) around the provider its runs set.
+func newRunChain(o StreamOptions, allow *streamwrap.Allowlist) *runChain {
+	rc := new(runChain)
 	if o.LiveTools == nil {
-		o.LiveTools = streamwrap.NewAllowlist(tools...)
+		o.LiveTools = allow
 	}
 	if o.LastToolActivity == nil {
-		o.LastToolActivity = func() time.Time { return r.lastTool }
+		o.LastToolActivity = func() time.Time { return rc.lastTool }
+	}
+	if o.UnknownToolGuard == nil {
+		o.UnknownToolGuard = &rc.guard
 	}
 	// The run passes its call context (cancelled at the end of the run) to
 	// every call, so the idle timer may keep what it derives from it.
 	o.IdleReuseContext = true
-	return streamwrap.Chain(fn, o)
+	rc.fn = streamwrap.Chain(func(ctx context.Context, req *llm.Request) (llm.Stream, error) { return rc.base(ctx, req) }, o)
+	return rc
+}
+
+// release gives a pooled chain back at the end of its run (every stream
+// of it closed).
+func (rc *runChain) release() {
+	if rc.pool != nil {
+		rc.base = nil
+		rc.pool.Put(rc)
+	}
 }
 
 // prepareHistory runs OpenClaw's history preparation (transcript.Prepare:

@@ -432,9 +432,9 @@ type runner struct {
 	// mem holds the messages the run makes (model calls' clones, tool
 	// results).
 	mem msgArena
-	// lastTool is when the last tool call ended (the idle timer's tool
-	// activity); read by the chain on the run's goroutine only.
-	lastTool time.Time
+	// chain is the run's decorator chain, which also holds when the last
+	// tool call ended (the idle timer's tool activity).
+	chain *runChain
 }
 
 func (r *runner) emit(k EventKind, fill func(*Event)) {
@@ -506,6 +506,10 @@ func (r *runner) close() error {
 		r.tw = nil
 	}
 	r.endCalls()
+	if r.chain != nil {
+		r.chain.release()
+		r.chain = nil
+	}
 	if r.toolCancel != nil {
 		r.toolCancel(nil)
 		r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil
@@ -556,7 +560,7 @@ func (r *runner) setup() (err error) {
 		return err
 	}
 	// Phase 5: the decorator chain.
-	r.fn = r.wrapStream(r.fn, r.names)
+	r.fn = r.wrapStream(r.fn, ts)
 	// Phase 6: history.
 	h, lp := r.prepareRun()
 	r.setHist(h)
@@ -857,7 +861,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 			cr = r.callTool(tctx, name, b.Arguments)
 		}
 		r.p.Queue.setPhase(nil)
-		r.lastTool = time.Now()
+		r.chain.lastTool = time.Now()
 		cause := context.Cause(tctx)
 		cancel(nil)
 		var err error
@@ -1001,7 +1005,7 @@ func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
 			r.runBatch(tctx, msg, batch, results)
 		}
 		r.p.Queue.setPhase(nil)
-		r.lastTool = time.Now()
+		r.chain.lastTool = time.Now()
 		cause := context.Cause(tctx)
 		cancel(nil)
 		for j, i := range batch {

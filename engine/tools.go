@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/streamwrap"
 )
 
 // Errors of the tool registry. A failed call never reaches the caller as a
@@ -283,6 +285,18 @@ type toolSet struct {
 	reg   *Registry
 	names []string
 	defs  []llm.Tool
+	// allow is the live allowlist of names (allowlist); chains holds the
+	// decorator chains runs of these tools left, a *sync.Pool of
+	// *runChain per chainKey.
+	allowOnce sync.Once
+	allow     *streamwrap.Allowlist
+	chains    sync.Map
+}
+
+// allowlist returns the live tool allowlist of the set's names.
+func (ts *toolSet) allowlist() *streamwrap.Allowlist {
+	ts.allowOnce.Do(func() { ts.allow = streamwrap.NewAllowlist(ts.names...) })
+	return ts.allow
 }
 
 func newToolSet(tools []*Tool) (*toolSet, error) {
