@@ -65,27 +65,11 @@ func (a *msgArena) slab() int {
 func (a *msgArena) newMessage(n int) *llm.Message {
 	switch {
 	case n == 1:
-		var s *messageWith1
-		if a == nil {
-			s = new(messageWith1)
-		} else {
-			if len(a.one) == 0 {
-				a.one = make([]messageWith1, a.slab())
-			}
-			s, a.one = &a.one[0], a.one[1:]
-		}
+		s := fromSlab(a, func(a *msgArena) *[]messageWith1 { return &a.one })
 		s.m.Content = s.b[:1:1]
 		return &s.m
 	case n == 2:
-		var s *messageWith2
-		if a == nil {
-			s = new(messageWith2)
-		} else {
-			if len(a.two) == 0 {
-				a.two = make([]messageWith2, a.slab())
-			}
-			s, a.two = &a.two[0], a.two[1:]
-		}
+		s := fromSlab(a, func(a *msgArena) *[]messageWith2 { return &a.two })
 		s.m.Content = s.b[:2:2]
 		return &s.m
 	}
@@ -94,6 +78,21 @@ func (a *msgArena) newMessage(n int) *llm.Message {
 		m.Content = make([]llm.Block, n)
 	}
 	return m
+}
+
+// fromSlab returns a zero T from the slab of a that slab selects (a new
+// one when a is nil).
+func fromSlab[T any](a *msgArena, slab func(*msgArena) *[]T) *T {
+	if a == nil {
+		return new(T)
+	}
+	free := slab(a)
+	if len(*free) == 0 {
+		*free = make([]T, a.slab())
+	}
+	s := &(*free)[0]
+	*free = (*free)[1:]
+	return s
 }
 
 // cloneMessage is llm.Message.Clone in a's memory: the message and its

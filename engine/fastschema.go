@@ -537,21 +537,14 @@ func (s *argScan) number() (integral, ok bool) {
 	case b[i] == '0':
 		i++
 	case b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
+		i, _ = digitsFrom(b, i)
 	default:
 		return false, false
 	}
 	integral = true
 	if i < len(b) && b[i] == '.' {
 		integral = false
-		i++
-		d := i
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-		if i == d {
+		if i, ok = digitsFrom(b, i+1); !ok {
 			return false, false
 		}
 	}
@@ -561,16 +554,22 @@ func (s *argScan) number() (integral, ok bool) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-		if i == d {
+		if i, ok = digitsFrom(b, i); !ok {
 			return false, false
 		}
 	}
 	s.i = i
 	return integral, true
+}
+
+// digitsFrom returns the end of the digits at b[i:] and whether there is
+// at least one.
+func digitsFrom(b []byte, i int) (int, bool) {
+	start := i
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i, i > start
 }
 
 // parseDigits is the value of an integer number of at most 15 characters
