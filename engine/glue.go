@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ocbench/ocbench/prompt"
@@ -150,20 +151,16 @@ func (r *runner) wrapStream(fn llm.StreamFunc, ts *toolSet) llm.StreamFunc {
 	case o.IdleTimeout == 0:
 		// OpenClaw's defaults: 120s for cloud endpoints, 300s for
 		// self-hosted ones, off for local ones (loopback included).
-		in := streamwrap.IdleTimeoutInput{Model: r.p.Model}
-		o.IdleTimeout = streamwrap.ResolveIdleTimeout(in)
+		idle, first := idleTimeoutsOf(r.p.Model)
+		o.IdleTimeout = idle
 		if o.FirstEventTimeout == 0 {
-			o.FirstEventTimeout = streamwrap.ResolveFirstEventTimeout(in)
+			o.FirstEventTimeout = first
 		}
 	}
 	var rc *runChain
 	if pooledChain(&o) {
 		key := chainKey{profile: o.Profile, policy: o.Policy, threshold: o.UnknownToolThreshold, idle: o.IdleTimeout, firstEvent: o.FirstEventTimeout}
-		v, ok := ts.chains.Load(key)
-		if !ok {
-			v, _ = ts.chains.LoadOrStore(key, new(sync.Pool))
-		}
-		pool := v.(*sync.Pool)
+		pool := ts.chainPool(key)
 		if rc, _ = pool.Get().(*runChain); rc == nil {
 			rc = newRunChain(o, ts.allowlist())
 			rc.pool = pool
@@ -174,6 +171,51 @@ func (r *runner) wrapStream(fn llm.StreamFunc, ts *toolSet) llm.StreamFunc {
 	rc.base, rc.lastTool, rc.guard = fn, time.Time{}, streamwrap.UnknownToolGuard{}
 	r.chain = rc
 	return rc.fn
+}
+
+// idleMemo is the idle timeouts OpenClaw resolves for a model
+// (streamwrap.ResolveIdleTimeout and ResolveFirstEventTimeout, pure
+// functions of it that scan its strings), kept for the last model.
+type idleMemo struct {
+	model       llm.Model
+	idle, first time.Duration
+}
+
+var lastIdle atomic.Pointer[idleMemo]
+
+func idleTimeoutsOf(m llm.Model) (idle, first time.Duration) {
+	if c := lastIdle.Load(); c != nil && c.model == m {
+		return c.idle, c.first
+	}
+	in := streamwrap.IdleTimeoutInput{Model: m}
+	c := &idleMemo{model: m, idle: streamwrap.ResolveIdleTimeout(in), first: streamwrap.ResolveFirstEventTimeout(in)}
+	lastIdle.Store(c)
+	return c.idle, c.first
+}
+
+// chainPool returns the pool of the set's chains built with key.
+func (ts *toolSet) chainPool(key chainKey) *sync.Pool {
+	ts.chainMu.Lock()
+	defer ts.chainMu.Unlock()
+	for i := range ts.chains {
+		if ts.chains[i].key == key {
+			return ts.chains[i].pool
+		}
+	}
+	p := new(sync.Pool)
+	if len(ts.chains) < maxChainKeys {
+		ts.chains = append(ts.chains, keyedPool{key, p})
+	}
+	return p
+}
+
+// maxChainKeys bounds the option sets whose chains a tool set keeps (past
+// it, a run's chain is built for it and dropped after it).
+const maxChainKeys = 16
+
+type keyedPool struct {
+	key  chainKey
+	pool *sync.Pool
 }
 
 // newRunChain builds a chain of o (live tools: allow, unless o has its

@@ -287,10 +287,11 @@ type toolSet struct {
 	defs  []llm.Tool
 	// allow is the live allowlist of names (allowlist); chains holds the
 	// decorator chains runs of these tools left, a *sync.Pool of
-	// *runChain per chainKey.
+	// *runChain per chainKey (chainPool; few keys: a slice).
 	allowOnce sync.Once
 	allow     *streamwrap.Allowlist
-	chains    sync.Map
+	chainMu   sync.Mutex
+	chains    []keyedPool
 }
 
 // allowlist returns the live tool allowlist of the set's names.
