@@ -98,10 +98,10 @@ func BenchmarkTurnStreamOnly(b *testing.B) {
 			prov := scripted.MustNew(scripted.Options{Script: toolLoopScript(16, strings.Repeat("word ", 40))})
 			p := benchParams(prov.StreamFunc(), api, 1)
 			r := runner{p: &p, res: &Result{}}
-			reg, _ := NewRegistry(echoTool)
-			r.reg = reg
-			fn := r.wrapStream(p.StreamFunc, reg.Names())
-			req := llm.Request{Model: p.Model, System: p.SystemPrompt, Tools: reg.Definitions(nil),
+			ts, _ := newToolSet([]*Tool{echoTool})
+			r.reg = ts.reg
+			fn := r.wrapStream(p.StreamFunc, ts)
+			req := llm.Request{Model: p.Model, System: p.SystemPrompt, Tools: ts.defs,
 				Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "loop")}}
 			ctx := context.Background()
 			var ms0, ms1 runtimeMem

@@ -469,7 +469,7 @@ func (b *builtins) readFile(p string) (string, []byte, error) {
 	if st.Size() > b.opt.MaxFileBytes {
 		return rel, nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit of this tool", p, st.Size(), b.opt.MaxFileBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, b.opt.MaxFileBytes+1))
+	data, err := readSized(io.LimitReader(f, b.opt.MaxFileBytes+1), st.Size())
 	if err != nil {
 		return rel, nil, err
 	}
@@ -477,6 +477,26 @@ func (b *builtins) readFile(p string) (string, []byte, error) {
 		return rel, nil, fmt.Errorf("%s is over the %d-byte limit of this tool", p, b.opt.MaxFileBytes)
 	}
 	return rel, data, nil
+}
+
+// readSized is io.ReadAll for a file whose stat said size bytes: its
+// buffer starts with room for them and a little more (the file may have
+// grown), rather than at 512 bytes, doubling.
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+512)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 func (b *builtins) read(_ context.Context, args []byte) (ToolOutput, error) {
@@ -493,6 +513,20 @@ func (b *builtins) read(_ context.Context, args []byte) (ToolOutput, error) {
 		return ToolOutput{}, err
 	}
 	text := string(data)
+	maxLines := b.opt.ReadMaxLines
+	if a.Limit > 0 && a.Limit < maxLines {
+		maxLines = a.Limit
+	}
+	if a.Offset <= 1 && len(text) <= b.opt.ReadMaxBytes {
+		// The whole file fits (what the lines below would join again).
+		n := strings.Count(text, "\n")
+		if len(text) > 0 && text[len(text)-1] != '\n' {
+			n++
+		}
+		if n <= maxLines {
+			return ToolOutput{Text: text}, nil
+		}
+	}
 	lines := strings.SplitAfter(text, "\n")
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
@@ -504,10 +538,6 @@ func (b *builtins) read(_ context.Context, args []byte) (ToolOutput, error) {
 	}
 	if start >= total && total > 0 {
 		return ToolOutput{}, fmt.Errorf("offset %d is beyond the end of %s (%d lines)", a.Offset, a.Path, total)
-	}
-	maxLines := b.opt.ReadMaxLines
-	if a.Limit > 0 && a.Limit < maxLines {
-		maxLines = a.Limit
 	}
 	var out strings.Builder
 	end := start

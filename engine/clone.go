@@ -1,22 +1,114 @@
 package engine
 
-import "github.com/ocbench/ocbench/llm"
+import (
+	"time"
+	"unsafe"
 
-// cloneMessage is llm.Message.Clone with two allocations: the blocks, and
-// one buffer holding all their bytes (each field a capacity-capped window
-// of it, so an append to one never reaches another). The run keeps one
-// such copy per model call.
-func cloneMessage(m *llm.Message) *llm.Message {
+	"github.com/ocbench/ocbench/llm"
+)
+
+// msgArena holds the memory of the messages a run makes and keeps (the
+// clone of each model call's message, each tool result): their structs
+// and blocks come from small slabs, their bytes from shared chunks, each
+// field a capacity-capped window of one, so that an append to one field
+// never reaches another. A run's messages live as long as one another
+// (the history, Result.NewMessages), so sharing the memory keeps nothing
+// alive longer than the run's result does; it saves the allocations per
+// message. A nil *msgArena allocates every piece on its own.
+type msgArena struct {
+	bytes []byte // the free part of the current chunk (len 0)
+	one   []messageWith1
+	two   []messageWith2
+	// slabs counts the slabs made, which double in size up to maxSlab;
+	// chunk is the size of the last byte chunk (they double from
+	// firstChunk up to arenaChunk).
+	slabs int
+	chunk int
+}
+
+const (
+	// Byte chunks grow from firstChunk to arenaChunk bytes, so that a run
+	// of one short answer does not pay for the bytes of a long tool loop;
+	// a message needing more than arenaBig bytes gets a buffer of its own.
+	firstChunk = 256
+	arenaChunk = 2048
+	arenaBig   = 512
+	maxSlab    = 4
+)
+
+// buf returns an empty slice with room for exactly n bytes.
+func (a *msgArena) buf(n int) []byte {
+	if a == nil || n > arenaBig {
+		return make([]byte, 0, n)
+	}
+	if cap(a.bytes) < n {
+		a.chunk = min(max(2*a.chunk, firstChunk), arenaChunk)
+		for a.chunk < n {
+			a.chunk *= 2
+		}
+		a.bytes = make([]byte, 0, a.chunk)
+	}
+	b := a.bytes[:0:n]
+	a.bytes = a.bytes[n:n:cap(a.bytes)]
+	return b
+}
+
+// slab is the size of the next slab: 1, 2, 4... up to maxSlab, so that a
+// run of one call does not pay for the messages of a long tool loop.
+func (a *msgArena) slab() int {
+	n := min(1<<a.slabs, maxSlab)
+	a.slabs++
+	return n
+}
+
+// newMessage returns a message whose Content has n zero blocks.
+func (a *msgArena) newMessage(n int) *llm.Message {
+	switch {
+	case n == 1:
+		s := fromSlab(a, func(a *msgArena) *[]messageWith1 { return &a.one })
+		s.m.Content = s.b[:1:1]
+		return &s.m
+	case n == 2:
+		s := fromSlab(a, func(a *msgArena) *[]messageWith2 { return &a.two })
+		s.m.Content = s.b[:2:2]
+		return &s.m
+	}
+	m := new(llm.Message)
+	if n > 0 {
+		m.Content = make([]llm.Block, n)
+	}
+	return m
+}
+
+// fromSlab returns a zero T from the slab of a that slab selects (a new
+// one when a is nil).
+func fromSlab[T any](a *msgArena, slab func(*msgArena) *[]T) *T {
+	if a == nil {
+		return new(T)
+	}
+	free := slab(a)
+	if len(*free) == 0 {
+		*free = make([]T, a.slab())
+	}
+	s := &(*free)[0]
+	*free = (*free)[1:]
+	return s
+}
+
+// cloneMessage is llm.Message.Clone in a's memory: the message and its
+// blocks, and one buffer holding all their bytes. The run keeps one such
+// copy per model call.
+func cloneMessage(a *msgArena, m *llm.Message) *llm.Message {
 	n := 0
 	for i := range m.Content {
 		b := &m.Content[i]
 		n += len(b.Text) + len(b.Signature) + len(b.ID) + len(b.Name) + len(b.RawArgs) + len(b.Arguments) + len(b.MimeType)
 	}
-	c := newMessage(len(m.Content))
+	c := a.newMessage(len(m.Content))
 	blocks := c.Content
 	*c = *m
 	c.Content = blocks
-	buf := make([]byte, 0, n)
+	buf := a.buf(n)
 	take := func(src []byte) []byte {
 		if src == nil {
 			return nil
@@ -39,6 +131,27 @@ func cloneMessage(m *llm.Message) *llm.Message {
 	return c
 }
 
+// toolResultMessage returns the result of the call id holding text, in
+// a's memory: the message and its block, and the call id and the text in
+// one buffer (ToolCallID is a string over its first bytes; the text is a
+// window after them, capped, so nothing written through it reaches the
+// id).
+func toolResultMessage(a *msgArena, id []byte, name, text string, isErr bool, now time.Time) *llm.Message {
+	m := a.newMessage(1)
+	buf := a.buf(len(id) + len(text))[:len(id)+len(text)]
+	copy(buf, id)
+	copy(buf[len(id):], text)
+	m.Content[0] = llm.Block{Type: llm.BlockText, Text: buf[len(id):len(buf):len(buf)]}
+	m.Role = llm.RoleToolResult
+	if len(id) > 0 {
+		m.ToolCallID = unsafe.String(&buf[0], len(id))
+	}
+	m.ToolName = name
+	m.IsError = isErr
+	m.Timestamp = now.UnixMilli()
+	return m
+}
+
 // messageWith1 and messageWith2 hold a message and its blocks in one
 // allocation (most messages of a run have one or two blocks).
 type messageWith1 struct {
@@ -49,23 +162,4 @@ type messageWith1 struct {
 type messageWith2 struct {
 	m llm.Message
 	b [2]llm.Block
-}
-
-// newMessage returns a message whose Content has n zero blocks.
-func newMessage(n int) *llm.Message {
-	switch {
-	case n == 1:
-		a := new(messageWith1)
-		a.m.Content = a.b[:1:1]
-		return &a.m
-	case n == 2:
-		a := new(messageWith2)
-		a.m.Content = a.b[:2:2]
-		return &a.m
-	}
-	m := new(llm.Message)
-	if n > 0 {
-		m.Content = make([]llm.Block, n)
-	}
-	return m
 }

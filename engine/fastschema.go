@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"sync"
 	"unicode/utf8"
-
-	"github.com/valyala/fastjson"
 )
 
 // fastSchema is a tool schema in the subset that can be checked directly
@@ -24,8 +21,13 @@ import (
 // exponent), the caller runs the full validator, which gives the verdict
 // and its explanation. So the fast path changes no outcome, only the cost.
 type fastSchema struct {
-	props      []fastProp
-	required   []string
+	props    []fastProp
+	required []string
+	// reqMask has bit i set when props[i] is required; reqOther says a
+	// required name is not a property (valid leaves that to the full
+	// validator).
+	reqMask    uint64
+	reqOther   bool
 	additional bool // additionalProperties (default true)
 }
 
@@ -131,6 +133,13 @@ func compileObjectDepth(root map[string]json.RawMessage, top bool, depth int) *f
 	}
 	if _, ok := root["type"]; !ok {
 		return nil
+	}
+	for _, r := range fs.required {
+		if i := fs.index([]byte(r)); i >= 0 && i < 64 {
+			fs.reqMask |= 1 << i
+		} else {
+			fs.reqOther = true
+		}
 	}
 	return fs
 }
@@ -252,92 +261,332 @@ func compileProp(name string, raw json.RawMessage, depth int) (fastProp, bool) {
 	return p, true
 }
 
-var fastParsers fastjson.ParserPool
-
-// fastCheck is the state of one check, pooled with its bound visitor so
-// that a check allocates nothing.
-type fastCheck struct {
-	fs    *fastSchema
-	ok    bool
-	seen  uint64 // bit i: props[i] present
-	buf   []byte // a number's text
-	visit func(key []byte, v *fastjson.Value)
-}
-
-var fastChecks sync.Pool
-
-func init() {
-	// Set here: the visitor refers back to the pool (nested objects).
-	fastChecks.New = func() any {
-		c := &fastCheck{}
-		c.visit = c.kv
-		return c
-	}
-}
-
-func (c *fastCheck) kv(key []byte, val *fastjson.Value) {
-	if !c.ok {
-		return
-	}
-	i := c.fs.index(key)
-	if i < 0 {
-		c.ok = c.fs.additional
-		return
-	}
-	if c.seen&(1<<i) != 0 {
-		c.ok = false // a duplicate key: encoding/json keeps the last one
-		return
-	}
-	c.seen |= 1 << i
-	c.ok = c.fs.props[i].valid(val, &c.buf)
-}
-
 // valid reports whether args certainly satisfy the schema. False means
-// "not certainly": the full validator decides.
+// "not certainly": the full validator decides. It is one pass over the
+// bytes that checks the JSON grammar (as strictly as encoding/json.Valid,
+// UTF-8 included) and the schema together, allocating nothing; it also
+// answers false for what it does not judge exactly (escaped member names,
+// escaped strings under a length bound, values nested deeper than
+// maxScanDepth, required names that are not properties).
 func (fs *fastSchema) valid(args []byte) bool {
-	if len(fs.props) > 64 || !utf8.Valid(args) || !json.Valid(args) {
+	s := argScan{b: args}
+	s.ws()
+	if !s.object(fs, 0) {
 		return false
 	}
-	pp := fastParsers.Get()
-	defer fastParsers.Put(pp)
-	v, err := pp.ParseBytes(args)
-	if err != nil || v.Type() != fastjson.TypeObject {
-		return false
-	}
-	return fs.validValue(v)
+	s.ws()
+	return s.i == len(s.b)
 }
 
-// validValue checks a parsed object value.
-func (fs *fastSchema) validValue(v *fastjson.Value) bool {
-	if len(fs.props) > 64 {
+// maxScanDepth bounds the nesting of values valid walks.
+const maxScanDepth = 32
+
+// argScan is valid's position in the arguments.
+type argScan struct {
+	b []byte
+	i int
+}
+
+func (s *argScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// next skips white space and reports whether the next byte is c, which
+// it then consumes.
+func (s *argScan) next(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// object checks the object at s.i against fs (nil: any members).
+func (s *argScan) object(fs *fastSchema, depth int) bool {
+	if depth > maxScanDepth || !s.next('{') {
 		return false
 	}
-	o, err := v.Object()
-	if err != nil {
+	var seen uint64
+	done := func() bool { return fs == nil || seen&fs.reqMask == fs.reqMask }
+	if fs != nil && (len(fs.props) > 64 || fs.reqOther) {
 		return false
 	}
-	c := fastChecks.Get().(*fastCheck)
-	c.fs, c.ok, c.seen = fs, true, 0
-	o.Visit(c.visit)
-	ok, seen := c.ok, c.seen
-	c.fs = nil
-	fastChecks.Put(c)
-	if !ok {
-		return false
+	if s.next('}') {
+		return done()
 	}
-	for _, r := range fs.required {
-		i := fs.index([]byte(r))
-		if i < 0 {
-			if o.Get(r) == nil {
+	for {
+		s.ws()
+		key, esc, ok := s.str()
+		if !ok || !s.next(':') {
+			return false
+		}
+		s.ws()
+		i := -1
+		if fs != nil {
+			if esc {
+				return false // the member's name is its unescaped text
+			}
+			i = fs.index(key)
+			if i < 0 && !fs.additional {
 				return false
 			}
-			continue
 		}
-		if seen&(1<<i) == 0 {
+		if i < 0 {
+			ok = s.value(nil, depth+1)
+		} else {
+			if seen&(1<<i) != 0 {
+				return false // a duplicate key: encoding/json keeps the last one
+			}
+			seen |= 1 << i
+			ok = s.value(&fs.props[i], depth+1)
+		}
+		if !ok {
+			return false
+		}
+		if s.next('}') {
+			return done()
+		}
+		if !s.next(',') {
 			return false
 		}
 	}
+}
+
+// value checks the value at s.i against p (nil: any value).
+func (s *argScan) value(p *fastProp, depth int) bool {
+	if s.i >= len(s.b) || depth > maxScanDepth {
+		return false
+	}
+	var t uint8
+	switch c := s.b[s.i]; c {
+	case '"':
+		raw, esc, ok := s.str()
+		if !ok {
+			return false
+		}
+		t = tString
+		if p != nil && (p.hasMinLen || p.hasMaxLen) {
+			if esc {
+				return false
+			}
+			n := utf8.RuneCount(raw)
+			if p.hasMinLen && n < p.minLen || p.hasMaxLen && n > p.maxLen {
+				return false
+			}
+		}
+	case '{':
+		if p == nil {
+			return s.object(nil, depth)
+		}
+		if p.types != 0 && p.types&tObject == 0 {
+			return false
+		}
+		return s.object(p.obj, depth)
+	case '[':
+		var items *fastProp
+		if p != nil {
+			if p.types != 0 && p.types&tArray == 0 {
+				return false
+			}
+			items = p.items
+		}
+		s.i++
+		if s.next(']') {
+			return true
+		}
+		for {
+			s.ws()
+			if !s.value(items, depth+1) {
+				return false
+			}
+			if s.next(']') {
+				return true
+			}
+			if !s.next(',') {
+				return false
+			}
+		}
+	case 't':
+		t = tBoolean
+		if !s.literal("true") {
+			return false
+		}
+	case 'f':
+		t = tBoolean
+		if !s.literal("false") {
+			return false
+		}
+	case 'n':
+		t = tNull
+		if !s.literal("null") {
+			return false
+		}
+	default:
+		start := s.i
+		integral, ok := s.number()
+		if !ok {
+			return false
+		}
+		t = tNumber
+		if p != nil && (p.types&tInteger != 0 && p.types&tNumber == 0 || p.hasMin || p.hasMax || p.hasXMin || p.hasXMax) {
+			// Exact judgement needs a plain integer of float64 precision.
+			raw := s.b[start:s.i]
+			if len(raw) > 15 || !integral {
+				return false
+			}
+			t = tInteger | tNumber
+			f := float64(parseDigits(raw))
+			if p.hasMin && f < p.min || p.hasMax && f > p.max || p.hasXMin && f <= p.xmin || p.hasXMax && f >= p.xmax {
+				return false
+			}
+		}
+	}
+	return p == nil || p.types == 0 || p.types&t != 0
+}
+
+// strByte marks the bytes a JSON string holds as they are: printable
+// ASCII but the quote and the backslash.
+var strByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads the string at s.i: its raw bytes between the quotes, whether
+// they hold an escape, and false for anything that is not a valid JSON
+// string of valid UTF-8.
+func (s *argScan) str() (raw []byte, esc, ok bool) {
+	b := s.b
+	if s.i >= len(b) || b[s.i] != '"' {
+		return nil, false, false
+	}
+	start := s.i + 1
+	i := start
+	for i < len(b) {
+		for i < len(b) && strByte[b[i]] {
+			i++
+		}
+		if i == len(b) {
+			break
+		}
+		switch c := b[i]; {
+		case c == '"':
+			s.i = i + 1
+			return b[start:i], esc, true
+		case c == '\\':
+			esc = true
+			if i+1 >= len(b) {
+				return nil, false, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return nil, false, false
+				}
+				i += 6
+			default:
+				return nil, false, false
+			}
+		case c < 0x20:
+			return nil, false, false
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				return nil, false, false
+			}
+			i += n
+		}
+	}
+	return nil, false, false
+}
+
+func isHex(c byte) bool { return c-'0' < 10 || (c|0x20)-'a' < 6 }
+
+func isDigit(c byte) bool { return c-'0' < 10 }
+
+// literal reads w (true, false or null) at s.i.
+func (s *argScan) literal(w string) bool {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(w)) {
+		return false
+	}
+	s.i += len(w)
 	return true
+}
+
+// number reads a JSON number at s.i and reports whether it has neither a
+// fraction nor an exponent.
+func (s *argScan) number() (integral, ok bool) {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return false, false
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		i, _ = digitsFrom(b, i)
+	default:
+		return false, false
+	}
+	integral = true
+	if i < len(b) && b[i] == '.' {
+		integral = false
+		if i, ok = digitsFrom(b, i+1); !ok {
+			return false, false
+		}
+	}
+	if i < len(b) && b[i]|0x20 == 'e' {
+		integral = false
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i, ok = digitsFrom(b, i); !ok {
+			return false, false
+		}
+	}
+	s.i = i
+	return integral, true
+}
+
+// digitsFrom returns the end of the digits at b[i:] and whether there is
+// at least one.
+func digitsFrom(b []byte, i int) (int, bool) {
+	start := i
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i, i > start
+}
+
+// parseDigits is the value of an integer number of at most 15 characters
+// (a sign and digits), which a float64 holds exactly.
+func parseDigits(raw []byte) int64 {
+	neg := raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	var n int64
+	for _, c := range raw {
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
 }
 
 func (fs *fastSchema) index(key []byte) int {
@@ -347,66 +596,4 @@ func (fs *fastSchema) index(key []byte) int {
 		}
 	}
 	return -1
-}
-
-func (p *fastProp) valid(v *fastjson.Value, buf *[]byte) bool {
-	var t uint8
-	switch v.Type() {
-	case fastjson.TypeString:
-		t = tString
-	case fastjson.TypeNumber:
-		t = tNumber
-		raw := v.MarshalTo((*buf)[:0])
-		*buf = raw
-		if p.types&tInteger != 0 && p.types&tNumber == 0 || p.hasMin || p.hasMax || p.hasXMin || p.hasXMax {
-			// Exact judgement needs a plain integer of float64 precision.
-			if len(raw) > 15 || bytes.ContainsAny(raw, ".eE") {
-				return false
-			}
-			t = tInteger | tNumber
-		}
-	case fastjson.TypeTrue, fastjson.TypeFalse:
-		t = tBoolean
-	case fastjson.TypeObject:
-		t = tObject
-	case fastjson.TypeArray:
-		t = tArray
-	case fastjson.TypeNull:
-		t = tNull
-	}
-	if p.types != 0 && p.types&t == 0 {
-		return false
-	}
-	switch t {
-	case tObject:
-		if p.obj != nil && !p.obj.validValue(v) {
-			return false
-		}
-	case tArray:
-		if p.items != nil {
-			arr, _ := v.Array()
-			for _, e := range arr {
-				if !p.items.valid(e, buf) {
-					return false
-				}
-			}
-		}
-	case tString:
-		if p.hasMinLen || p.hasMaxLen {
-			b, _ := v.StringBytes()
-			n := utf8.RuneCount(b)
-			if p.hasMinLen && n < p.minLen || p.hasMaxLen && n > p.maxLen {
-				return false
-			}
-		}
-	case tInteger | tNumber:
-		f, err := v.Float64()
-		if err != nil {
-			return false
-		}
-		if p.hasMin && f < p.min || p.hasMax && f > p.max || p.hasXMin && f <= p.xmin || p.hasXMax && f >= p.xmax {
-			return false
-		}
-	}
-	return true
 }

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 var fastSchemas = []string{
@@ -47,7 +49,11 @@ func FuzzFastSchemaAgrees(f *testing.F) {
 		`{"command":"ls","timeout":0}`, `{"n":9,"x":null,"s":"abcd"}`, `{"n":10}`, `{"x":-1.5}`, `{"text":"\u00e9"}`, `{"oldText":"a","newText":"","path":"p"}`,
 		`{"n":1e1}`, `{"n":-0}`, `{"s":"\ud800"}`, "{\"s\":\"\xff\"}", `{"n":12345678901234567890}`,
 		`{"o":{"n":1},"tags":["a","b"]}`, `{"o":{"n":-1}}`, `{"o":{"s":"x"}}`, `{"o":{"n":1,"z":1}}`, `{"o":{"n":1,"n":2}}`, `{"o":{"n":1},"tags":[""]}`,
-		`{"o":{"n":1},"rows":[{"k":"a"},{"k":1}]}`, `{"o":{"n":1},"rows":[{}]}`, `{"o":{"n":1},"rows":[{"k":"a","x":0}]}`, `{"o":{"n":1.5}}`} {
+		`{"o":{"n":1},"rows":[{"k":"a"},{"k":1}]}`, `{"o":{"n":1},"rows":[{}]}`, `{"o":{"n":1},"rows":[{"k":"a","x":0}]}`, `{"o":{"n":1.5}}`,
+		`{"path":"a\"b\\c\/d\u00e9\n"}`, `{"path":"a\x"}`, `{"path":"a\u00g0"}`, "{\"path\":\"a\x01\"}", `{"pa\u0074h":"a"}`, `{"path":"a"}x`, ` {"path":"a"} `,
+		`{"path":"a","z":[1,-2.5e+3,0.1,true,false,null,{"q":[]},""]}`, `{"path":"a","z":01}`, `{"path":"a","z":1.}`, `{"path":"a","z":-}`, `{"path":"a","z":1e}`,
+		`{"path":"a","z":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`, `{"path":"a",}`, `{"path":"a" "b":1}`, `{"path":"a","z":tru}`, `{"path":"a","z":nul}`,
+		`{"s":"\u00e9\u00e9"}`, `{"n":-0,"x":0.5}`, `{"n":100000000000000}`, `{"tags":["a",]}`, `{"o":{"n":1},"rows":[{"k":"a"}],}`} {
 		for i := range fastSchemas {
 			f.Add(i, a)
 		}
@@ -63,6 +69,11 @@ func FuzzFastSchemaAgrees(f *testing.F) {
 		tool := tools[i%len(tools)]
 		if tool.fast == nil || !tool.fast.valid([]byte(args)) {
 			return
+		}
+		// The full validator decodes leniently (invalid UTF-8 becomes
+		// U+FFFD): the fast path must be as strict as encoding/json.Valid.
+		if !json.Valid([]byte(args)) || !utf8.ValidString(args) {
+			t.Fatalf("fast path accepted %q, which is not valid JSON", args)
 		}
 		slow := *tool
 		slow.fast = nil
@@ -119,5 +130,28 @@ func TestTypedNestedValidationWithoutAllocating(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { _ = tool.Validate(args) }); n != 0 {
 		t.Fatalf("%v allocations per validation", n)
+	}
+}
+
+// The one-pass check accepts every JSON form a valid argument object may
+// take (escapes, white space, numbers, nesting under a member the schema
+// does not name), so such arguments never fall to the full validator.
+func TestFastSchemaAcceptsJSONForms(t *testing.T) {
+	fs := compileFast([]byte(`{"type":"object","properties":{"text":{"type":"string"},"n":{"type":"integer","minimum":-5}},"required":["text"]}`))
+	for _, ok := range []string{
+		`{"text":"a\"b\\c\/d\u00e9\n\t\r\b\f"}`, " {\n\t\"text\" : \"é€😀\" ,\r\"n\":-5 } ",
+		`{"text":"","z":[1,-2.5e+3,0.1,1E-2,true,false,null,{"q":[],"r":{}},""]}`, `{"n":123456789012345,"text":"x"}`, `{"text":"x","n":-0}`,
+	} {
+		if !fs.valid([]byte(ok)) {
+			t.Errorf("fast path refused valid %s", ok)
+		}
+		if err := json.Unmarshal([]byte(ok), new(any)); err != nil {
+			t.Errorf("test case %s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{`{"n":1}`, `{"text":"x","n":-6}`, `{"text":"x","n":1.0}`, `{"text":1}`, `{"text":"x","n":1234567890123456}`, `[]`, `{"text":"x"`, ``} {
+		if fs.valid([]byte(bad)) {
+			t.Errorf("fast path accepted %s", bad)
+		}
 	}
 }

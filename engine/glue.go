@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
 
 	"github.com/ocbench/ocbench/streamwrap"
+	"github.com/ocbench/ocbench/streamwrap/repair"
 	"github.com/ocbench/ocbench/transcript"
 
 	"github.com/ocbench/ocbench/llm"
@@ -105,9 +108,42 @@ func buildSystemPrompt(p *Params, ws *Workspace, tools []string) (string, int, e
 	return string(buf), lay.StableLen, nil
 }
 
-// wrapStream wraps fn in the decorator chain; one chain per run, since it
-// carries the run's unknown-tool streak.
-func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
+// runChain is a run's decorator chain (streamwrap.Chain) and the state it
+// keeps for the run: the provider it calls, when the last tool call
+// ended (the idle timer's tool activity, read on the run's goroutine),
+// the unknown-tool streak.
+type runChain struct {
+	fn       llm.StreamFunc
+	base     llm.StreamFunc
+	lastTool time.Time
+	guard    streamwrap.UnknownToolGuard
+	// pool, when set, takes the chain back at the end of the run.
+	pool *sync.Pool
+}
+
+// chainKey is what a pooled chain was built with besides its tool set.
+type chainKey struct {
+	profile          repair.Profile
+	policy           streamwrap.TranscriptPolicy
+	threshold        int
+	idle, firstEvent time.Duration
+}
+
+// pooledChain reports whether a chain of o can be shared by runs one
+// after another: o holds nothing of a caller's (functions, sinks,
+// allowlists, a guard) that the key cannot compare.
+func pooledChain(o *StreamOptions) bool {
+	return o.LiveTools == nil && o.ReplayTools == nil && o.UnknownToolGuard == nil && o.YieldDetected == nil &&
+		o.RepairLogf == nil && o.OutputText == nil && o.PayloadLog == nil && o.OnIdleTimeout == nil &&
+		o.LastToolActivity == nil && o.Diagnostics == nil
+}
+
+// wrapStream wraps fn in the decorator chain. A chain carries the run's
+// unknown-tool streak and its idle timer's state, so a run has one of
+// its own: built for it or, when its options allow (pooledChain), taken
+// from the chains earlier runs of the same tools and options left, with
+// that state reset.
+func (r *runner) wrapStream(fn llm.StreamFunc, ts *toolSet) llm.StreamFunc {
 	o := r.p.Stream
 	switch {
 	case o.IdleTimeout < 0:
@@ -115,22 +151,100 @@ func (r *runner) wrapStream(fn llm.StreamFunc, tools []string) llm.StreamFunc {
 	case o.IdleTimeout == 0:
 		// OpenClaw's defaults: 120s for cloud endpoints, 300s for
 		// self-hosted ones, off for local ones (loopback included).
-		in := streamwrap.IdleTimeoutInput{Model: r.p.Model}
-		o.IdleTimeout = streamwrap.ResolveIdleTimeout(in)
+		idle, first := idleTimeoutsOf(r.p.Model)
+		o.IdleTimeout = idle
 		if o.FirstEventTimeout == 0 {
-			o.FirstEventTimeout = streamwrap.ResolveFirstEventTimeout(in)
+			o.FirstEventTimeout = first
 		}
 	}
+	var rc *runChain
+	if pooledChain(&o) {
+		key := chainKey{profile: o.Profile, policy: o.Policy, threshold: o.UnknownToolThreshold, idle: o.IdleTimeout, firstEvent: o.FirstEventTimeout}
+		pool := ts.chainPool(key)
+		if rc, _ = pool.Get().(*runChain); rc == nil {
+			rc = newRunChain(o, ts.allowlist())
+			rc.pool = pool
+		}
+	} else {
+		rc = newRunChain(o, nil)
+	}
+	rc.base, rc.lastTool, rc.guard = fn, time.Time{}, streamwrap.UnknownToolGuard{}
+	r.chain = rc
+	return rc.fn
+}
+
+// idleMemo is the idle timeouts OpenClaw resolves for a model
+// (streamwrap.ResolveIdleTimeout and ResolveFirstEventTimeout, pure
+// functions of it that scan its strings), kept for the last model.
+type idleMemo struct {
+	model       llm.Model
+	idle, first time.Duration
+}
+
+var lastIdle atomic.Pointer[idleMemo]
+
+func idleTimeoutsOf(m llm.Model) (idle, first time.Duration) {
+	if c := lastIdle.Load(); c != nil && c.model == m {
+		return c.idle, c.first
+	}
+	in := streamwrap.IdleTimeoutInput{Model: m}
+	c := &idleMemo{model: m, idle: streamwrap.ResolveIdleTimeout(in), first: streamwrap.ResolveFirstEventTimeout(in)}
+	lastIdle.Store(c)
+	return c.idle, c.first
+}
+
+// chainPool returns the pool of the set's chains built with key.
+func (ts *toolSet) chainPool(key chainKey) *sync.Pool {
+	ts.chainMu.Lock()
+	defer ts.chainMu.Unlock()
+	for i := range ts.chains {
+		if ts.chains[i].key == key {
+			return ts.chains[i].pool
+		}
+	}
+	p := new(sync.Pool)
+	if len(ts.chains) < maxChainKeys {
+		ts.chains = append(ts.chains, keyedPool{key, p})
+	}
+	return p
+}
+
+// maxChainKeys bounds the option sets whose chains a tool set keeps (past
+// it, a run's chain is built for it and dropped after it).
+const maxChainKeys = 16
+
+type keyedPool struct {
+	key  chainKey
+	pool *sync.Pool
+}
+
+// newRunChain builds a chain of o (live tools: allow, unless o has its
+// own) around the provider its runs set.
+func newRunChain(o StreamOptions, allow *streamwrap.Allowlist) *runChain {
+	rc := new(runChain)
 	if o.LiveTools == nil {
-		o.LiveTools = streamwrap.NewAllowlist(tools...)
+		o.LiveTools = allow
 	}
 	if o.LastToolActivity == nil {
-		o.LastToolActivity = func() time.Time { return r.lastTool }
+		o.LastToolActivity = func() time.Time { return rc.lastTool }
+	}
+	if o.UnknownToolGuard == nil {
+		o.UnknownToolGuard = &rc.guard
 	}
 	// The run passes its call context (cancelled at the end of the run) to
 	// every call, so the idle timer may keep what it derives from it.
 	o.IdleReuseContext = true
-	return streamwrap.Chain(fn, o)
+	rc.fn = streamwrap.Chain(func(ctx context.Context, req *llm.Request) (llm.Stream, error) { return rc.base(ctx, req) }, o)
+	return rc
+}
+
+// release gives a pooled chain back at the end of its run (every stream
+// of it closed).
+func (rc *runChain) release() {
+	if rc.pool != nil {
+		rc.base = nil
+		rc.pool.Put(rc)
+	}
 }
 
 // prepareHistory runs OpenClaw's history preparation (transcript.Prepare:

@@ -187,7 +187,7 @@ func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc
 		}
 	}
 	serr := s.Err()
-	m := cloneMessage(s.Message())
+	m := cloneMessage(&r.mem, s.Message())
 	_ = s.Close()
 	redactMessage(r.red, m)
 	if m.Timestamp == 0 {

@@ -3,12 +3,14 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider/scripted"
@@ -107,4 +109,46 @@ func TestRequestOptionsOnTheWire(t *testing.T) {
 			t.Fatalf("request %d: header %q body %s", i, routes[i], b)
 		}
 	}
+}
+
+// Runs of the same tools and stream options one after another share a
+// decorator chain, each with the run's own provider, tool clock and
+// unknown-tool streak; options holding a caller's function get a chain
+// of their own.
+func TestRunChainsPooled(t *testing.T) {
+	ts, err := newToolSet([]*Tool{echoTool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Params{Model: llm.Model{ID: "m", API: "openai-completions", Provider: "scripted"}}
+	calls := 0
+	fn := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		calls++
+		return nil, errors.New("refused")
+	}
+	r1 := runner{p: &p}
+	r1.wrapStream(fn, ts)
+	rc := r1.chain
+	rc.lastTool = time.Now()
+	r1.close()
+	r2 := runner{p: &p}
+	f2 := r2.wrapStream(fn, ts)
+	if r2.chain != rc || !r2.chain.lastTool.IsZero() {
+		t.Fatalf("the second run did not get the first run's chain, reset (same %v)", r2.chain == rc)
+	}
+	if name, n := r2.chain.guard.Count(); name != "" || n != 0 {
+		t.Fatalf("unknown-tool streak carried over: %q %d", name, n)
+	}
+	if _, err := f2(context.Background(), &llm.Request{Model: p.Model}); err == nil || calls != 1 {
+		t.Fatalf("the pooled chain did not call the run's provider: %v, %d calls", err, calls)
+	}
+	r2.close()
+	q := p
+	q.Stream.OnIdleTimeout = func(error) {}
+	r3 := runner{p: &q}
+	r3.wrapStream(fn, ts)
+	if r3.chain == rc || r3.chain.pool != nil {
+		t.Fatal("a chain with a caller's function was pooled")
+	}
+	r3.close()
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
@@ -430,9 +429,12 @@ type runner struct {
 	scope0    callScope // the first call scope (written before call points to it)
 	turnTimer *time.Timer
 	turnArmed atomic.Bool
-	// lastTool is when the last tool call ended (the idle timer's tool
-	// activity); read by the chain on the run's goroutine only.
-	lastTool time.Time
+	// mem holds the messages the run makes (model calls' clones, tool
+	// results).
+	mem msgArena
+	// chain is the run's decorator chain, which also holds when the last
+	// tool call ended (the idle timer's tool activity).
+	chain *runChain
 }
 
 func (r *runner) emit(k EventKind, fill func(*Event)) {
@@ -504,6 +506,10 @@ func (r *runner) close() error {
 		r.tw = nil
 	}
 	r.endCalls()
+	if r.chain != nil {
+		r.chain.release()
+		r.chain = nil
+	}
 	if r.toolCancel != nil {
 		r.toolCancel(nil)
 		r.toolCtx, r.toolCancel, r.toolParent = nil, nil, nil
@@ -554,7 +560,7 @@ func (r *runner) setup() (err error) {
 		return err
 	}
 	// Phase 5: the decorator chain.
-	r.fn = r.wrapStream(r.fn, r.names)
+	r.fn = r.wrapStream(r.fn, ts)
 	// Phase 6: history.
 	h, lp := r.prepareRun()
 	r.setHist(h)
@@ -815,31 +821,8 @@ func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
 	r.idx = m.ToolCalls(r.idx[:0])
 	for _, i := range r.idx {
 		b := &m.Content[i]
-		_ = r.record(toolResultMessage(b.ID, string(b.Name), text, true, r.p.Now()))
+		_ = r.record(toolResultMessage(&r.mem, b.ID, string(b.Name), text, true, r.p.Now()))
 	}
-}
-
-// toolResultMessage returns the result of the call id holding text: its
-// message and first block in one allocation, the call id and the text in
-// another (ToolCallID is a string over the buffer's first bytes; the text
-// is a window after them, capped, so nothing written through it reaches
-// the id).
-func toolResultMessage(id []byte, name, text string, isErr bool, now time.Time) *llm.Message {
-	a := new(messageWith1)
-	buf := make([]byte, len(id)+len(text))
-	copy(buf, id)
-	copy(buf[len(id):], text)
-	a.b[0] = llm.Block{Type: llm.BlockText, Text: buf[len(id):len(buf):len(buf)]}
-	m := &a.m
-	m.Role = llm.RoleToolResult
-	m.Content = a.b[:1:1]
-	if len(id) > 0 {
-		m.ToolCallID = unsafe.String(&buf[0], len(id))
-	}
-	m.ToolName = name
-	m.IsError = isErr
-	m.Timestamp = now.UnixMilli()
-	return m
 }
 
 // runTools runs the message's tool calls and appends each result, in the
@@ -878,7 +861,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 			cr = r.callTool(tctx, name, b.Arguments)
 		}
 		r.p.Queue.setPhase(nil)
-		r.lastTool = time.Now()
+		r.chain.lastTool = time.Now()
 		cause := context.Cause(tctx)
 		cancel(nil)
 		var err error
@@ -907,7 +890,7 @@ func (r *runner) toolContext(ctx context.Context) context.Context {
 
 // skipCall records a call that was not run because the run was stopped.
 func (r *runner) skipCall(id []byte, name, stopText string) error {
-	res := toolResultMessage(id, name, stopText, true, r.p.Now())
+	res := toolResultMessage(&r.mem, id, name, stopText, true, r.p.Now())
 	if err := r.appendMsg(res); err != nil {
 		return err
 	}
@@ -945,7 +928,7 @@ func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name st
 		// The tool finished anyway; keep its output but say so.
 		cr.Text += "\n\n[" + stopText + "]"
 	}
-	res := toolResultMessage(id, name, cr.Text, cr.IsError, r.p.Now())
+	res := toolResultMessage(&r.mem, id, name, cr.Text, cr.IsError, r.p.Now())
 	for i := range cr.Content {
 		b := &cr.Content[i]
 		switch b.Type {
@@ -1022,7 +1005,7 @@ func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
 			r.runBatch(tctx, msg, batch, results)
 		}
 		r.p.Queue.setPhase(nil)
-		r.lastTool = time.Now()
+		r.chain.lastTool = time.Now()
 		cause := context.Cause(tctx)
 		cancel(nil)
 		for j, i := range batch {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/streamwrap"
 )
 
 // Errors of the tool registry. A failed call never reaches the caller as a
@@ -161,9 +163,9 @@ func (t *Tool) Validate(args []byte) error {
 	if len(trimmed) == 0 {
 		return &ArgumentError{Tool: t.name, Detail: "the arguments are missing or were not valid JSON"}
 	}
-	// Valid arguments of a plain schema are checked on a pooled parse,
-	// without building a generic tree; anything else goes to the full
-	// validator, which also explains every failure.
+	// Valid arguments of a plain schema are checked in one pass over
+	// their bytes, without building a generic tree; anything else goes to
+	// the full validator, which also explains every failure.
 	if t.fast != nil && t.fast.valid(trimmed) {
 		return nil
 	}
@@ -283,6 +285,19 @@ type toolSet struct {
 	reg   *Registry
 	names []string
 	defs  []llm.Tool
+	// allow is the live allowlist of names (allowlist); chains holds the
+	// decorator chains runs of these tools left, a *sync.Pool of
+	// *runChain per chainKey (chainPool; few keys: a slice).
+	allowOnce sync.Once
+	allow     *streamwrap.Allowlist
+	chainMu   sync.Mutex
+	chains    []keyedPool
+}
+
+// allowlist returns the live tool allowlist of the set's names.
+func (ts *toolSet) allowlist() *streamwrap.Allowlist {
+	ts.allowOnce.Do(func() { ts.allow = streamwrap.NewAllowlist(ts.names...) })
+	return ts.allow
 }
 
 func newToolSet(tools []*Tool) (*toolSet, error) {

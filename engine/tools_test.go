@@ -227,7 +227,7 @@ func TestCloneMessage(t *testing.T) {
 	m.Content[0].RawArgs = []byte(`{"path":"a"`)
 	_, b := m.AddBlock(llm.BlockText)
 	b.Text = []byte("hello")
-	c := cloneMessage(&m)
+	c := cloneMessage(nil, &m)
 	if string(c.AppendJSON(nil)) != string(m.AppendJSON(nil)) || string(c.Content[0].RawArgs) != `{"path":"a"` {
 		t.Fatalf("clone differs")
 	}
@@ -236,7 +236,45 @@ func TestCloneMessage(t *testing.T) {
 	if string(c.Content[1].Text) != "hello" || string(c.Content[0].Name) != "read" {
 		t.Fatalf("clone shares memory or appends overlap: %q %q", c.Content[1].Text, c.Content[0].Name)
 	}
-	if a := testing.AllocsPerRun(100, func() { cloneMessage(&m) }); a > 3 && !raceEnabled {
+	if a := testing.AllocsPerRun(100, func() { cloneMessage(nil, &m) }); a > 3 && !raceEnabled {
 		t.Fatalf("%v allocs", a)
+	}
+	// Messages of one arena share its chunks and slabs, never a byte.
+	var a msgArena
+	c1, c2 := cloneMessage(&a, &m), cloneMessage(&a, &m)
+	r := toolResultMessage(&a, []byte("c1"), "read", "result", false, time.Now())
+	c1.Content[1].Text = append(c1.Content[1].Text, "!!!"...)
+	r.Content[0].Text = append(r.Content[0].Text, "!!!"...)
+	if string(c2.Content[1].Text) != string(m.Content[1].Text) || string(c2.Content[0].ID) != "c1" || r.ToolCallID != "c1" ||
+		string(c1.AppendJSON(nil)) == string(c2.AppendJSON(nil)) || string(c2.AppendJSON(nil)) != string(m.AppendJSON(nil)) {
+		t.Fatalf("arena clones share memory: %q %q %q", c2.Content[1].Text, c2.Content[0].ID, r.ToolCallID)
+	}
+	if n := testing.AllocsPerRun(100, func() { cloneMessage(&a, &m) }); n > 1 && !raceEnabled {
+		t.Fatalf("%v allocs per clone in an arena", n)
+	}
+}
+
+// A file that fits the read limits whole is returned as it is; at each
+// limit's edge the window and its trailer take over, as for any file.
+func TestBuiltinReadWholeFileAtTheLimits(t *testing.T) {
+	ws, dir := newTestWorkspace(t)
+	r := builtinRegistry(t, ws, BuiltinOptions{ReadMaxLines: 3, ReadMaxBytes: 12})
+	for _, c := range []struct{ content, args, want string }{
+		{"", ``, ""},
+		{"a\nb\nc\n", ``, "a\nb\nc\n"},
+		{"a\nb\nc", `,"offset":1`, "a\nb\nc"},
+		{"a\nb\nc\nd", ``, "a\nb\nc\n\n\n[Showing lines 1-3 of 4. Use offset=4 to continue.]"},
+		{"a\nb\nc\n", `,"limit":2`, "a\nb\n\n\n[Showing lines 1-2 of 3. Use offset=3 to continue.]"},
+		{"abcdefghijk\n", ``, "abcdefghijk\n"},
+		{"abcdefghij\nk\n", ``, "abcdefghij\n\n\n[Showing lines 1-1 of 2. Use offset=2 to continue.]"},
+		{"a\nb\nc\n", `,"offset":2`, "b\nc\n"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := `{"path":"f.txt"` + c.args + `}`
+		if res := r.Call(context.Background(), "read", []byte(args)); res.IsError || res.Text != c.want {
+			t.Errorf("read %q %s: %q (error %v), want %q", c.content, args, res.Text, res.IsError, c.want)
+		}
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // A warm run of an unchanged workspace should not assemble its prompt
@@ -108,8 +110,9 @@ func (d *depRecorder) fail() {
 // file and directory (see the memo's rules above); the Renderer is then
 // not used.
 func (r *Resolver) PromptIn(cfg *Config, dir string, open func() (*os.Root, error), rd *Renderer) (string, int, error) {
-	var kb [1024]byte
-	key, memoize := memoKey(kb[:0], cfg, dir)
+	ks := keyScratches.Get().(*keyScratch)
+	defer ks.put()
+	key, memoize := ks.key(cfg, dir)
 	if memoize {
 		r.mu.Lock()
 		m := r.memo[string(key)]
@@ -210,7 +213,171 @@ func memoKey(b []byte, cfg *Config, dir string) ([]byte, bool) {
 	b = appendKeyString(b, dir)
 	b = appendKeyString(b, os.Getenv("TZ"))
 	b = appendKeyString(b, os.Getenv("HOME"))
-	return appendKeyValue(b, reflect.ValueOf(cfg).Elem())
+	return configKey()(b, unsafe.Pointer(cfg))
+}
+
+// keyScratch is where PromptIn writes a memo key: the encoder's indirect
+// calls would let a buffer on its stack, and the caller's Config, escape
+// to the heap on every call; a pooled buffer and copy of the Config do not.
+type keyScratch struct {
+	buf []byte
+	cfg Config
+}
+
+var keyScratches = sync.Pool{New: func() any { return &keyScratch{buf: make([]byte, 0, 1024)} }}
+
+// key is memoKey of (a copy of) cfg and dir, in ks's buffer.
+func (ks *keyScratch) key(cfg *Config, dir string) ([]byte, bool) {
+	ks.cfg = *cfg
+	key, ok := memoKey(ks.buf[:0], &ks.cfg, dir)
+	ks.buf = key[:0]
+	return key, ok
+}
+
+// put drops the Config's references and returns ks to the pool.
+func (ks *keyScratch) put() {
+	ks.cfg = Config{}
+	keyScratches.Put(ks)
+}
+
+// keyFunc appends the key of the value at p, as appendKeyValue encodes
+// it, and reports false for a value it cannot encode.
+type keyFunc func(b []byte, p unsafe.Pointer) ([]byte, bool)
+
+// configKey is Config's key encoder, made once from its type: per run,
+// the fields are read at their offsets rather than walked by reflection
+// (which was most of a warm run's prompt cost).
+var configKey = sync.OnceValue(func() keyFunc { return compileKey(reflect.TypeFor[Config]()) })
+
+// compileKey returns the encoder of values of type t: appendKeyValue's
+// encoding, reflection left to maps (whose keys it sorts).
+func compileKey(t reflect.Type) keyFunc {
+	switch t.Kind() {
+	case reflect.String:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) { return appendKeyString(b, *(*string)(p)), true }
+	case reflect.Bool:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			if *(*bool)(p) {
+				return append(b, 1), true
+			}
+			return append(b, 0), true
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		size := t.Size()
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			var n int64
+			switch size {
+			case 1:
+				n = int64(*(*int8)(p))
+			case 2:
+				n = int64(*(*int16)(p))
+			case 4:
+				n = int64(*(*int32)(p))
+			default:
+				n = *(*int64)(p)
+			}
+			return binary.AppendVarint(b, n), true
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		size := t.Size()
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			var n uint64
+			switch size {
+			case 1:
+				n = uint64(*(*uint8)(p))
+			case 2:
+				n = uint64(*(*uint16)(p))
+			case 4:
+				n = uint64(*(*uint32)(p))
+			default:
+				n = *(*uint64)(p)
+			}
+			return binary.AppendUvarint(b, n), true
+		}
+	case reflect.Float32:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(*(*float32)(p)))), true
+		}
+	case reflect.Float64:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return binary.LittleEndian.AppendUint64(b, math.Float64bits(*(*float64)(p))), true
+		}
+	case reflect.Struct:
+		type field struct {
+			off uintptr
+			enc keyFunc
+		}
+		fields := make([]field, t.NumField())
+		for i := range fields {
+			f := t.Field(i)
+			fields[i] = field{f.Offset, compileKey(f.Type)}
+		}
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			ok := true
+			for _, f := range fields {
+				if b, ok = f.enc(b, unsafe.Add(p, f.off)); !ok {
+					return b, false
+				}
+			}
+			return b, true
+		}
+	case reflect.Slice, reflect.Array:
+		elem, size := compileKey(t.Elem()), t.Elem().Size()
+		slice := t.Kind() == reflect.Slice
+		n := 0
+		if !slice {
+			n = t.Len()
+		}
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			data, n := p, n
+			if slice {
+				h := (*[]byte)(p) // every slice header has this layout
+				if *h == nil {
+					return append(b, 0), true
+				}
+				data, n = unsafe.Pointer(unsafe.SliceData(*h)), len(*h)
+			}
+			b = append(b, 1)
+			b = binary.AppendUvarint(b, uint64(n))
+			ok := true
+			for i := range n {
+				if b, ok = elem(b, unsafe.Add(data, uintptr(i)*size)); !ok {
+					return b, false
+				}
+			}
+			return b, true
+		}
+	case reflect.Pointer:
+		var elem keyFunc
+		var once sync.Once // a recursive type compiles its element on first use
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			q := *(*unsafe.Pointer)(p)
+			if q == nil {
+				return append(b, 0), true
+			}
+			once.Do(func() { elem = compileKey(t.Elem()) })
+			return elem(append(b, 1), q)
+		}
+	case reflect.Map:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			return appendKeyValue(b, reflect.NewAt(t, p).Elem())
+		}
+	case reflect.Interface:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			if (*[2]unsafe.Pointer)(p)[0] == nil {
+				return append(b, 0), true
+			}
+			return b, false
+		}
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return func(b []byte, p unsafe.Pointer) ([]byte, bool) {
+			if *(*unsafe.Pointer)(p) == nil {
+				return append(b, 0), true
+			}
+			return b, false
+		}
+	}
+	return func(b []byte, p unsafe.Pointer) ([]byte, bool) { return b, false } // complex
 }
 
 func appendKeyString(b []byte, s string) []byte {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // memoWorkspace materializes the sample workspace and returns its
@@ -184,6 +185,7 @@ func TestMemoKeyCoversConfig(t *testing.T) {
 	if !ok {
 		t.Fatal("the sample configuration is not memoizable")
 	}
+	sameKeyEncoding(t, "sample", base)
 	// Walk the leaves of Config with index paths and mutate each on a
 	// fresh sample.
 	var leaves [][]int
@@ -209,10 +211,12 @@ func TestMemoKeyCoversConfig(t *testing.T) {
 			if _, ok := memoKey(nil, c, "/ws"); ok {
 				t.Errorf("%s: a configuration with a function is memoizable", name)
 			}
+			sameKeyEncoding(t, name, c)
 			continue
 		}
 		mutate(t, name, v)
 		k, ok := memoKey(nil, c, "/ws")
+		sameKeyEncoding(t, name, c)
 		if name == "ExtraFiles" {
 			if ok {
 				t.Errorf("a configuration with ExtraFiles is memoizable")
@@ -228,6 +232,17 @@ func TestMemoKeyCoversConfig(t *testing.T) {
 	}
 	if k, _ := memoKey(nil, base, "/other"); string(k) == string(k0) {
 		t.Error("the workspace does not change the key")
+	}
+}
+
+// sameKeyEncoding checks that Config's compiled key encoder writes what
+// appendKeyValue, its reflective reference, writes of c.
+func sameKeyEncoding(t *testing.T, name string, c *Config) {
+	t.Helper()
+	fast, ok1 := configKey()(nil, unsafe.Pointer(c))
+	ref, ok2 := appendKeyValue(nil, reflect.ValueOf(c).Elem())
+	if ok1 != ok2 || ok1 && string(fast) != string(ref) {
+		t.Errorf("%s: the compiled key encoder (%v) differs from appendKeyValue (%v)", name, ok1, ok2)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -146,6 +147,18 @@ func TestParseISOMillis(t *testing.T) {
 	}
 	if got := string(appendISOMillis(nil, 1773459339401)); got != "2026-03-14T03:35:39.401Z" {
 		t.Errorf("format %q", got)
+	}
+	// The digits written directly are AppendFormat's, leap days, the
+	// ends of years and of the range included.
+	for _, ms := range []int64{0, -1, 1, 999, -62167219200000, -62167219200001, 253402300799999, 253402300800000, 951782400000, 951868799999, 4107542399999, -2208988800001} {
+		if got, want := string(appendISOMillis(nil, ms)), time.UnixMilli(ms).UTC().Format(isoLayout); got != want {
+			t.Errorf("format %d: %q, want %q", ms, got, want)
+		}
+	}
+	for ms := int64(-5e12); ms < 3e14; ms += 7_654_321_987 {
+		if got, want := string(appendISOMillis(nil, ms)), time.UnixMilli(ms).UTC().Format(isoLayout); got != want {
+			t.Fatalf("format %d: %q, want %q", ms, got, want)
+		}
 	}
 }
 

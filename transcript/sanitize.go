@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -160,8 +162,27 @@ func RepairToolCallInputs(msgs []llm.Message, allowed []string) ([]llm.Message, 
 	return repairToolCallInputs(msgs, allowSet(allowed))
 }
 
-// allowSet is the set of allowed tool names, lower case (nil: no list).
+// allowSet is the set of allowed tool names, lower case (nil: no list),
+// read only: the last list's set while the lists are the same (a service
+// runs every session with the same tools).
 func allowSet(allowed []string) map[string]bool {
+	if m := lastAllowSet.Load(); m != nil && slices.Equal(m.names, allowed) {
+		return m.set
+	}
+	set := makeAllowSet(allowed)
+	lastAllowSet.Store(&allowMemo{names: slices.Clone(allowed), set: set})
+	return set
+}
+
+// lastAllowSet is allowSet's last list and set.
+var lastAllowSet atomic.Pointer[allowMemo]
+
+type allowMemo struct {
+	names []string
+	set   map[string]bool
+}
+
+func makeAllowSet(allowed []string) map[string]bool {
 	var allow map[string]bool
 	for _, n := range allowed {
 		if t := strings.ToLower(strings.TrimSpace(n)); t != "" {

@@ -60,7 +60,23 @@ func digits(b []byte) (int64, bool) {
 	return n, true
 }
 
-// appendISOMillis appends ms as JavaScript's toISOString would.
+// isoLayout is JavaScript's toISOString for the years 0 to 9999.
+const isoLayout = "2006-01-02T15:04:05.000Z"
+
+// appendISOMillis appends ms as JavaScript's toISOString would: the
+// digits written directly for the years 0 to 9999 (time.AppendFormat
+// reads its layout on every call), through AppendFormat otherwise.
 func appendISOMillis(dst []byte, ms int64) []byte {
-	return time.UnixMilli(ms).UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z")
+	t := time.UnixMilli(ms).UTC()
+	year, mon, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, isoLayout)
+	}
+	hh, mm, ss := t.Clock()
+	milli := t.Nanosecond() / 1e6
+	return append(dst,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(mon)/10), byte('0'+int(mon)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hh/10), byte('0'+hh%10), ':', byte('0'+mm/10), byte('0'+mm%10), ':', byte('0'+ss/10), byte('0'+ss%10), '.',
+		byte('0'+milli/100), byte('0'+milli/10%10), byte('0'+milli%10), 'Z')
 }
