@@ -362,7 +362,8 @@ func (d *Decoder) chatChoices(arr *vIter) error {
 			return nil
 		}
 		d.chScan.elems++
-		if arr.peek() != '{' {
+		if arr.peek() != '{' || d.opts.OpenClaw && d.chScan.elems > 1 {
+			// @openclaw/ai reads choices[0] alone.
 			if _, ok := arr.skip(); !ok {
 				return d.badJSON()
 			}
@@ -579,6 +580,9 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 // chatChoiceSpans applies a validated choice's delta and finish reason.
 func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 	data := d.data
+	if d.opts.OpenClaw {
+		choice = 0 // choices[0] is the answer, whatever its index says
+	}
 	if ds.present {
 		// Most deltas have no reasoning member, and content or refusal
 		// but not both: absent members are passed over inline.
