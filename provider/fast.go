@@ -886,8 +886,8 @@ func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool, sh *shap
 			return false, d.badJSON()
 		}
 		named := len(t) == 0
-		if named {
-			t = d.name
+		if named && !d.opts.OpenClaw {
+			t = d.name // @openclaw/ai reads the type from the data alone
 		}
 		switch string(t) {
 		case "content_block_delta":
@@ -1062,8 +1062,8 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 			return false, d.badJSON()
 		}
 		named := len(t) == 0
-		if named {
-			t = d.name
+		if named && !d.opts.OpenClaw {
+			t = d.name // @openclaw/ai reads the type from the data alone
 		}
 		switch string(t) {
 		case "response.output_text.delta", "response.refusal.delta":
@@ -1076,6 +1076,9 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 		}
 	}
 	oi, delta := sp[rrOI], sp[rrDelta]
+	if tc != rtOther && d.opts.OpenClaw && !delta.isString(data) {
+		return false, d.responsesEvent(data) // @openclaw/ai refuses the event there
+	}
 	switch tc {
 	case rtText:
 		key := d.textKey(intOf(data, oi), intOf(data, sp[rrCI]))
