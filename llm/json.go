@@ -148,6 +148,7 @@ func (b *Block) AppendJSON(dst []byte) []byte {
 	case BlockText:
 		dst = append(dst, `{"type":"text","text":`...)
 		dst = AppendJSONString(dst, b.Text)
+		dst = b.appendStreamIndex(dst)
 		if len(b.Signature) > 0 {
 			dst = append(dst, `,"textSignature":`...)
 			dst = AppendJSONString(dst, b.Signature)
@@ -162,6 +163,7 @@ func (b *Block) AppendJSON(dst []byte) []byte {
 		if b.Redacted {
 			dst = append(dst, `,"redacted":true`...)
 		}
+		dst = b.appendStreamIndex(dst)
 	case BlockToolCall:
 		dst = append(dst, `{"type":"toolCall","id":`...)
 		dst = AppendJSONString(dst, b.ID)
@@ -172,6 +174,11 @@ func (b *Block) AppendJSON(dst []byte) []byte {
 			dst = append(dst, "{}"...)
 		} else {
 			dst = appendCompactJSON(dst, b.Arguments)
+		}
+		if b.Unstopped {
+			dst = append(dst, `,"partialJson":`...)
+			dst = AppendJSONString(dst, b.RawArgs)
+			dst = b.appendStreamIndex(dst)
 		}
 		if len(b.Signature) > 0 {
 			dst = append(dst, `,"thoughtSignature":`...)
@@ -184,6 +191,16 @@ func (b *Block) AppendJSON(dst []byte) []byte {
 		dst = AppendJSONString(dst, b.MimeType)
 	}
 	return append(dst, '}')
+}
+
+// appendStreamIndex writes the stream index an unstopped block keeps, in
+// the place @openclaw/ai's object has it.
+func (b *Block) appendStreamIndex(dst []byte) []byte {
+	if !b.Unstopped {
+		return dst
+	}
+	dst = append(dst, `,"index":`...)
+	return strconv.AppendInt(dst, b.StreamIndex, 10)
 }
 
 // AppendEventJSON appends e as one JSON object in the replay format

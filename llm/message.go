@@ -111,6 +111,13 @@ type Block struct {
 	RawArgs      []byte
 	Arguments    []byte
 	MimeType     []byte
+	// Unstopped marks a block of OpenClaw's Anthropic transport whose
+	// content_block_stop never came: @openclaw/ai leaves the stream index
+	// on such a block (and, on a tool call, its partialJson, which is
+	// RawArgs), so they are written as "index" (StreamIndex) and
+	// "partialJson". Only the openclaw profile sets it.
+	Unstopped   bool
+	StreamIndex int64
 }
 
 // reset empties b, keeping the capacity of its buffers.
@@ -147,6 +154,8 @@ func (b *Block) Clone() Block {
 		RawArgs:      cloneBytes(b.RawArgs),
 		Arguments:    cloneBytes(b.Arguments),
 		MimeType:     cloneBytes(b.MimeType),
+		Unstopped:    b.Unstopped,
+		StreamIndex:  b.StreamIndex,
 	}
 }
 

@@ -12,8 +12,8 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 		return d.badJSON()
 	}
 	typ := v.GetStringBytes("type")
-	if len(typ) == 0 {
-		typ = d.name
+	if len(typ) == 0 && !d.opts.OpenClaw {
+		typ = d.name // @openclaw/ai reads the type from the data alone
 	}
 	switch string(typ) {
 	case "content_block_delta":
@@ -34,6 +34,7 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 			return nil
 		}
 		s := &d.slots[si]
+		d.msg.Content[s.ci].Unstopped = false
 		if s.kind == llm.BlockToolCall && !s.delta && s.inLen > 0 {
 			// A complete input in content_block_start and no deltas: the
 			// start input is the arguments (emitted as one delta).
@@ -51,6 +52,17 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 		}
 		d.setModel(m.GetStringBytes("model"))
 		d.setResponseID(m.GetStringBytes("id"))
+		if d.opts.OpenClaw {
+			// applyAnthropicMessageStartUsage: a cache count absent or
+			// null is 0, even after an earlier message_start.
+			u := m.Get("usage")
+			if u == nil || u.Get("cache_read_input_tokens") == nil || u.Get("cache_read_input_tokens").Type() == fastjson.TypeNull {
+				d.uCacheRead = 0
+			}
+			if u == nil || u.Get("cache_creation_input_tokens") == nil || u.Get("cache_creation_input_tokens").Type() == fastjson.TypeNull {
+				d.uCacheWrite = 0
+			}
+		}
 		if u := m.Get("usage"); u != nil {
 			d.anthropicUsage(u)
 		}
@@ -75,7 +87,11 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 		}
 	case "message_stop":
 		d.stopped = true
-		d.finish()
+		if !d.opts.OpenClaw {
+			d.finish()
+		}
+		// @openclaw/ai reads on to the end of the body: what follows
+		// message_stop (an error, another block) still counts.
 	case "error":
 		return providerError(v)
 	}
@@ -96,16 +112,20 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 	}
 	if si := d.findSlot(0, idx, anyKind); si >= 0 {
 		// A second start for an open index: end the first block.
-		d.closeSlot(si)
+		if d.opts.OpenClaw {
+			d.ocAnthropicOrphan(si)
+		} else {
+			d.closeSlot(si)
+		}
 	}
 	switch string(cb.GetStringBytes("type")) {
 	case "text":
-		si := d.open(0, idx, llm.BlockText)
+		si := d.anthropicOpen(idx, llm.BlockText)
 		if t := cb.GetStringBytes("text"); len(t) > 0 {
 			return d.appendText(si, t)
 		}
 	case "thinking":
-		si := d.open(0, idx, llm.BlockThinking)
+		si := d.anthropicOpen(idx, llm.BlockThinking)
 		if d.opts.OpenClaw {
 			d.msg.Content[d.slots[si].ci].SignatureSet = true
 		}
@@ -119,7 +139,7 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 			return d.appendText(si, t)
 		}
 	case "redacted_thinking":
-		si := d.open(0, idx, llm.BlockThinking)
+		si := d.anthropicOpen(idx, llm.BlockThinking)
 		b := &d.msg.Content[d.slots[si].ci]
 		b.Redacted = true
 		b.Text = append(b.Text[:0], "[Reasoning redacted]"...)
@@ -127,7 +147,7 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 	case "tool_use":
 		// @openclaw/ai tags the text before a tool call as commentary.
 		d.oc.tagUpTo = len(d.msg.Content)
-		si := d.open(0, idx, llm.BlockToolCall)
+		si := d.anthropicOpen(idx, llm.BlockToolCall)
 		b := &d.msg.Content[d.slots[si].ci]
 		if err := d.setField(&b.ID, cb.GetStringBytes("id")); err != nil {
 			return err
@@ -150,6 +170,18 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 	// Other block types (server tools, search results) are not part of the
 	// message; their deltas are ignored.
 	return nil
+}
+
+// anthropicOpen opens a block for a content_block_start of stream index
+// idx. With the OpenClaw rules the block is unstopped (it keeps its index)
+// until its content_block_stop.
+func (d *Decoder) anthropicOpen(idx int64, t llm.BlockType) int {
+	si := d.open(0, idx, t)
+	if d.opts.OpenClaw {
+		b := &d.msg.Content[d.slots[si].ci]
+		b.Unstopped, b.StreamIndex = true, idx
+	}
+	return si
 }
 
 func hasIndex(v *fastjson.Value) bool {
@@ -227,17 +259,20 @@ func (d *Decoder) anthropicDelta(v *fastjson.Value) error {
 func (d *Decoder) anthropicUsage(u *fastjson.Value) {
 	// message_delta usage is cumulative: a present field replaces the
 	// earlier value (prefer the final one).
-	if x := u.Get("input_tokens"); x != nil && x.Type() == fastjson.TypeNumber {
-		d.uIn = x.GetInt64()
+	d.anthropicCount(&d.uIn, u.Get("input_tokens"))
+	d.anthropicCount(&d.uOut, u.Get("output_tokens"))
+	d.anthropicCount(&d.uCacheRead, u.Get("cache_read_input_tokens"))
+	d.anthropicCount(&d.uCacheWrite, u.Get("cache_creation_input_tokens"))
+}
+
+// anthropicCount sets *dst from a usage count, if it is a number (with the
+// OpenClaw rules, a non-negative one: @openclaw/ai ignores the others).
+func (d *Decoder) anthropicCount(dst *int64, x *fastjson.Value) {
+	if x == nil || x.Type() != fastjson.TypeNumber {
+		return
 	}
-	if x := u.Get("output_tokens"); x != nil && x.Type() == fastjson.TypeNumber {
-		d.uOut = x.GetInt64()
-	}
-	if x := u.Get("cache_read_input_tokens"); x != nil && x.Type() == fastjson.TypeNumber {
-		d.uCacheRead = x.GetInt64()
-	}
-	if x := u.Get("cache_creation_input_tokens"); x != nil && x.Type() == fastjson.TypeNumber {
-		d.uCacheWrite = x.GetInt64()
+	if n := x.GetInt64(); n >= 0 || !d.opts.OpenClaw {
+		*dst = n
 	}
 }
 

@@ -39,7 +39,10 @@ func (d *Decoder) chatEvent(data []byte) error {
 	choices := v.Get("choices")
 	if choices != nil && choices.Type() == fastjson.TypeArray {
 		arr, _ := choices.Array()
-		for _, c := range arr {
+		for i, c := range arr {
+			if d.opts.OpenClaw && i > 0 {
+				break // @openclaw/ai reads choices[0] alone
+			}
 			if err := d.chatChoice(c); err != nil {
 				return err
 			}
@@ -102,6 +105,9 @@ func providerError(e *fastjson.Value) error {
 
 func (d *Decoder) chatChoice(c *fastjson.Value) error {
 	choice := int32(c.GetInt("index"))
+	if d.opts.OpenClaw {
+		choice = 0 // choices[0] is the answer, whatever its index says
+	}
 	if delta := c.Get("delta"); delta != nil && delta.Type() == fastjson.TypeObject {
 		for i := range reasoningFields {
 			if s := delta.GetStringBytes(reasoningFields[i]); len(s) > 0 {
@@ -270,7 +276,10 @@ func (d *Decoder) chatToolCall(choice int32, pos int, hasIndex bool, index int64
 }
 
 func (d *Decoder) chatFinish(choice int32, fr []byte) {
-	for i := 0; i < len(d.slots); i++ {
+	// @openclaw/ai's completions transport only notes a finish_reason: its
+	// blocks stay open, deltas after it continue them, and a later
+	// finish_reason replaces it.
+	for i := 0; i < len(d.slots) && !d.opts.OpenClaw; i++ {
 		if d.slots[i].choice == choice {
 			d.closeSlot(i)
 			i--

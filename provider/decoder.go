@@ -455,6 +455,9 @@ func (d *Decoder) step() {
 			derr = d.responsesFast(data)
 		}
 		if derr != nil {
+			if d.opts.OpenClaw && errors.Is(derr, ErrBadJSON) && d.ocBadData(data) {
+				continue
+			}
 			if d.cut {
 				var se *SyntaxError
 				if errors.As(derr, &se) {

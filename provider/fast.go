@@ -362,7 +362,8 @@ func (d *Decoder) chatChoices(arr *vIter) error {
 			return nil
 		}
 		d.chScan.elems++
-		if arr.peek() != '{' {
+		if arr.peek() != '{' || d.opts.OpenClaw && d.chScan.elems > 1 {
+			// @openclaw/ai reads choices[0] alone.
 			if _, ok := arr.skip(); !ok {
 				return d.badJSON()
 			}
@@ -579,6 +580,9 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 // chatChoiceSpans applies a validated choice's delta and finish reason.
 func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 	data := d.data
+	if d.opts.OpenClaw {
+		choice = 0 // choices[0] is the answer, whatever its index says
+	}
 	if ds.present {
 		// Most deltas have no reasoning member, and content or refusal
 		// but not both: absent members are passed over inline.
@@ -882,8 +886,8 @@ func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool, sh *shap
 			return false, d.badJSON()
 		}
 		named := len(t) == 0
-		if named {
-			t = d.name
+		if named && !d.opts.OpenClaw {
+			t = d.name // @openclaw/ai reads the type from the data alone
 		}
 		switch string(t) {
 		case "content_block_delta":
@@ -1058,8 +1062,8 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 			return false, d.badJSON()
 		}
 		named := len(t) == 0
-		if named {
-			t = d.name
+		if named && !d.opts.OpenClaw {
+			t = d.name // @openclaw/ai reads the type from the data alone
 		}
 		switch string(t) {
 		case "response.output_text.delta", "response.refusal.delta":
@@ -1072,6 +1076,9 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 		}
 	}
 	oi, delta := sp[rrOI], sp[rrDelta]
+	if tc != rtOther && d.opts.OpenClaw && !delta.isString(data) {
+		return false, d.responsesEvent(data) // @openclaw/ai refuses the event there
+	}
 	switch tc {
 	case rtText:
 		key := d.textKey(intOf(data, oi), intOf(data, sp[rrCI]))

@@ -28,6 +28,8 @@ const (
 	MsgResponsesUnresolved        = "Responses stream completed with unresolved tool calls"
 	MsgResponsesEndedUnresolved   = "Responses stream ended with unresolved tool calls"
 	MsgResponsesNoTerminal        = "OpenAI Responses stream ended before a terminal response event"
+	MsgResponsesUntypedEvent      = "Responses stream delivered a malformed event without a string type"
+	MsgSSEMalformedJSON           = "Error reading response: malformed server-sent event JSON."
 	msgResponsesChangedNamePrefix = "Responses stream changed tool-call function name from "
 )
 
@@ -269,20 +271,21 @@ func (d *Decoder) ocAnthropicFinish() {
 	}
 	for i := range d.slots {
 		if d.slots[i].kind == llm.BlockToolCall {
-			for j := range d.slots {
-				d.endSlot(&d.slots[j])
-			}
-			d.slots = d.slots[:0]
+			// No block is ended: the transport throws first.
 			d.ocFail(MsgAnthropicIncompleteCall, false, true)
 			return
 		}
 	}
 	// A text or thinking block its content_block_stop never reached gets no
-	// end event.
+	// end event, and a thinking block no signature from its deltas.
+	for i := range d.slots {
+		d.ocPendingSignature(&d.slots[i])
+	}
 	d.slots = d.slots[:0]
 	for i := range d.msg.Content {
 		b := &d.msg.Content[i]
-		if b.Type != llm.BlockToolCall || len(b.RawArgs) == 0 {
+		if b.Type != llm.BlockToolCall || len(b.RawArgs) == 0 || b.Unstopped {
+			// An unstopped call was never sealed: it is not checked.
 			continue
 		}
 		if jsonObject(b.RawArgs) {
@@ -449,15 +452,127 @@ func (d *Decoder) ocTerminal() {
 		// A thinking block still open when the turn failed has no
 		// signature yet: its deltas were pending until content_block_stop.
 		for i := range d.slots {
-			if s := &d.slots[i]; s.kind == llm.BlockThinking && s.delta {
-				d.msg.Content[s.ci].Signature = d.msg.Content[s.ci].Signature[:0]
-			}
+			d.ocPendingSignature(&d.slots[i])
+		}
+		// The transport's catch deletes every block's index and
+		// partialJson.
+		for i := range d.msg.Content {
+			d.msg.Content[i].Unstopped = false
 		}
 	}
 	if d.oc.dropCalls {
 		d.ocRemoveToolCalls()
 		d.oc.dropCalls = false
 	}
+}
+
+// ocPendingSignature drops the signature an open Anthropic thinking block
+// took from signature deltas: @openclaw/ai holds them until the block's
+// content_block_stop, and the block's own signature is "" from the first.
+func (d *Decoder) ocPendingSignature(s *slot) {
+	if s.kind == llm.BlockThinking && s.delta {
+		d.msg.Content[s.ci].Signature = d.msg.Content[s.ci].Signature[:0]
+	}
+}
+
+// ocAnthropicOrphan: a content_block_start for an index whose block is
+// still open takes the index over, and @openclaw/ai never ends the first
+// block: no end event, it keeps its index and loses its pending signature;
+// a tool call is never sealed, its arguments stay the start's input (an
+// object or an array, else {}) and its deltas stay its partialJson.
+func (d *Decoder) ocAnthropicOrphan(si int) {
+	s := &d.slots[si]
+	d.ocPendingSignature(s)
+	if s.kind == llm.BlockToolCall {
+		b := &d.msg.Content[s.ci]
+		in := d.side[s.inOff : s.inOff+s.inLen]
+		if len(in) == 0 || in[0] != '{' && in[0] != '[' {
+			in = emptyObject
+		}
+		b.Arguments = append(b.Arguments[:0], in...)
+	}
+	d.slots = append(d.slots[:si], d.slots[si+1:]...)
+}
+
+var emptyObject = []byte("{}")
+
+// ocBadData handles an event whose data the decoder refused as JSON, as
+// the wire's OpenClaw transport does; it reports whether the event was
+// dealt with. Data that is not JSON fails the turn: the OpenAI SDK's SSE
+// reader says so in its own words (the Anthropic rule is below). Valid
+// JSON that is not an object is skipped by the completions transport (a
+// chunk without choices) and refused by the Responses one (no string
+// type). An object the decoder refused for its members fails as before,
+// unless the Responses checks name it.
+func (d *Decoder) ocBadData(data []byte) bool {
+	if d.wire == WireAnthropic {
+		return d.ocAnthropicBadData(data)
+	}
+	if d.cut {
+		return false // the cut tail: the truncation rules apply
+	}
+	v, err := d.p.ParseBytes(data)
+	if err != nil {
+		d.ocFail(MsgSSEMalformedJSON, false, d.wire == WireOpenAIChat)
+		return true
+	}
+	if d.wire == WireOpenAIChat {
+		return v.Type() != fastjson.TypeObject
+	}
+	if msg := ocResponsesMalformed(v); msg != "" {
+		d.ocFail(msg, false, false)
+		return true
+	}
+	return false
+}
+
+// ocResponsesMalformed is @openclaw/ai's check of each Responses event
+// before it is read (adaptResponsesStream): the message of the failure,
+// or "" for an event that passes.
+func ocResponsesMalformed(v *fastjson.Value) string {
+	if v.Type() != fastjson.TypeObject {
+		return MsgResponsesUntypedEvent
+	}
+	t := v.Get("type")
+	if t == nil || t.Type() != fastjson.TypeString {
+		return MsgResponsesUntypedEvent
+	}
+	typ, _ := t.StringBytes()
+	var member string
+	var want fastjson.Type
+	switch string(typ) {
+	case "response.function_call_arguments.delta", "response.output_text.delta",
+		"response.reasoning_summary_text.delta", "response.reasoning_text.delta",
+		"response.refusal.delta", "response.text.delta":
+		member, want = "delta", fastjson.TypeString
+	case "response.output_item.added", "response.output_item.done":
+		member, want = "item", fastjson.TypeObject
+	case "response.created", "response.completed", "response.incomplete", "response.failed":
+		member, want = "response", fastjson.TypeObject
+	default:
+		return ""
+	}
+	if m := v.Get(member); m == nil || m.Type() != want {
+		return "Responses stream delivered malformed " + string(typ) + " " + member
+	}
+	return ""
+}
+
+// ocAnthropicBadData: an Anthropic event's data was refused as JSON.
+// @openclaw/ai skips "[DONE]" and JSON that is not an object (it has no
+// type); data that is not JSON fails the turn (parseAnthropicSseEventData),
+// a cut tail included. It reports whether the event was skipped; an
+// object refused for its members fails as before.
+func (d *Decoder) ocAnthropicBadData(data []byte) (skipped bool) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if string(trimmed) == "[DONE]" || len(trimmed) > 0 && trimmed[0] != '{' && fastjson.ValidateBytes(data) == nil {
+		return true
+	}
+	if fastjson.ValidateBytes(data) != nil {
+		d.ocFail(MsgAnthropicFragment, d.cut, true)
+		return true
+	}
+	return false
 }
 
 // ocAnthropicEOF: the body ended without message_stop and without a stop
@@ -931,7 +1046,10 @@ func jsTruthy(v *fastjson.Value) bool {
 // of the same index reach; a delta without an index starts a block of its
 // own that nothing else reaches (and that never ends).
 func (d *Decoder) ocAnthropicOrphanText(index int64, indexed bool, text []byte) error {
-	si := d.open(0, index, llm.BlockText)
+	if !indexed {
+		index = int64(len(d.msg.Content)) // the block's position is its index
+	}
+	si := d.anthropicOpen(index, llm.BlockText)
 	err := d.appendText(si, text)
 	if !indexed {
 		d.slots = append(d.slots[:si], d.slots[si+1:]...)

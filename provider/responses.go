@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"io"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/valyala/fastjson"
@@ -27,14 +28,25 @@ func (d *Decoder) responsesEvent(data []byte) error {
 			d.finish()
 			return nil
 		}
+		if d.opts.OpenClaw {
+			// The SDK's stream ends at [DONE]: as the end of the body.
+			d.readFailed(io.EOF)
+			return nil
+		}
 		return ErrTruncated
 	}
 	v, err := d.p.ParseBytes(data)
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return d.badJSON()
 	}
+	if d.opts.OpenClaw {
+		if msg := ocResponsesMalformed(v); msg != "" {
+			d.ocFail(msg, false, false)
+			return nil
+		}
+	}
 	typ := v.GetStringBytes("type")
-	if len(typ) == 0 {
+	if len(typ) == 0 && !d.opts.OpenClaw {
 		typ = d.name
 	}
 	switch string(typ) {
