@@ -77,6 +77,20 @@ func first(dst *span, v span) {
 	}
 }
 
+// applyShape applies an event that matched the learned shape sh, as the
+// wire's fast path would after its scan.
+func (d *Decoder) applyShape(data []byte, sh *shape) error {
+	switch d.wire {
+	case WireOpenAIChat:
+		return d.chatShaped(data, &sh.sp, sh.aux)
+	case WireAnthropic:
+		_, err := d.anthropicApply(data, sh.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
+		return err
+	}
+	_, err := d.responsesApply(data, sh.sp[:responsesRoles], sh)
+	return err
+}
+
 // ---- Chat Completions ----
 
 func (d *Decoder) chatFast(data []byte) error {
@@ -86,7 +100,7 @@ func (d *Decoder) chatFast(data []byte) error {
 		return nil
 	}
 	if sh := d.shapeMatch(data); sh != nil {
-		return d.chatShaped(data, &sh.sp, sh.aux)
+		return d.applyShape(data, sh)
 	}
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -766,8 +780,7 @@ const auxSawDelta = 1
 
 func (d *Decoder) anthropicFast(data []byte) error {
 	if sh := d.shapeMatch(data); sh != nil {
-		_, err := d.anthropicApply(data, sh.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
-		return err
+		return d.applyShape(data, sh)
 	}
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -1000,8 +1013,7 @@ func (d *Decoder) responsesFast(data []byte) error {
 		return d.responsesEvent(data)
 	}
 	if sh := d.shapeMatch(data); sh != nil {
-		_, err := d.responsesApply(data, sh.sp[:responsesRoles], sh)
-		return err
+		return d.applyShape(data, sh)
 	}
 	it, ok := topIter(data)
 	if !ok {

@@ -59,7 +59,8 @@ const (
 func zeroBytes(v uint64) uint64 { return (v - swarLSB) &^ v & swarMSB }
 
 // findQuote returns the index of the first '"' in b at or after i (-1 if
-// none) and whether a backslash comes before it. It reads eight bytes at a
+// none) and whether a backslash or a control character (below 0x20, which
+// JSON strings may not hold raw) comes before it. It reads eight bytes at a
 // time (SWAR): provider strings are mostly short, where this beats a call
 // to IndexByte.
 func findQuote(b []byte, i int) (int, bool) {
@@ -67,7 +68,7 @@ func findQuote(b []byte, i int) (int, bool) {
 	for i+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[i:])
 		q := zeroBytes(w ^ swarQuotes)
-		sl := zeroBytes(w ^ swarSlash)
+		sl := zeroBytes(w^swarSlash) | ctlBytes(w)
 		if q == 0 {
 			esc = esc || sl != 0
 			i += 8
@@ -83,10 +84,16 @@ func findQuote(b []byte, i int) (int, bool) {
 			return i, esc
 		case '\\':
 			esc = true
+		default:
+			esc = esc || b[i] < ' '
 		}
 	}
 	return -1, esc
 }
+
+// ctlBytes has the high bit set in (at least) the lowest byte of v below
+// 0x20, a control character; bits above it may be false positives.
+func ctlBytes(v uint64) uint64 { return (v - 0x2020202020202020) &^ v & swarMSB }
 
 // quickString returns the index after the string starting at b[i] == '"'
 // when the string closes within its first 16 bytes and has no escape
@@ -119,7 +126,8 @@ func quickString(b []byte, i int) int {
 }
 
 // scanString returns the index after the string starting at b[i] == '"'
-// (-1 if it is not terminated) and whether it has escapes.
+// (-1 if it is not terminated) and whether it has escapes or control
+// characters (what a closer look must check).
 func scanString(b []byte, i int) (int, bool) {
 	start := i
 	i++

@@ -1,5 +1,7 @@
 package provider
 
+import "bytes"
+
 // Shapes: the byte skeleton of the events a stream repeats.
 //
 // A provider sends the same event shape thousands of times (a chat chunk
@@ -52,7 +54,14 @@ type spanRef struct {
 }
 
 type shape struct {
+	// tpl is the event as it was framed (its "event:" line and the data
+	// line up to the data, when the event lay whole in the read window),
+	// then the data; src is the data, tpl[pre:].
+	tpl     []byte
 	src     []byte
+	pre     int
+	name    span    // the event's name in tpl, absent when it had none
+	framed  bool    // tpl holds the framing: the shape can match a window
 	holes   []hole  // every string value and number of src, in order
 	act     []int16 // the holes a match scans; the rest are literal
 	ah      []hole  // the holes of act (compile), for match
@@ -93,14 +102,26 @@ func (s *shapeState) reset() {
 // shapeMatch returns the learned shape data matches, nil when none does.
 // The matched event's spans are in its sp until the shape's next match.
 func (d *Decoder) shapeMatch(data []byte) *shape {
-	s := &d.shapes
+	sh, _ := d.shapes.find(data, false)
+	return sh
+}
+
+// find returns the learned shape b matches, with the data it matched,
+// nil when none does. framed: b is the read window at the start of an
+// event, matched against the framed shapes (framing, data, blank line);
+// a miss there is not counted, as the event then goes the unframed way.
+func (s *shapeState) find(b []byte, framed bool) (*shape, []byte) {
 	if s.off {
-		return nil
+		return nil, nil
 	}
 	for j := 0; j < s.n; j++ {
 		i := s.ord[j]
 		sh := &s.sh[i]
-		if !sh.match(data, &s.pos) {
+		if framed && !sh.framed {
+			continue
+		}
+		e := sh.match(b, framed, &s.pos)
+		if e < 0 {
 			continue
 		}
 		if j > 0 {
@@ -108,50 +129,75 @@ func (d *Decoder) shapeMatch(data []byte) *shape {
 			s.ord[0] = i
 		}
 		s.hits++
+		data := b[:e]
+		if framed {
+			data = b[sh.pre:e]
+		}
 		sh.remap(&s.pos)
 		if !sh.refined {
 			sh.refine(data, &s.pos)
 		}
-		return sh
+		return sh, data
 	}
-	if s.n > 0 {
+	if s.n > 0 && !framed {
 		s.misses++
 		if s.misses > shapeMissFloor && s.misses > 2*s.hits {
 			s.off = true
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// match compares data with the shape, leaving the active holes' spans in
-// pos.
-func (sh *shape) match(data []byte, pos *[1 + 2*maxShapeHoles]int) bool {
-	src := sh.src
-	p, lit := 0, 0 // next byte of data; start of the next literal run in src
+// match compares b with the shape, leaving the active holes' spans (in
+// the data) in pos, and returns the end of the data in b, -1 when b does
+// not match. Unframed, b is the data and must match to its end; framed,
+// b is the read window, which must hold the framing, then the data, then
+// the blank line: the data line then ends where the template's does, as
+// no hole holds a line feed (and the template's last byte, the data's,
+// is not a carriage return, as windowEvent framed it).
+func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int {
+	src, off := sh.src, 0
+	if framed {
+		src, off = sh.tpl, sh.pre
+	}
+	p, lit := 0, 0 // next byte of b; start of the next literal run in src
 	for k, h := range sh.ah {
-		n := int(h.s) - lit
-		if len(data)-p < n || string(data[p:p+n]) != string(src[lit:h.s]) {
-			return false
+		hs := int(h.s) + off
+		n := hs - lit
+		if len(b)-p < n || string(b[p:p+n]) != string(src[lit:hs]) {
+			return -1
 		}
 		p += n
 		start := p
 		if h.str {
-			e, esc := scanString(data, p-1)
-			if e < 0 || esc && !validEscapes(data[p:e-1]) {
-				return false
+			e, esc := scanString(b, p-1)
+			// esc: a backslash or a control character, which a line
+			// feed would be, came before the closing quote.
+			if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
+				return -1
 			}
 			p = e - 1
 		} else {
-			e := skipNumber(data, p)
+			e := skipNumber(b, p)
 			if e < 0 {
-				return false
+				return -1
 			}
 			p = e
 		}
-		pos[2*k+1], pos[2*k+2] = start, p
-		lit = int(h.e)
+		pos[2*k+1], pos[2*k+2] = start-off, p-off
+		lit = int(h.e) + off
 	}
-	return string(data[p:]) == string(src[lit:])
+	if !framed {
+		if string(b[p:]) != string(src[lit:]) {
+			return -1
+		}
+		return len(b)
+	}
+	n := len(src) - lit
+	if len(b)-p < n+2 || string(b[p:p+n]) != string(src[lit:]) || b[p+n] != '\n' || b[p+n+1] != '\n' {
+		return -1
+	}
+	return p + n
 }
 
 // refine keeps as holes only those whose bytes differ between the learned
@@ -244,7 +290,7 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 	if !fresh {
 		i = s.ord[s.n-1] // least recently used
 	}
-	if !s.sh[i].learn(data, sp, aux, &s.tmp) {
+	if !s.sh[i].learn(d.frame, d.frameName, data, sp, aux, &s.tmp) {
 		return
 	}
 	last := s.n - 1
@@ -260,9 +306,11 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 const maxShapeBytes = 8 << 10
 
 // learn makes the shape data's: every string value (not member names)
-// and number a hole, until a match refines them.
+// and number a hole, until a match refines them. frame is what preceded
+// the data in the read window when windowEvent framed the event (name:
+// where its name lies in it), nil otherwise.
 // tmp is scratch for the holes, swapped in when data is learned.
-func (sh *shape) learn(data []byte, sp []span, aux uint32, tmp *[]hole) bool {
+func (sh *shape) learn(frame []byte, name span, data []byte, sp []span, aux uint32, tmp *[]hole) bool {
 	holes := (*tmp)[:0]
 	defer func() { *tmp = holes }()
 	for i := 0; i < len(data); {
@@ -295,7 +343,15 @@ func (sh *shape) learn(data []byte, sp []span, aux uint32, tmp *[]hole) bool {
 		}
 	}
 	sh.holes, holes = holes, sh.holes
-	sh.src = append(sh.src[:0], data...)
+	// The framed match needs the template's last byte literal: a JSON
+	// object's closing brace.
+	sh.framed = frame != nil && data[len(data)-1] == '}'
+	if !sh.framed {
+		frame, name = nil, absent
+	}
+	sh.tpl = append(append(sh.tpl[:0], frame...), data...)
+	sh.pre, sh.name = len(frame), name
+	sh.src = sh.tpl[sh.pre:]
 	sh.act = sh.act[:0]
 	for k := range sh.holes {
 		sh.act = append(sh.act, int16(k))
