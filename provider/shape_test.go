@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,6 +26,9 @@ func shapeVariants(ev string) []string {
 	for _, v := range []string{
 		`\"`, `\\`, `\/`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `é`, "\x01", "\xff",
 		`\x`, `\u12`, `\`, `"`, `\\"`, `\\\"`,
+		// Raw line ends: the event's framing changes (a framed shape must
+		// not match across them).
+		"\n", "\n\n", "\r\n", "a\n\ndata: {}\n\n", "\n\nevent: x\ndata: {\"a\":\"",
 	} {
 		// Into the first string hole whose content is a delta.
 		for _, k := range []string{`"content":"`, `"text":"`, `"partial_json":"`, `"delta":"`, `"arguments":"`} {
@@ -220,6 +224,47 @@ func TestShapesTypeHoles(t *testing.T) {
 			for _, o := range []Options{{}, {OpenClaw: true}} {
 				decodeBoth(t, WireOpenAIResponses, named(pairs...), o)
 			}
+		}
+	}
+}
+
+// TestShapesFramedLineFeed: a raw line end inside a string hole of an
+// event that a framed shape would match (its holes active: the stream's
+// deltas vary) changes the event's framing, and the event decodes as the
+// line framing and the validating scan decode it.
+func TestShapesFramedLineFeed(t *testing.T) {
+	gens := []struct {
+		w   Wire
+		gen func(int, uint64) *synth.Stream
+	}{{WireOpenAIChat, synth.OpenAIChat}, {WireAnthropic, synth.Anthropic}, {WireOpenAIResponses, synth.Responses}}
+	for _, g := range gens {
+		events := bytes.SplitAfter(g.gen(60, 3).Body, []byte("\n\n"))
+		keys := []string{`"content":"`, `"text":"`, `"delta":"`}
+		k := len(events) / 3
+		for k < len(events) && !slices.ContainsFunc(keys, func(key string) bool { return bytes.Contains(events[k], []byte(key)) }) {
+			k++
+		}
+		if k == len(events) {
+			t.Fatalf("%v: no text delta", g.w)
+		}
+		tried := 0
+		for _, key := range keys {
+			i := bytes.Index(events[k], []byte(key))
+			if i < 0 {
+				continue
+			}
+			i += len(key)
+			for _, v := range []string{"\n", "\n\n", "\r\n", "a\n\ndata: {}\n\n", "\n\nevent: x\ndata: {\"a\":\""} {
+				ev := string(events[k][:i]) + v + string(events[k][i:])
+				body := bytes.Join(events[:k], nil)
+				body = append(body, ev...)
+				body = append(body, bytes.Join(events[k+1:], nil)...)
+				decodeBoth(t, g.w, body, Options{})
+				tried++
+			}
+		}
+		if tried == 0 {
+			t.Fatalf("%v: no delta in %q", g.w, events[k])
 		}
 	}
 }
