@@ -54,9 +54,9 @@ type spanRef struct {
 }
 
 type shape struct {
-	// tpl is the event as it was framed (its "event:" line and the data
-	// line up to the data, when the event lay whole in the read window),
-	// then the data; src is the data, tpl[pre:].
+	// tpl is the event as it was framed when it lay whole in the read
+	// window (its "event:" line and the data line up to the data, then
+	// the data and the blank line), else the data; src is the data.
 	tpl     []byte
 	src     []byte
 	pre     int
@@ -65,6 +65,7 @@ type shape struct {
 	holes   []hole  // every string value and number of src, in order
 	act     []int16 // the holes a match scans; the rest are literal
 	ah      []hole  // the holes of act (compile), for match
+	ahF     []hole  // ah placed in tpl, for a framed match
 	learned [maxShapeRoles]span
 	// sp holds the spans of the last match: compile sets the absent
 	// roles and those before every active hole, and every match writes
@@ -156,15 +157,15 @@ func (s *shapeState) find(b []byte, framed bool) (*shape, []byte) {
 // no hole holds a line feed (and the template's last byte, the data's,
 // is not a carriage return, as windowEvent framed it).
 func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int {
-	src, off := sh.src, 0
+	src, holes, off := sh.src, sh.ah, 0
 	if framed {
-		src, off = sh.tpl, sh.pre
+		src, holes, off = sh.tpl, sh.ahF, sh.pre
 	}
 	p, lit := 0, 0 // next byte of b; start of the next literal run in src
-	for k, h := range sh.ah {
-		hs := int(h.s) + off
-		n := hs - lit
-		if len(b)-p < n || string(b[p:p+n]) != string(src[lit:hs]) {
+	q := pos[1:]   // the next hole's span
+	for _, h := range holes {
+		n := int(h.s) - lit
+		if len(b)-p < n || string(b[p:p+n]) != string(src[lit:h.s]) {
 			return -1
 		}
 		p += n
@@ -184,18 +185,17 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int
 			}
 			p = e
 		}
-		pos[2*k+1], pos[2*k+2] = start-off, p-off
-		lit = int(h.e) + off
+		q[0], q[1] = start-off, p-off
+		q = q[2:]
+		lit = int(h.e)
 	}
-	if !framed {
-		if string(b[p:]) != string(src[lit:]) {
-			return -1
-		}
-		return len(b)
-	}
+	// The tail: unframed, the data's end; framed, with the blank line.
 	n := len(src) - lit
-	if len(b)-p < n+2 || string(b[p:p+n]) != string(src[lit:]) || b[p+n] != '\n' || b[p+n+1] != '\n' {
+	if len(b)-p < n || !framed && len(b)-p != n || string(b[p:p+n]) != string(src[lit:]) {
 		return -1
+	}
+	if framed {
+		return p + n - 2
 	}
 	return p + n
 }
@@ -225,9 +225,14 @@ func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int) {
 
 // compile places the learned spans relative to the active holes.
 func (sh *shape) compile() {
-	sh.ah = sh.ah[:0]
+	sh.ah, sh.ahF = sh.ah[:0], sh.ahF[:0]
 	for _, hi := range sh.act {
-		sh.ah = append(sh.ah, sh.holes[hi])
+		h := sh.holes[hi]
+		sh.ah = append(sh.ah, h)
+		if sh.framed {
+			pre := int32(sh.pre)
+			sh.ahF = append(sh.ahF, hole{s: h.s + pre, e: h.e + pre, str: h.str})
+		}
 	}
 	sh.refs = sh.refs[:0]
 	sh.fixed, sh.memo, sh.memoOK = 0, 0, false
@@ -349,9 +354,12 @@ func (sh *shape) learn(frame []byte, name span, data []byte, sp []span, aux uint
 	if !sh.framed {
 		frame, name = nil, absent
 	}
-	sh.tpl = append(append(sh.tpl[:0], frame...), data...)
 	sh.pre, sh.name = len(frame), name
-	sh.src = sh.tpl[sh.pre:]
+	sh.tpl = append(append(sh.tpl[:0], frame...), data...)
+	if sh.framed {
+		sh.tpl = append(sh.tpl, "\n\n"...)
+	}
+	sh.src = sh.tpl[sh.pre : sh.pre+len(data)]
 	sh.act = sh.act[:0]
 	for k := range sh.holes {
 		sh.act = append(sh.act, int16(k))
