@@ -245,8 +245,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	msg := d.oc.msg
 	msg.reset()
 	d.oc = ocState{items: d.oc.items[:0], msg: msg}
-	d.shapes.reset()
-	d.shapes.off = d.flat
+	d.shapes.reset(w, d.flat)
 }
 
 // SetContext makes cancellation of ctx end the stream with an error event
@@ -985,7 +984,7 @@ func (d *Decoder) shapedEvent() (ok bool, err error) {
 		return false, nil
 	}
 	w := d.win
-	sh, data := d.shapes.find(w, true)
+	sh, data := d.shapes.find(w, true, false)
 	if sh == nil || len(data) > d.opts.MaxEventBytes {
 		return false, nil
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider/synth"
 )
 
 // fuzzDecode checks, for any body: no panic, exactly one terminal event
@@ -76,6 +78,22 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 	if a, b := r.msg.AppendJSON(nil), rf.msg.AppendJSON(nil); !bytes.Equal(a, b) {
 		t.Fatalf("message differs without shapes:\n%s\n%s", a, b)
 	}
+	// Differential: a decoder that decoded a stream of the wire before,
+	// keeping the shapes it learned (as a pooled one does), must give the
+	// same result: after the same body, and after a synthetic stream.
+	for _, prior := range [][]byte{body, synthBody(w)} {
+		again := NewDecoder(w, bytes.NewReader(prior), o)
+		drain(again)
+		again.Reset(w, bytes.NewReader(body), o)
+		ra := drain(again)
+		if !reflect.DeepEqual(r.events, ra.events) || fmt.Sprint(r.err) != fmt.Sprint(ra.err) {
+			t.Fatalf("events differ with kept shapes:\n%v\n%v\nerrs %v / %v", r.events, ra.events, r.err, ra.err)
+		}
+		ra.msg.Timestamp = r.msg.Timestamp
+		if a, b := r.msg.AppendJSON(nil), ra.msg.AppendJSON(nil); !bytes.Equal(a, b) {
+			t.Fatalf("message differs with kept shapes:\n%s\n%s", a, b)
+		}
+	}
 	// Differential: one byte per read must give the same events and message.
 	d := NewDecoder(w, iotest.OneByteReader(bytes.NewReader(body)), o)
 	r2 := drain(d)
@@ -86,6 +104,19 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 	if a, b := r.msg.AppendJSON(nil), r2.msg.AppendJSON(nil); !bytes.Equal(a, b) {
 		t.Fatalf("message differs with one-byte reads:\n%s\n%s", a, b)
 	}
+}
+
+var synthBodies sync.Map // Wire -> a short synthetic stream's body
+
+// synthBody returns a short synthetic stream of wire w.
+func synthBody(w Wire) []byte {
+	if b, ok := synthBodies.Load(w); ok {
+		return b.([]byte)
+	}
+	gen := map[Wire]func(int, uint64) *synth.Stream{WireOpenAIChat: synth.OpenAIChat, WireAnthropic: synth.Anthropic, WireOpenAIResponses: synth.Responses}[w]
+	b := gen(40, 9).Body
+	synthBodies.Store(w, b)
+	return b
 }
 
 func addSeeds(f *testing.F, prefix string) {

@@ -93,17 +93,42 @@ type shapeState struct {
 	hits, misses int
 	off          bool
 	tmp          []hole
+	wire         Wire                     // of the streams the shapes were learned from
 	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
 }
 
-func (s *shapeState) reset() {
-	s.n, s.hits, s.misses, s.off = 0, 0, 0, false
+// reset prepares the shapes for a new stream of wire w (off: none). The
+// shapes of the previous stream are kept when it had the same wire, as
+// they are: what a shape proves of the events it matches holds for any
+// stream of the wire, so a pooled decoder that meets the same shapes
+// again (the same upstream's deltas) skips learning them, and one that
+// does not learns its own in their place, least recently used first.
+func (s *shapeState) reset(w Wire, off bool) {
+	s.hits, s.misses, s.off = 0, 0, off
+	if off || w != s.wire {
+		s.n, s.wire = 0, w
+		return
+	}
+	// Only the shapes matched again (refined) are kept, in their order.
+	n := 0
+	for _, i := range s.ord[:s.n] {
+		if s.sh[i].refined {
+			s.ord[n] = i
+			n++
+		}
+	}
+	s.n = n
 }
 
 // shapeMatch returns the learned shape data matches, nil when none does.
 // The matched event's spans are in its sp until the shape's next match.
+//
+// An event that windowEvent framed (d.frame set) has been tried against
+// the framed shapes already (shapedEvent): only the others are tried. A
+// framed shape could match its data only under another framing, which
+// the scan then decodes.
 func (d *Decoder) shapeMatch(data []byte) *shape {
-	sh, _ := d.shapes.find(data, false)
+	sh, _ := d.shapes.find(data, false, d.frame != nil)
 	return sh
 }
 
@@ -111,14 +136,15 @@ func (d *Decoder) shapeMatch(data []byte) *shape {
 // nil when none does. framed: b is the read window at the start of an
 // event, matched against the framed shapes (framing, data, blank line);
 // a miss there is not counted, as the event then goes the unframed way.
-func (s *shapeState) find(b []byte, framed bool) (*shape, []byte) {
+// unframedOnly: b is data, matched against the shapes that are not framed.
+func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) {
 	if s.off {
 		return nil, nil
 	}
 	for j := 0; j < s.n; j++ {
 		i := s.ord[j]
 		sh := &s.sh[i]
-		if framed && !sh.framed {
+		if framed && !sh.framed || unframedOnly && sh.framed {
 			continue
 		}
 		e := sh.match(b, framed, &s.pos)
@@ -291,8 +317,10 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 		return
 	}
 	fresh := s.n < maxShapes
-	i := uint8(s.n)
-	if !fresh {
+	var i uint8
+	if fresh {
+		i = s.free()
+	} else {
 		i = s.ord[s.n-1] // least recently used
 	}
 	if !s.sh[i].learn(d.frame, d.frameName, data, sp, aux, &s.tmp) {
@@ -305,6 +333,20 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 	}
 	copy(s.ord[1:last+1], s.ord[:last])
 	s.ord[0] = i
+}
+
+// free returns the first shape slot that ord[:n] does not use (reset
+// may have left the kept ones anywhere).
+func (s *shapeState) free() uint8 {
+	for c := uint8(0); ; c++ {
+		used := false
+		for _, o := range s.ord[:s.n] {
+			used = used || o == c
+		}
+		if !used {
+			return c
+		}
+	}
 }
 
 // maxShapeBytes bounds the events kept as shapes.
