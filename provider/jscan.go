@@ -96,8 +96,8 @@ func findQuote(b []byte, i int) (int, bool) {
 func ctlBytes(v uint64) uint64 { return (v - 0x2020202020202020) &^ v & swarMSB }
 
 // quickString returns the index after the string starting at b[i] == '"'
-// when the string closes within its first 16 bytes and has no escape
-// before that; -1 means undecided (the caller scans it fully). Most keys
+// when the string closes within its first 16 bytes and has no escape nor
+// control character before that; -1 means undecided (the caller scans it fully). Most keys
 // and many provider values are this short, and reading two words here
 // saves the calls of a full scan.
 func quickString(b []byte, i int) int {
@@ -107,7 +107,7 @@ func quickString(b []byte, i int) int {
 	for j := i + 1; j < i+17; j += 8 {
 		w := binary.LittleEndian.Uint64(b[j:])
 		q := zeroBytes(w ^ swarQuotes)
-		sl := zeroBytes(w ^ swarSlash)
+		sl := zeroBytes(w^swarSlash) | ctlBytes(w)
 		if q == 0 {
 			if sl != 0 {
 				return -1
@@ -115,7 +115,8 @@ func quickString(b []byte, i int) int {
 			continue
 		}
 		// The lowest set bit of q and of sl is exact (see zeroBytes), so
-		// no bit of sl below the quote means no backslash before it.
+		// no bit of sl below the quote means no backslash (nor control
+		// character) before it.
 		qb := uint(bits.TrailingZeros64(q))
 		if sl&(1<<qb-1) != 0 {
 			return -1

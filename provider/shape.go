@@ -197,11 +197,15 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int
 		p += n
 		start := p
 		if h.str {
-			e, esc := scanString(b, p-1)
-			// esc: a backslash or a control character, which a line
-			// feed would be, came before the closing quote.
-			if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
-				return -1
+			e := quickString(b, p-1) // most deltas and pads: short, plain
+			if e < 0 {
+				var esc bool
+				e, esc = scanString(b, p-1)
+				// esc: a backslash or a control character, which a line
+				// feed would be, came before the closing quote.
+				if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
+					return -1
+				}
 			}
 			p = e - 1
 		} else {
