@@ -434,8 +434,17 @@ func (d *Decoder) step() {
 			d.abort()
 			return
 		}
-		shaped, derr := d.shapedEvent()
-		if !shaped {
+		// The event at the start of the read window, when a framed shape
+		// matches it (framing, data and blank line in one pass), is
+		// decoded without windowEvent. (The reference decoders learn no
+		// shapes.)
+		var derr error
+		if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
+			d.frame = nil
+			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
+			d.beginEvent(data)
+			derr = d.applyShape(data, sh)
+		} else {
 			data := d.windowEvent()
 			if data == nil {
 				var err error
@@ -973,25 +982,6 @@ func (d *Decoder) take(w []byte, name span, ds, e int) {
 		d.name = w[name.s:name.e]
 	}
 	d.data, d.dataBorrowed = w[ds:e], true
-}
-
-// shapedEvent decodes the event at the start of the read window when a
-// framed shape matches it: framing, data and blank line in one pass,
-// without windowEvent. ok is false, with nothing consumed, when none
-// matches.
-func (d *Decoder) shapedEvent() (ok bool, err error) {
-	if len(d.win) == 0 || d.ref {
-		return false, nil
-	}
-	w := d.win
-	sh, data := d.shapes.find(w, true, false)
-	if sh == nil || len(data) > d.opts.MaxEventBytes {
-		return false, nil
-	}
-	d.frame = nil
-	d.take(w, sh.name, sh.pre, sh.pre+len(data))
-	d.beginEvent(data)
-	return true, d.applyShape(data, sh)
 }
 
 // eventData is the data of an event that had data lines: nil when they
