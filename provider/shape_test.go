@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/ocbench/ocbench/provider/synth"
 )
 
 // shapeVariants are edits of a learned event: values the holes must take
@@ -84,11 +82,7 @@ var commentaryID = regexp.MustCompile(`commentary-[0-9]+-[0-9a-f]{24}`)
 // learned (seen three times), each variant of it decodes exactly as the
 // validating scan decodes it, in every mode.
 func TestShapesAgree(t *testing.T) {
-	gens := []struct {
-		w   Wire
-		gen func(int, uint64) *synth.Stream
-	}{{WireOpenAIChat, synth.OpenAIChat}, {WireAnthropic, synth.Anthropic}, {WireOpenAIResponses, synth.Responses}}
-	for _, g := range gens {
+	for _, g := range synthStreams {
 		st := g.gen(40, 5)
 		n := 0
 		events := bytes.SplitAfter(st.Body, []byte("\n\n"))
@@ -131,11 +125,11 @@ func TestShapesAgree(t *testing.T) {
 					opts = opts[:1] // seconds otherwise; the modes share the shape code
 				}
 				for _, o := range opts {
-					decodeBoth(t, g.w, body, o)
+					decodeBoth(t, g.wire, body, o)
 				}
 			}
 		}
-		t.Logf("%v: %d shapes of %d events", g.w, n, len(events))
+		t.Logf("%v: %d shapes of %d events", g.wire, n, len(events))
 	}
 }
 
@@ -233,11 +227,7 @@ func TestShapesTypeHoles(t *testing.T) {
 // deltas vary) changes the event's framing, and the event decodes as the
 // line framing and the validating scan decode it.
 func TestShapesFramedLineFeed(t *testing.T) {
-	gens := []struct {
-		w   Wire
-		gen func(int, uint64) *synth.Stream
-	}{{WireOpenAIChat, synth.OpenAIChat}, {WireAnthropic, synth.Anthropic}, {WireOpenAIResponses, synth.Responses}}
-	for _, g := range gens {
+	for _, g := range synthStreams {
 		events := bytes.SplitAfter(g.gen(60, 3).Body, []byte("\n\n"))
 		keys := []string{`"content":"`, `"text":"`, `"delta":"`}
 		k := len(events) / 3
@@ -245,7 +235,7 @@ func TestShapesFramedLineFeed(t *testing.T) {
 			k++
 		}
 		if k == len(events) {
-			t.Fatalf("%v: no text delta", g.w)
+			t.Fatalf("%v: no text delta", g.wire)
 		}
 		tried := 0
 		for _, key := range keys {
@@ -259,12 +249,12 @@ func TestShapesFramedLineFeed(t *testing.T) {
 				body := bytes.Join(events[:k], nil)
 				body = append(body, ev...)
 				body = append(body, bytes.Join(events[k+1:], nil)...)
-				decodeBoth(t, g.w, body, Options{})
+				decodeBoth(t, g.wire, body, Options{})
 				tried++
 			}
 		}
 		if tried == 0 {
-			t.Fatalf("%v: no delta in %q", g.w, events[k])
+			t.Fatalf("%v: no delta in %q", g.wire, events[k])
 		}
 	}
 }
