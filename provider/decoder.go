@@ -366,7 +366,34 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		}
 		d.q = d.q[:0]
 		d.qi = 0
-		d.step()
+		if d.state == stateFresh {
+			d.state = stateStarted
+			d.msg.Timestamp = time.Now().UnixMilli()
+			d.push(llm.EventStart, 0, nil)
+			break
+		}
+		// Err is non-nil exactly when Done is closed, and cheaper to ask
+		// per event than a receive from Done.
+		if d.done != nil && d.ctx.Err() != nil {
+			d.abort()
+			continue
+		}
+		// The event at the start of the read window, when a framed shape
+		// matches it (framing, data and blank line in one pass), is
+		// decoded without windowEvent. (The reference decoders learn no
+		// shapes.)
+		var err error
+		if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
+			d.frame = nil
+			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
+			d.beginEvent(data)
+			err = d.applyShape(data, sh)
+		} else {
+			err = d.event()
+		}
+		if err != nil {
+			d.eventFailed(err)
+		}
 	}
 	d.ev = d.q[d.qi]
 	d.qi++
@@ -419,70 +446,47 @@ func (d *Decoder) push(t llm.EventType, ci int, delta []byte) {
 	d.q = append(d.q, llm.Event{Type: t, ContentIndex: ci, Delta: delta})
 }
 
-// step produces at least one event or finishes the stream.
-func (d *Decoder) step() {
-	if d.state == stateFresh {
-		d.state = stateStarted
-		d.msg.Timestamp = time.Now().UnixMilli()
-		d.push(llm.EventStart, 0, nil)
-		return
-	}
-	for len(d.q) == 0 && d.state < stateFinished {
-		// Err is non-nil exactly when Done is closed, and cheaper to ask
-		// per event than a receive from Done.
-		if d.done != nil && d.ctx.Err() != nil {
-			d.abort()
-			return
+// event frames and decodes the next event the line way (windowEvent, or
+// readLines for what it leaves). A body that ends or fails ends the
+// stream here; an event without data is nothing.
+func (d *Decoder) event() error {
+	data := d.windowEvent()
+	if data == nil {
+		var err error
+		if data, err = d.readLines(); err != nil {
+			d.readFailed(err)
+			return nil
 		}
-		// The event at the start of the read window, when a framed shape
-		// matches it (framing, data and blank line in one pass), is
-		// decoded without windowEvent. (The reference decoders learn no
-		// shapes.)
-		var derr error
-		if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
-			d.frame = nil
-			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
-			d.beginEvent(data)
-			derr = d.applyShape(data, sh)
-		} else {
-			data := d.windowEvent()
-			if data == nil {
-				var err error
-				if data, err = d.readLines(); err != nil {
-					d.readFailed(err)
-					return
-				}
-				if data == nil {
-					continue
-				}
-			}
-			d.beginEvent(data)
-			switch {
-			case d.ref:
-				derr = d.refEvent(data)
-			case d.wire == WireOpenAIChat:
-				derr = d.chatFast(data)
-			case d.wire == WireAnthropic:
-				derr = d.anthropicFast(data)
-			default:
-				derr = d.responsesFast(data)
-			}
-		}
-		if derr != nil {
-			if d.cut {
-				var se *SyntaxError
-				if errors.As(derr, &se) {
-					derr = ErrTruncated
-					if d.opts.OpenClaw && d.wire == WireAnthropic {
-						// parseAnthropicSseEventData on the cut tail
-						d.ocFail(MsgAnthropicFragment, true, true)
-						continue
-					}
-				}
-			}
-			d.fail(derr)
+		if data == nil {
+			return nil
 		}
 	}
+	d.beginEvent(data)
+	switch {
+	case d.ref:
+		return d.refEvent(data)
+	case d.wire == WireOpenAIChat:
+		return d.chatFast(data)
+	case d.wire == WireAnthropic:
+		return d.anthropicFast(data)
+	}
+	return d.responsesFast(data)
+}
+
+// eventFailed ends the stream with the error decoding an event gave.
+func (d *Decoder) eventFailed(err error) {
+	if d.cut {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			err = ErrTruncated
+			if d.opts.OpenClaw && d.wire == WireAnthropic {
+				// parseAnthropicSseEventData on the cut tail
+				d.ocFail(MsgAnthropicFragment, true, true)
+				return
+			}
+		}
+	}
+	d.fail(err)
 }
 
 // refEvent decodes an event with the wire's fastjson reference decoder
