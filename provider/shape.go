@@ -82,6 +82,12 @@ type shape struct {
 	// dispatch), valid when memoOK; compile clears it.
 	memo   uint8
 	memoOK bool
+	// nums is what the wire's apply read of fixed number roles, valid
+	// when numsOK; compile clears it. Chat: the choice index (fixedInt);
+	// Anthropic: the index, and 1 when it is a number; Responses: the
+	// output and content indexes, and 1 when the first is a number.
+	nums   [3]int64
+	numsOK bool
 	used   uint64
 }
 
@@ -230,6 +236,19 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int
 	return p + n
 }
 
+// fixedInt is intOf(data, v) for role v of a matched event, read once
+// while the shape holds the role fixed.
+func (sh *shape) fixedInt(data []byte, v span, role int) int64 {
+	if sh.numsOK {
+		return sh.nums[0]
+	}
+	n := intOf(data, v)
+	if sh.fixed&(1<<role) != 0 {
+		sh.nums[0], sh.numsOK = n, true
+	}
+	return n
+}
+
 // refine keeps as holes only those whose bytes differ between the learned
 // event and data, which matched it with the positions pos.
 func (sh *shape) refine(data []byte, pos *[1 + 2*maxShapeHoles]int) {
@@ -265,7 +284,7 @@ func (sh *shape) compile() {
 		}
 	}
 	sh.refs = sh.refs[:0]
-	sh.fixed, sh.memo, sh.memoOK = 0, 0, false
+	sh.fixed, sh.memo, sh.memoOK, sh.numsOK = 0, 0, false, false
 	for i := 0; i < sh.nroles; i++ {
 		v := sh.learned[i]
 		if !v.ok() {
