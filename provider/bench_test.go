@@ -234,3 +234,37 @@ func BenchmarkClientE2E(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeShort decodes short (30-event) streams with one reused
+// decoder, as the gateway's pooled decoders do: "fresh" learns its shapes
+// in every stream (the decoder forgets them first), "kept" meets the
+// shapes it kept from the previous stream, and "otherIDs" alternates with
+// a stream whose ids differ (shapes holding them cannot match).
+func BenchmarkDecodeShort(b *testing.B) {
+	for _, s := range synthStreams {
+		for _, mode := range []string{"fresh", "kept", "otherIDs"} {
+			b.Run(s.name+"/"+mode, func(b *testing.B) {
+				st := s.gen(30, 1)
+				other := bytes.ReplaceAll(st.Body, []byte("SYNTH"), []byte("SYNTX"))
+				br := bytes.NewReader(st.Body)
+				d := NewDecoder(s.wire, br, Options{})
+				b.SetBytes(int64(len(st.Body)))
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					body := st.Body
+					if mode == "otherIDs" && i%2 == 1 {
+						body = other
+					}
+					i++
+					br.Reset(body)
+					if mode == "fresh" {
+						d.shapes.n = 0
+					}
+					d.Reset(s.wire, br, Options{})
+					decodeStream(d)
+				}
+			})
+		}
+	}
+}

@@ -113,18 +113,22 @@ type Decoder struct {
 	wn   int    // bytes taken from win not yet discarded from br
 
 	dataBorrowed, nameBorrowed bool
-	long                       []byte // a line longer than the read buffer
-	off                        int64  // body offset of the current event
-	cut                        bool   // the body ended inside a line
-	noff                       int64  // body offset after the last line read
-	slots                      []slot
-	side                       []byte       // Anthropic content_block_start inputs
-	sbuf                       []byte       // unescaped strings of the current event (fast path)
-	kbuf                       []byte       // an unescaped member name
-	env                        []byte       // chat: the last chunk's leading envelope members (fast.go)
-	tc                         [4]toolSpans // chat: tool_calls elements of the current choice
-	ref                        bool         // decode with the fastjson reference only (tests)
-	flat                       bool         // decode without shapes (tests)
+	// frame: the current event's bytes before its data when windowEvent
+	// framed it (borrowed), nil otherwise; frameName: its name in frame
+	frame     []byte
+	frameName span
+	long      []byte // a line longer than the read buffer
+	off       int64  // body offset of the current event
+	cut       bool   // the body ended inside a line
+	noff      int64  // body offset after the last line read
+	slots     []slot
+	side      []byte       // Anthropic content_block_start inputs
+	sbuf      []byte       // unescaped strings of the current event (fast path)
+	kbuf      []byte       // an unescaped member name
+	env       []byte       // chat: the last chunk's leading envelope members (fast.go)
+	tc        [4]toolSpans // chat: tool_calls elements of the current choice
+	ref       bool         // decode with the fastjson reference only (tests)
+	flat      bool         // decode without shapes (tests)
 
 	// usage as the wire reports it; converted at the end
 	uIn, uOut, uCacheRead, uCacheWrite, uReason int64
@@ -228,7 +232,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.data, d.dbuf = d.dbuf[:0], d.dbuf[:0]
 	d.name, d.nbuf = d.nbuf[:0], d.nbuf[:0]
 	d.dataBorrowed, d.nameBorrowed = false, false
-	d.win, d.wn = nil, 0
+	d.win, d.wn, d.frame = nil, 0, nil
 	d.long = d.long[:0]
 	d.off, d.noff = 0, 0
 	d.cut = false
@@ -241,8 +245,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	msg := d.oc.msg
 	msg.reset()
 	d.oc = ocState{items: d.oc.items[:0], msg: msg}
-	d.shapes.reset()
-	d.shapes.off = d.flat
+	d.shapes.reset(w, d.flat)
 }
 
 // SetContext makes cancellation of ctx end the stream with an error event
@@ -325,7 +328,7 @@ func PutDecoder(d *Decoder) {
 	d.r = nil
 	d.br.Reset(nil)
 	d.src = source{}
-	d.win, d.wn, d.data, d.name = nil, 0, nil, nil
+	d.win, d.wn, d.data, d.name, d.frame = nil, 0, nil, nil, nil
 	d.ctx, d.done = nil, nil
 	d.err = nil
 	d.ev = llm.Event{}
@@ -363,7 +366,34 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		}
 		d.q = d.q[:0]
 		d.qi = 0
-		d.step()
+		if d.state == stateFresh {
+			d.state = stateStarted
+			d.msg.Timestamp = time.Now().UnixMilli()
+			d.push(llm.EventStart, 0, nil)
+			break
+		}
+		// Err is non-nil exactly when Done is closed, and cheaper to ask
+		// per event than a receive from Done.
+		if d.done != nil && d.ctx.Err() != nil {
+			d.abort()
+			continue
+		}
+		// The event at the start of the read window, when a framed shape
+		// matches it (framing, data and blank line in one pass), is
+		// decoded without windowEvent. (The reference decoders learn no
+		// shapes.)
+		var err error
+		if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
+			d.frame = nil
+			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
+			d.beginEvent(data)
+			err = d.applyShape(data, sh)
+		} else {
+			err = d.event()
+		}
+		if err != nil {
+			d.eventFailed(err)
+		}
 	}
 	d.ev = d.q[d.qi]
 	d.qi++
@@ -416,62 +446,50 @@ func (d *Decoder) push(t llm.EventType, ci int, delta []byte) {
 	d.q = append(d.q, llm.Event{Type: t, ContentIndex: ci, Delta: delta})
 }
 
-// step produces at least one event or finishes the stream.
-func (d *Decoder) step() {
-	if d.state == stateFresh {
-		d.state = stateStarted
-		d.msg.Timestamp = time.Now().UnixMilli()
-		d.push(llm.EventStart, 0, nil)
+// event frames and decodes the next event the line way (windowEvent, or
+// readLines for what it leaves). A body that ends or fails ends the
+// stream here; an event without data is nothing.
+func (d *Decoder) event() error {
+	data := d.windowEvent()
+	if data == nil {
+		var err error
+		if data, err = d.readLines(); err != nil {
+			d.readFailed(err)
+			return nil
+		}
+		if data == nil {
+			return nil
+		}
+	}
+	d.beginEvent(data)
+	switch {
+	case d.ref:
+		return d.refEvent(data)
+	case d.wire == WireOpenAIChat:
+		return d.chatFast(data)
+	case d.wire == WireAnthropic:
+		return d.anthropicFast(data)
+	}
+	return d.responsesFast(data)
+}
+
+// eventFailed ends the stream with the error decoding an event gave.
+func (d *Decoder) eventFailed(err error) {
+	if d.opts.OpenClaw && errors.Is(err, ErrBadJSON) && d.ocBadData(d.data) {
 		return
 	}
-	for len(d.q) == 0 && d.state < stateFinished {
-		// Err is non-nil exactly when Done is closed, and cheaper to ask
-		// per event than a receive from Done.
-		if d.done != nil && d.ctx.Err() != nil {
-			d.abort()
-			return
-		}
-		data := d.windowEvent()
-		if data == nil {
-			var err error
-			if data, err = d.readLines(); err != nil {
-				d.readFailed(err)
+	if d.cut {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			err = ErrTruncated
+			if d.opts.OpenClaw && d.wire == WireAnthropic {
+				// parseAnthropicSseEventData on the cut tail
+				d.ocFail(MsgAnthropicFragment, true, true)
 				return
 			}
-			if data == nil {
-				continue
-			}
-		}
-		var derr error
-		d.beginEvent(data)
-		switch {
-		case d.ref:
-			derr = d.refEvent(data)
-		case d.wire == WireOpenAIChat:
-			derr = d.chatFast(data)
-		case d.wire == WireAnthropic:
-			derr = d.anthropicFast(data)
-		default:
-			derr = d.responsesFast(data)
-		}
-		if derr != nil {
-			if d.opts.OpenClaw && errors.Is(derr, ErrBadJSON) && d.ocBadData(data) {
-				continue
-			}
-			if d.cut {
-				var se *SyntaxError
-				if errors.As(derr, &se) {
-					derr = ErrTruncated
-					if d.opts.OpenClaw && d.wire == WireAnthropic {
-						// parseAnthropicSseEventData on the cut tail
-						d.ocFail(MsgAnthropicFragment, true, true)
-						continue
-					}
-				}
-			}
-			d.fail(derr)
 		}
 	}
+	d.fail(err)
 }
 
 // refEvent decodes an event with the wire's fastjson reference decoder
@@ -813,6 +831,7 @@ func (d *Decoder) readEvent() ([]byte, error) {
 
 // readLines is readEvent line by line, for what windowEvent leaves.
 func (d *Decoder) readLines() ([]byte, error) {
+	d.frame = nil
 	d.off = d.noff
 	d.data = d.dbuf[:0]
 	d.name = d.nbuf[:0]
@@ -924,7 +943,7 @@ func (d *Decoder) readLines() ([]byte, error) {
 // end, an oversized event).
 func (d *Decoder) windowEvent() []byte {
 	w := d.win
-	var name []byte
+	name := absent
 	n := 0 // bytes of w the event takes
 	if len(w) >= 6 && string(w[:6]) == "event:" {
 		i := bytes.IndexByte(w, '\n')
@@ -935,7 +954,7 @@ func (d *Decoder) windowEvent() []byte {
 		if i > 6 && w[6] == ' ' {
 			ns = 7
 		}
-		name = w[ns:i]
+		name = span{ns, i}
 		n = i + 1
 	}
 	if len(w)-n < 5 || string(w[n:n+5]) != "data:" {
@@ -952,14 +971,24 @@ func (d *Decoder) windowEvent() []byte {
 	if ds == i || i-ds > d.opts.MaxEventBytes {
 		return nil
 	}
-	n = i + 2
+	d.frame, d.frameName = w[:ds], name
+	d.take(w, name, ds, i)
+	return d.data
+}
+
+// take frames the event of the window w whose name is at name (absent:
+// none) and whose data is w[ds:e], followed by the blank line.
+func (d *Decoder) take(w []byte, name span, ds, e int) {
+	n := e + 2
 	d.win = w[n:]
 	d.wn += n
 	d.off = d.noff
 	d.noff += int64(n)
-	d.name, d.nameBorrowed = name, true
-	d.data, d.dataBorrowed = w[ds:i], true
-	return d.data
+	d.name, d.nameBorrowed = nil, true
+	if name.s >= 0 {
+		d.name = w[name.s:name.e]
+	}
+	d.data, d.dataBorrowed = w[ds:e], true
 }
 
 // eventData is the data of an event that had data lines: nil when they

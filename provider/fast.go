@@ -77,6 +77,28 @@ func first(dst *span, v span) {
 	}
 }
 
+// b2i is 1 for true.
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// applyShape applies an event that matched the learned shape sh, as the
+// wire's fast path would after its scan.
+func (d *Decoder) applyShape(data []byte, sh *shape) error {
+	switch d.wire {
+	case WireOpenAIChat:
+		return d.chatShaped(data, sh)
+	case WireAnthropic:
+		_, err := d.anthropicApply(data, sh.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
+		return err
+	}
+	_, err := d.responsesApply(data, sh.sp[:responsesRoles], sh)
+	return err
+}
+
 // ---- Chat Completions ----
 
 func (d *Decoder) chatFast(data []byte) error {
@@ -86,7 +108,7 @@ func (d *Decoder) chatFast(data []byte) error {
 		return nil
 	}
 	if sh := d.shapeMatch(data); sh != nil {
-		return d.chatShaped(data, &sh.sp, sh.aux)
+		return d.applyShape(data, sh)
 	}
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -289,7 +311,8 @@ func (d *Decoder) chatLearn(data []byte, model, id, usage, errv span) {
 
 // chatShaped applies a chunk that matched a learned shape, as chatFast
 // would after its scan.
-func (d *Decoder) chatShaped(data []byte, sp *[maxShapeRoles]span, aux uint32) error {
+func (d *Decoder) chatShaped(data []byte, sh *shape) error {
+	sp, aux := &sh.sp, sh.aux
 	d.chUsage = sp[crChUsage]
 	ds := deltaSpans{
 		content: sp[crContent], refusal: sp[crRefusal], tools: sp[crTools],
@@ -301,7 +324,7 @@ func (d *Decoder) chatShaped(data []byte, sp *[maxShapeRoles]span, aux uint32) e
 		b := crTC + 4*i
 		d.tc[i] = toolSpans{id: sp[b], index: sp[b+1], name: sp[b+2], args: sp[b+3]}
 	}
-	if err := d.chatChoiceSpans(int32(intOf(data, sp[crIdx])), &ds, sp[crFr]); err != nil {
+	if err := d.chatChoiceSpans(int32(sh.fixedInt(data, sp[crIdx], crIdx)), &ds, sp[crFr]); err != nil {
 		d.chatIdentityCold(data)
 		return err
 	}
@@ -770,8 +793,7 @@ const auxSawDelta = 1
 
 func (d *Decoder) anthropicFast(data []byte) error {
 	if sh := d.shapeMatch(data); sh != nil {
-		_, err := d.anthropicApply(data, sh.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
-		return err
+		return d.applyShape(data, sh)
 	}
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -918,18 +940,27 @@ func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool, sh *shap
 	default:
 		return false, d.anthropicEvent(data) // Slow path: the few structural events.
 	}
-	index := sp[arIndex]
-	indexed := index.isNumber(data)
+	var idx int64
+	var indexed bool
+	if sh != nil && sh.numsOK {
+		idx, indexed = sh.nums[0], sh.nums[1] != 0
+	} else {
+		index := sp[arIndex]
+		idx, indexed = intOf(data, index), index.isNumber(data)
+		if sh != nil && sh.fixed&(1<<arIndex) != 0 {
+			sh.nums, sh.numsOK = [3]int64{idx, b2i(indexed)}, true
+		}
+	}
 	si := -1
 	if indexed || !d.opts.OpenClaw {
-		si = d.findSlot(0, intOf(data, index), anyKind)
+		si = d.findSlot(0, idx, anyKind)
 	}
 	if si < 0 && d.opts.OpenClaw && sawDelta && dtOK && dc == adText && sp[arText].isString(data) {
 		v, ok := d.str(sp[arText])
 		if !ok {
 			return true, d.badJSON()
 		}
-		return true, d.ocAnthropicOrphanText(intOf(data, index), indexed, v)
+		return true, d.ocAnthropicOrphanText(idx, indexed, v)
 	}
 	if si < 0 || !sawDelta {
 		return true, nil
@@ -1004,8 +1035,7 @@ func (d *Decoder) responsesFast(data []byte) error {
 		return d.responsesEvent(data)
 	}
 	if sh := d.shapeMatch(data); sh != nil {
-		_, err := d.responsesApply(data, sh.sp[:responsesRoles], sh)
-		return err
+		return d.applyShape(data, sh)
 	}
 	it, ok := topIter(data)
 	if !ok {
@@ -1075,13 +1105,26 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 			sh.memo, sh.memoOK = tc, true
 		}
 	}
-	oi, delta := sp[rrOI], sp[rrDelta]
+	// The output and content indexes, read once per shape when it holds
+	// them fixed.
+	var oiN, ciN int64
+	var oiNum bool
+	if sh != nil && sh.numsOK {
+		oiN, ciN, oiNum = sh.nums[0], sh.nums[1], sh.nums[2] != 0
+	} else {
+		oi := sp[rrOI]
+		oiN, ciN, oiNum = intOf(data, oi), intOf(data, sp[rrCI]), oi.isNumber(data)
+		if const2 := uint64(1)<<rrOI | 1<<rrCI; sh != nil && sh.fixed&const2 == const2 {
+			sh.nums, sh.numsOK = [3]int64{oiN, ciN, b2i(oiNum)}, true
+		}
+	}
+	delta := sp[rrDelta]
 	if tc != rtOther && d.opts.OpenClaw && !delta.isString(data) {
 		return false, d.responsesEvent(data) // @openclaw/ai refuses the event there
 	}
 	switch tc {
 	case rtText:
-		key := d.textKey(intOf(data, oi), intOf(data, sp[rrCI]))
+		key := d.textKey(oiN, ciN)
 		s, ok := d.str(delta)
 		if !ok {
 			return true, d.badJSON()
@@ -1089,8 +1132,8 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 		return true, d.responsesText(key, s)
 	case rtArgs:
 		si := -1
-		if oi.isNumber(data) {
-			si = d.findSlot(0, intOf(data, oi), llm.BlockToolCall)
+		if oiNum {
+			si = d.findSlot(0, oiN, llm.BlockToolCall)
 		}
 		if si < 0 {
 			id, ok := d.str(sp[rrItem])

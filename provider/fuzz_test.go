@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider/synth"
 )
 
 // fuzzDecode checks, for any body: no panic, exactly one terminal event
@@ -68,13 +70,15 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 	flat := NewDecoder(w, nil, o)
 	flat.flat = true
 	flat.Reset(w, bytes.NewReader(body), o)
-	rf := drain(flat)
-	if !reflect.DeepEqual(r.events, rf.events) || fmt.Sprint(r.err) != fmt.Sprint(rf.err) {
-		t.Fatalf("events differ without shapes:\n%v\n%v\nerrs %v / %v", r.events, rf.events, r.err, rf.err)
-	}
-	rf.msg.Timestamp = r.msg.Timestamp
-	if a, b := r.msg.AppendJSON(nil), rf.msg.AppendJSON(nil); !bytes.Equal(a, b) {
-		t.Fatalf("message differs without shapes:\n%s\n%s", a, b)
+	sameDecode(t, "without shapes", r, drain(flat))
+	// Differential: a decoder that decoded a stream of the wire before,
+	// keeping the shapes it learned (as a pooled one does), must give the
+	// same result: after the same body, and after a synthetic stream.
+	for _, prior := range [][]byte{body, synthBody(w)} {
+		again := NewDecoder(w, bytes.NewReader(prior), o)
+		drain(again)
+		again.Reset(w, bytes.NewReader(body), o)
+		sameDecode(t, "with kept shapes", r, drain(again))
 	}
 	// Differential: one byte per read must give the same events and message.
 	d := NewDecoder(w, iotest.OneByteReader(bytes.NewReader(body)), o)
@@ -86,6 +90,32 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 	if a, b := r.msg.AppendJSON(nil), r2.msg.AppendJSON(nil); !bytes.Equal(a, b) {
 		t.Fatalf("message differs with one-byte reads:\n%s\n%s", a, b)
 	}
+}
+
+// sameDecode fails t unless o has r's events, error and message (but its
+// timestamp).
+func sameDecode(t *testing.T, how string, r, o result) {
+	t.Helper()
+	if !reflect.DeepEqual(r.events, o.events) || fmt.Sprint(r.err) != fmt.Sprint(o.err) {
+		t.Fatalf("events differ %s:\n%v\n%v\nerrs %v / %v", how, r.events, o.events, r.err, o.err)
+	}
+	o.msg.Timestamp = r.msg.Timestamp
+	if a, b := r.msg.AppendJSON(nil), o.msg.AppendJSON(nil); !bytes.Equal(a, b) {
+		t.Fatalf("message differs %s:\n%s\n%s", how, a, b)
+	}
+}
+
+var synthBodies sync.Map // Wire -> a short synthetic stream's body
+
+// synthBody returns a short synthetic stream of wire w.
+func synthBody(w Wire) []byte {
+	if b, ok := synthBodies.Load(w); ok {
+		return b.([]byte)
+	}
+	gen := map[Wire]func(int, uint64) *synth.Stream{WireOpenAIChat: synth.OpenAIChat, WireAnthropic: synth.Anthropic, WireOpenAIResponses: synth.Responses}[w]
+	b := gen(40, 9).Body
+	synthBodies.Store(w, b)
+	return b
 }
 
 func addSeeds(f *testing.F, prefix string) {

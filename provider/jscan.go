@@ -59,7 +59,8 @@ const (
 func zeroBytes(v uint64) uint64 { return (v - swarLSB) &^ v & swarMSB }
 
 // findQuote returns the index of the first '"' in b at or after i (-1 if
-// none) and whether a backslash comes before it. It reads eight bytes at a
+// none) and whether a backslash or a control character (below 0x20, which
+// JSON strings may not hold raw) comes before it. It reads eight bytes at a
 // time (SWAR): provider strings are mostly short, where this beats a call
 // to IndexByte.
 func findQuote(b []byte, i int) (int, bool) {
@@ -67,7 +68,7 @@ func findQuote(b []byte, i int) (int, bool) {
 	for i+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[i:])
 		q := zeroBytes(w ^ swarQuotes)
-		sl := zeroBytes(w ^ swarSlash)
+		sl := zeroBytes(w^swarSlash) | ctlBytes(w)
 		if q == 0 {
 			esc = esc || sl != 0
 			i += 8
@@ -83,14 +84,20 @@ func findQuote(b []byte, i int) (int, bool) {
 			return i, esc
 		case '\\':
 			esc = true
+		default:
+			esc = esc || b[i] < ' '
 		}
 	}
 	return -1, esc
 }
 
+// ctlBytes has the high bit set in (at least) the lowest byte of v below
+// 0x20, a control character; bits above it may be false positives.
+func ctlBytes(v uint64) uint64 { return (v - 0x2020202020202020) &^ v & swarMSB }
+
 // quickString returns the index after the string starting at b[i] == '"'
-// when the string closes within its first 16 bytes and has no escape
-// before that; -1 means undecided (the caller scans it fully). Most keys
+// when the string closes within its first 16 bytes and has no escape nor
+// control character before that; -1 means undecided (the caller scans it fully). Most keys
 // and many provider values are this short, and reading two words here
 // saves the calls of a full scan.
 func quickString(b []byte, i int) int {
@@ -100,7 +107,7 @@ func quickString(b []byte, i int) int {
 	for j := i + 1; j < i+17; j += 8 {
 		w := binary.LittleEndian.Uint64(b[j:])
 		q := zeroBytes(w ^ swarQuotes)
-		sl := zeroBytes(w ^ swarSlash)
+		sl := zeroBytes(w^swarSlash) | ctlBytes(w)
 		if q == 0 {
 			if sl != 0 {
 				return -1
@@ -108,7 +115,8 @@ func quickString(b []byte, i int) int {
 			continue
 		}
 		// The lowest set bit of q and of sl is exact (see zeroBytes), so
-		// no bit of sl below the quote means no backslash before it.
+		// no bit of sl below the quote means no backslash (nor control
+		// character) before it.
 		qb := uint(bits.TrailingZeros64(q))
 		if sl&(1<<qb-1) != 0 {
 			return -1
@@ -119,7 +127,8 @@ func quickString(b []byte, i int) int {
 }
 
 // scanString returns the index after the string starting at b[i] == '"'
-// (-1 if it is not terminated) and whether it has escapes.
+// (-1 if it is not terminated) and whether it has escapes or control
+// characters (what a closer look must check).
 func scanString(b []byte, i int) (int, bool) {
 	start := i
 	i++

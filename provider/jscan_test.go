@@ -164,7 +164,8 @@ func TestEscapedKeys(t *testing.T) {
 	}
 }
 
-// quickString, when it decides, agrees with scanString and saw no escape.
+// quickString, when it decides, agrees with scanString and saw no escape
+// nor control character.
 func TestQuickString(t *testing.T) {
 	alphabet := []byte{'a', '"', '\\', 0x80, 0}
 	rng := uint64(1)

@@ -1,5 +1,7 @@
 package provider
 
+import "bytes"
+
 // Shapes: the byte skeleton of the events a stream repeats.
 //
 // A provider sends the same event shape thousands of times (a chat chunk
@@ -52,10 +54,18 @@ type spanRef struct {
 }
 
 type shape struct {
+	// tpl is the event as it was framed when it lay whole in the read
+	// window (its "event:" line and the data line up to the data, then
+	// the data and the blank line), else the data; src is the data.
+	tpl     []byte
 	src     []byte
+	pre     int
+	name    span    // the event's name in tpl, absent when it had none
+	framed  bool    // tpl holds the framing: the shape can match a window
 	holes   []hole  // every string value and number of src, in order
 	act     []int16 // the holes a match scans; the rest are literal
 	ah      []hole  // the holes of act (compile), for match
+	ahF     []hole  // ah placed in tpl, for a framed match
 	learned [maxShapeRoles]span
 	// sp holds the spans of the last match: compile sets the absent
 	// roles and those before every active hole, and every match writes
@@ -72,6 +82,12 @@ type shape struct {
 	// dispatch), valid when memoOK; compile clears it.
 	memo   uint8
 	memoOK bool
+	// nums is what the wire's apply read of fixed number roles, valid
+	// when numsOK; compile clears it. Chat: the choice index (fixedInt);
+	// Anthropic: the index, and 1 when it is a number; Responses: the
+	// output and content indexes, and 1 when the first is a number.
+	nums   [3]int64
+	numsOK bool
 	used   uint64
 }
 
@@ -83,24 +99,62 @@ type shapeState struct {
 	hits, misses int
 	off          bool
 	tmp          []hole
+	wire         Wire                     // of the streams the shapes were learned from
 	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
 }
 
-func (s *shapeState) reset() {
-	s.n, s.hits, s.misses, s.off = 0, 0, 0, false
+// reset prepares the shapes for a new stream of wire w (off: none). The
+// shapes of the previous stream are kept when it had the same wire, as
+// they are: what a shape proves of the events it matches holds for any
+// stream of the wire, so a pooled decoder that meets the same shapes
+// again (the same upstream's deltas) skips learning them, and one that
+// does not learns its own in their place, least recently used first.
+func (s *shapeState) reset(w Wire, off bool) {
+	s.hits, s.misses, s.off = 0, 0, off
+	if off || w != s.wire {
+		s.n, s.wire = 0, w
+		return
+	}
+	// Only the shapes matched again (refined) are kept, in their order.
+	n := 0
+	for _, i := range s.ord[:s.n] {
+		if s.sh[i].refined {
+			s.ord[n] = i
+			n++
+		}
+	}
+	s.n = n
 }
 
 // shapeMatch returns the learned shape data matches, nil when none does.
 // The matched event's spans are in its sp until the shape's next match.
+//
+// An event that windowEvent framed (d.frame set) has been tried against
+// the framed shapes already (shapedEvent): only the others are tried. A
+// framed shape could match its data only under another framing, which
+// the scan then decodes.
 func (d *Decoder) shapeMatch(data []byte) *shape {
-	s := &d.shapes
+	sh, _ := d.shapes.find(data, false, d.frame != nil)
+	return sh
+}
+
+// find returns the learned shape b matches, with the data it matched,
+// nil when none does. framed: b is the read window at the start of an
+// event, matched against the framed shapes (framing, data, blank line);
+// a miss there is not counted, as the event then goes the unframed way.
+// unframedOnly: b is data, matched against the shapes that are not framed.
+func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) {
 	if s.off {
-		return nil
+		return nil, nil
 	}
 	for j := 0; j < s.n; j++ {
 		i := s.ord[j]
 		sh := &s.sh[i]
-		if !sh.match(data, &s.pos) {
+		if framed && !sh.framed || unframedOnly && sh.framed {
+			continue
+		}
+		e := sh.match(b, framed, &s.pos)
+		if e < 0 {
 			continue
 		}
 		if j > 0 {
@@ -108,50 +162,91 @@ func (d *Decoder) shapeMatch(data []byte) *shape {
 			s.ord[0] = i
 		}
 		s.hits++
+		data := b[:e]
+		if framed {
+			data = b[sh.pre:e]
+		}
 		sh.remap(&s.pos)
 		if !sh.refined {
 			sh.refine(data, &s.pos)
 		}
-		return sh
+		return sh, data
 	}
-	if s.n > 0 {
+	if s.n > 0 && !framed {
 		s.misses++
 		if s.misses > shapeMissFloor && s.misses > 2*s.hits {
 			s.off = true
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// match compares data with the shape, leaving the active holes' spans in
-// pos.
-func (sh *shape) match(data []byte, pos *[1 + 2*maxShapeHoles]int) bool {
-	src := sh.src
-	p, lit := 0, 0 // next byte of data; start of the next literal run in src
-	for k, h := range sh.ah {
+// match compares b with the shape, leaving the active holes' spans (in
+// the data) in pos, and returns the end of the data in b, -1 when b does
+// not match. Unframed, b is the data and must match to its end; framed,
+// b is the read window, which must hold the framing, then the data, then
+// the blank line: the data line then ends where the template's does, as
+// no hole holds a line feed (and the template's last byte, the data's,
+// is not a carriage return, as windowEvent framed it).
+func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int {
+	src, holes, off := sh.src, sh.ah, 0
+	if framed {
+		src, holes, off = sh.tpl, sh.ahF, sh.pre
+	}
+	p, lit := 0, 0 // next byte of b; start of the next literal run in src
+	q := pos[1:]   // the next hole's span
+	for _, h := range holes {
 		n := int(h.s) - lit
-		if len(data)-p < n || string(data[p:p+n]) != string(src[lit:h.s]) {
-			return false
+		if len(b)-p < n || string(b[p:p+n]) != string(src[lit:h.s]) {
+			return -1
 		}
 		p += n
 		start := p
 		if h.str {
-			e, esc := scanString(data, p-1)
-			if e < 0 || esc && !validEscapes(data[p:e-1]) {
-				return false
+			e := quickString(b, p-1) // most deltas and pads: short, plain
+			if e < 0 {
+				var esc bool
+				e, esc = scanString(b, p-1)
+				// esc: a backslash or a control character, which a line
+				// feed would be, came before the closing quote.
+				if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
+					return -1
+				}
 			}
 			p = e - 1
 		} else {
-			e := skipNumber(data, p)
+			e := skipNumber(b, p)
 			if e < 0 {
-				return false
+				return -1
 			}
 			p = e
 		}
-		pos[2*k+1], pos[2*k+2] = start, p
+		q[0], q[1] = start-off, p-off
+		q = q[2:]
 		lit = int(h.e)
 	}
-	return string(data[p:]) == string(src[lit:])
+	// The tail: unframed, the data's end; framed, with the blank line.
+	n := len(src) - lit
+	if len(b)-p < n || !framed && len(b)-p != n || string(b[p:p+n]) != string(src[lit:]) {
+		return -1
+	}
+	if framed {
+		return p + n - 2
+	}
+	return p + n
+}
+
+// fixedInt is intOf(data, v) for role v of a matched event, read once
+// while the shape holds the role fixed.
+func (sh *shape) fixedInt(data []byte, v span, role int) int64 {
+	if sh.numsOK {
+		return sh.nums[0]
+	}
+	n := intOf(data, v)
+	if sh.fixed&(1<<role) != 0 {
+		sh.nums[0], sh.numsOK = n, true
+	}
+	return n
 }
 
 // refine keeps as holes only those whose bytes differ between the learned
@@ -179,12 +274,17 @@ func (sh *shape) remap(pos *[1 + 2*maxShapeHoles]int) {
 
 // compile places the learned spans relative to the active holes.
 func (sh *shape) compile() {
-	sh.ah = sh.ah[:0]
+	sh.ah, sh.ahF = sh.ah[:0], sh.ahF[:0]
 	for _, hi := range sh.act {
-		sh.ah = append(sh.ah, sh.holes[hi])
+		h := sh.holes[hi]
+		sh.ah = append(sh.ah, h)
+		if sh.framed {
+			pre := int32(sh.pre)
+			sh.ahF = append(sh.ahF, hole{s: h.s + pre, e: h.e + pre, str: h.str})
+		}
 	}
 	sh.refs = sh.refs[:0]
-	sh.fixed, sh.memo, sh.memoOK = 0, 0, false
+	sh.fixed, sh.memo, sh.memoOK, sh.numsOK = 0, 0, false, false
 	for i := 0; i < sh.nroles; i++ {
 		v := sh.learned[i]
 		if !v.ok() {
@@ -240,11 +340,13 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 		return
 	}
 	fresh := s.n < maxShapes
-	i := uint8(s.n)
-	if !fresh {
+	var i uint8
+	if fresh {
+		i = s.free()
+	} else {
 		i = s.ord[s.n-1] // least recently used
 	}
-	if !s.sh[i].learn(data, sp, aux, &s.tmp) {
+	if !s.sh[i].learn(d.frame, d.frameName, data, sp, aux, &s.tmp) {
 		return
 	}
 	last := s.n - 1
@@ -256,13 +358,29 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 	s.ord[0] = i
 }
 
+// free returns the first shape slot that ord[:n] does not use (reset
+// may have left the kept ones anywhere).
+func (s *shapeState) free() uint8 {
+	for c := uint8(0); ; c++ {
+		used := false
+		for _, o := range s.ord[:s.n] {
+			used = used || o == c
+		}
+		if !used {
+			return c
+		}
+	}
+}
+
 // maxShapeBytes bounds the events kept as shapes.
 const maxShapeBytes = 8 << 10
 
 // learn makes the shape data's: every string value (not member names)
-// and number a hole, until a match refines them.
+// and number a hole, until a match refines them. frame is what preceded
+// the data in the read window when windowEvent framed the event (name:
+// where its name lies in it), nil otherwise.
 // tmp is scratch for the holes, swapped in when data is learned.
-func (sh *shape) learn(data []byte, sp []span, aux uint32, tmp *[]hole) bool {
+func (sh *shape) learn(frame []byte, name span, data []byte, sp []span, aux uint32, tmp *[]hole) bool {
 	holes := (*tmp)[:0]
 	defer func() { *tmp = holes }()
 	for i := 0; i < len(data); {
@@ -295,7 +413,18 @@ func (sh *shape) learn(data []byte, sp []span, aux uint32, tmp *[]hole) bool {
 		}
 	}
 	sh.holes, holes = holes, sh.holes
-	sh.src = append(sh.src[:0], data...)
+	// The framed match needs the template's last byte literal: a JSON
+	// object's closing brace.
+	sh.framed = frame != nil && data[len(data)-1] == '}'
+	if !sh.framed {
+		frame, name = nil, absent
+	}
+	sh.pre, sh.name = len(frame), name
+	sh.tpl = append(append(sh.tpl[:0], frame...), data...)
+	if sh.framed {
+		sh.tpl = append(sh.tpl, "\n\n"...)
+	}
+	sh.src = sh.tpl[sh.pre : sh.pre+len(data)]
 	sh.act = sh.act[:0]
 	for k := range sh.holes {
 		sh.act = append(sh.act, int16(k))

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
-
-	"github.com/ocbench/ocbench/provider/synth"
 )
 
 // shapeVariants are edits of a learned event: values the holes must take
@@ -25,6 +24,9 @@ func shapeVariants(ev string) []string {
 	for _, v := range []string{
 		`\"`, `\\`, `\/`, `\n`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `é`, "\x01", "\xff",
 		`\x`, `\u12`, `\`, `"`, `\\"`, `\\\"`,
+		// Raw line ends: the event's framing changes (a framed shape must
+		// not match across them).
+		"\n", "\n\n", "\r\n", "a\n\ndata: {}\n\n", "\n\nevent: x\ndata: {\"a\":\"",
 	} {
 		// Into the first string hole whose content is a delta.
 		for _, k := range []string{`"content":"`, `"text":"`, `"partial_json":"`, `"delta":"`, `"arguments":"`} {
@@ -80,11 +82,7 @@ var commentaryID = regexp.MustCompile(`commentary-[0-9]+-[0-9a-f]{24}`)
 // learned (seen three times), each variant of it decodes exactly as the
 // validating scan decodes it, in every mode.
 func TestShapesAgree(t *testing.T) {
-	gens := []struct {
-		w   Wire
-		gen func(int, uint64) *synth.Stream
-	}{{WireOpenAIChat, synth.OpenAIChat}, {WireAnthropic, synth.Anthropic}, {WireOpenAIResponses, synth.Responses}}
-	for _, g := range gens {
+	for _, g := range synthStreams {
 		st := g.gen(40, 5)
 		n := 0
 		events := bytes.SplitAfter(st.Body, []byte("\n\n"))
@@ -127,11 +125,11 @@ func TestShapesAgree(t *testing.T) {
 					opts = opts[:1] // seconds otherwise; the modes share the shape code
 				}
 				for _, o := range opts {
-					decodeBoth(t, g.w, body, o)
+					decodeBoth(t, g.wire, body, o)
 				}
 			}
 		}
-		t.Logf("%v: %d shapes of %d events", g.w, n, len(events))
+		t.Logf("%v: %d shapes of %d events", g.wire, n, len(events))
 	}
 }
 
@@ -220,6 +218,43 @@ func TestShapesTypeHoles(t *testing.T) {
 			for _, o := range []Options{{}, {OpenClaw: true}} {
 				decodeBoth(t, WireOpenAIResponses, named(pairs...), o)
 			}
+		}
+	}
+}
+
+// TestShapesFramedLineFeed: a raw line end inside a string hole of an
+// event that a framed shape would match (its holes active: the stream's
+// deltas vary) changes the event's framing, and the event decodes as the
+// line framing and the validating scan decode it.
+func TestShapesFramedLineFeed(t *testing.T) {
+	for _, g := range synthStreams {
+		events := bytes.SplitAfter(g.gen(60, 3).Body, []byte("\n\n"))
+		keys := []string{`"content":"`, `"text":"`, `"delta":"`}
+		k := len(events) / 3
+		for k < len(events) && !slices.ContainsFunc(keys, func(key string) bool { return bytes.Contains(events[k], []byte(key)) }) {
+			k++
+		}
+		if k == len(events) {
+			t.Fatalf("%v: no text delta", g.wire)
+		}
+		tried := 0
+		for _, key := range keys {
+			i := bytes.Index(events[k], []byte(key))
+			if i < 0 {
+				continue
+			}
+			i += len(key)
+			for _, v := range []string{"\n", "\n\n", "\r\n", "a\n\ndata: {}\n\n", "\n\nevent: x\ndata: {\"a\":\""} {
+				ev := string(events[k][:i]) + v + string(events[k][i:])
+				body := bytes.Join(events[:k], nil)
+				body = append(body, ev...)
+				body = append(body, bytes.Join(events[k+1:], nil)...)
+				decodeBoth(t, g.wire, body, Options{})
+				tried++
+			}
+		}
+		if tried == 0 {
+			t.Fatalf("%v: no delta in %q", g.wire, events[k])
 		}
 	}
 }
