@@ -558,6 +558,42 @@ func ocResponsesMalformed(v *fastjson.Value) string {
 	return ""
 }
 
+// ocChatReasoningShown: the completions transport's usage carries
+// reasoningTokens when the chunk's usage reports a number of them (each
+// usage replaces the last).
+func (d *Decoder) ocChatReasoningShown(reported bool) {
+	if !d.opts.OpenClaw {
+		return
+	}
+	d.uReasonShown = llm.ReasoningHidden
+	if reported {
+		d.uReasonShown = llm.ReasoningBeforeTotal
+	}
+}
+
+// ocResponsesUsage applies mapResponsesTerminalUsage's rules over the
+// plain reading: counts that are not non-negative numbers are 0, the total
+// is the reported one when that is larger, and reasoningTokens follows it
+// when reported.
+func (d *Decoder) ocResponsesUsage(u *fastjson.Value) {
+	count := func(keys ...string) int64 {
+		x := u.Get(keys...)
+		if x == nil || x.Type() != fastjson.TypeNumber {
+			return 0
+		}
+		return max(x.GetInt64(), 0)
+	}
+	d.uCacheRead = count("input_tokens_details", "cached_tokens")
+	d.uCacheWrite = count("input_tokens_details", "cache_write_tokens")
+	d.uIn = max(count("input_tokens")-d.uCacheRead-d.uCacheWrite, 0)
+	d.uOut = count("output_tokens")
+	d.uTotalFloor = count("total_tokens")
+	d.uReasonShown = llm.ReasoningHidden
+	if hasNumber(u.Get("output_tokens_details"), "reasoning_tokens") {
+		d.uReasonShown = llm.ReasoningAfterTotal
+	}
+}
+
 // ocAnthropicBadData: an Anthropic event's data was refused as JSON.
 // @openclaw/ai skips "[DONE]" and JSON that is not an object (it has no
 // type); data that is not JSON fails the turn (parseAnthropicSseEventData),

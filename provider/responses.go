@@ -442,6 +442,9 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 		d.uIn = max(in-cached-write, 0)
 		d.uOut = u.GetInt64("output_tokens")
 		d.uReason = u.GetInt64("output_tokens_details", "reasoning_tokens")
+		if d.opts.OpenClaw {
+			d.ocResponsesUsage(u)
+		}
 	}
 	status := r.GetStringBytes("status")
 	if len(status) == 0 {
