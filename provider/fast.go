@@ -1122,6 +1122,7 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 		if !ok {
 			return true, d.badJSON()
 		}
+		d.slots[si].delta = true // the arguments were streamed
 		return true, d.appendArgs(si, s)
 	}
 	return false, d.responsesEvent(data) // Slow path: structural events.
