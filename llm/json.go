@@ -123,8 +123,16 @@ func (u *Usage) AppendJSON(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, u.CacheRead, 10)
 	dst = append(dst, `,"cacheWrite":`...)
 	dst = strconv.AppendInt(dst, u.CacheWrite, 10)
+	if u.ReasoningShown == ReasoningBeforeTotal {
+		dst = append(dst, `,"reasoningTokens":`...)
+		dst = strconv.AppendInt(dst, u.Reasoning, 10)
+	}
 	dst = append(dst, `,"totalTokens":`...)
 	dst = strconv.AppendInt(dst, u.TotalTokens, 10)
+	if u.ReasoningShown == ReasoningAfterTotal {
+		dst = append(dst, `,"reasoningTokens":`...)
+		dst = strconv.AppendInt(dst, u.Reasoning, 10)
+	}
 	if u.Cost.Total != 0 {
 		c := &u.Cost
 		dst = append(dst, `,"cost":{"input":`...)

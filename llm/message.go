@@ -169,7 +169,19 @@ type Usage struct {
 	TotalTokens int64
 	Reasoning   int64 // reasoning tokens, a part of Output, where reported
 	Cost        Cost
+	// ReasoningShown writes Reasoning as OpenClaw's reasoningTokens, in the
+	// place its transport puts it; only the openclaw profile sets it.
+	ReasoningShown ReasoningPlace
 }
+
+// ReasoningPlace is where a usage's reasoningTokens is written, if at all.
+type ReasoningPlace uint8
+
+const (
+	ReasoningHidden      ReasoningPlace = iota
+	ReasoningBeforeTotal                // @openclaw/ai's completions transport
+	ReasoningAfterTotal                 // its Responses transport
+)
 
 // Cost is the price of a call in US dollars, where known.
 type Cost struct {

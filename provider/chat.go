@@ -68,6 +68,7 @@ func (d *Decoder) chatEvent(data []byte) error {
 		d.uIn = max(prompt-cached-d.uCacheWrite, 0)
 		d.uOut = u.GetInt64("completion_tokens")
 		d.uReason = u.GetInt64("completion_tokens_details", "reasoning_tokens")
+		d.ocChatReasoningShown(hasNumber(u.Get("completion_tokens_details"), "reasoning_tokens"))
 	}
 	return nil
 }

@@ -132,6 +132,8 @@ type Decoder struct {
 
 	// usage as the wire reports it; converted at the end
 	uIn, uOut, uCacheRead, uCacheWrite, uReason int64
+	uReasonShown                                llm.ReasoningPlace // OpenClaw: reasoningTokens reported
+	uTotalFloor                                 int64              // OpenClaw Responses: the reported total
 
 	gotModel    bool
 	gotID       bool
@@ -240,6 +242,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.side = d.side[:0]
 	d.env = d.env[:0]
 	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite, d.uReason = 0, 0, 0, 0, 0
+	d.uReasonShown, d.uTotalFloor = llm.ReasoningHidden, 0
 	d.gotModel, d.gotID = false, false
 	d.argMismatches = 0
 	msg := d.oc.msg
@@ -661,7 +664,8 @@ func (d *Decoder) setUsage() {
 	u.CacheRead = d.uCacheRead
 	u.CacheWrite = d.uCacheWrite
 	u.Reasoning = d.uReason
-	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	u.ReasoningShown = d.uReasonShown
+	u.TotalTokens = max(u.Input+u.Output+u.CacheRead+u.CacheWrite, d.uTotalFloor)
 }
 
 func (d *Decoder) endSlot(s *slot) {

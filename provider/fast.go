@@ -706,22 +706,30 @@ func (d *Decoder) chatUsageFast(u span) {
 	d.uCacheWrite = d.memberInt(ptd, "cache_write_tokens")
 	d.uIn = max(intOf(data, prompt)-cached-d.uCacheWrite, 0)
 	d.uOut = intOf(data, completion)
-	d.uReason = d.memberInt(ctd, "reasoning_tokens")
+	var reported bool
+	d.uReason, reported = d.memberNumber(ctd, "reasoning_tokens")
+	d.ocChatReasoningShown(reported)
 }
 
 // memberInt returns the integer member name of the validated object at o.
 func (d *Decoder) memberInt(o span, name string) int64 {
+	n, _ := d.memberNumber(o, name)
+	return n
+}
+
+// memberNumber is memberInt, and whether the member is a number.
+func (d *Decoder) memberNumber(o span, name string) (int64, bool) {
 	it, ok := iterObj(d.data, o)
 	if !ok {
-		return 0
+		return 0, false
 	}
 	for {
 		k, v, ok := it.next()
 		if !ok {
-			return 0
+			return 0, false
 		}
 		if string(d.key(&it, k)) == name {
-			return intOf(d.data, v)
+			return intOf(d.data, v), v.isNumber(d.data)
 		}
 	}
 }
@@ -1157,6 +1165,7 @@ func (d *Decoder) responsesApply(data []byte, sp []span, sh *shape) (fast bool, 
 		if !ok {
 			return true, d.badJSON()
 		}
+		d.slots[si].delta = true // the arguments were streamed
 		return true, d.appendArgs(si, s)
 	}
 	return false, d.responsesEvent(data) // Slow path: structural events.

@@ -337,7 +337,7 @@ func (d *Decoder) ocResponsesItemDone(si int, item *fastjson.Value) (failed, use
 	}
 	text := b.RawArgs
 	switch {
-	case len(b.RawArgs) > 0 && hasDone && !bytes.Equal(b.RawArgs, done) && jsonObject(b.RawArgs):
+	case d.slots[si].delta && len(b.RawArgs) > 0 && hasDone && !bytes.Equal(b.RawArgs, done) && jsonObject(b.RawArgs):
 		useStreamed = true
 	case len(done) > 0:
 		text = done
@@ -556,6 +556,90 @@ func ocResponsesMalformed(v *fastjson.Value) string {
 		return "Responses stream delivered malformed " + string(typ) + " " + member
 	}
 	return ""
+}
+
+// ocResponsesTerminal is the OpenClaw reading of response.completed and
+// response.incomplete (finalizeResponse): the status, or "incomplete" for
+// an incomplete event without one, gives the stop reason
+// (mapResponsesTerminalStopReason: in_progress, queued and none are a
+// stop; an incomplete response cut by the content filter is an error);
+// an incomplete event fails with its tool calls still open; the completed
+// event, or a length stop, recovers what the output list has.
+func (d *Decoder) ocResponsesTerminal(v, r *fastjson.Value) error {
+	completed := string(v.GetStringBytes("type")) == "response.completed"
+	status := r.GetStringBytes("status")
+	if len(status) == 0 && !completed {
+		status = []byte("incomplete")
+	}
+	d.setRawStop(status)
+	d.stopped = true
+	switch string(status) {
+	case "completed", "in_progress", "queued", "":
+		d.stop = llm.StopStop
+	case "incomplete":
+		d.stop = llm.StopLength
+		if string(r.GetStringBytes("incomplete_details", "reason")) == "content_filter" {
+			d.stop = llm.StopError
+			d.stopErr = &StopReasonError{Raw: "content_filter", Message: "Provider incomplete_reason: content_filter"}
+		}
+	case "failed", "cancelled":
+		d.stop = llm.StopError
+		d.stopErr = &StopReasonError{Raw: string(status), Message: "An unknown error occurred"}
+	default:
+		d.stop = llm.StopError
+		d.stopErr = &StopReasonError{Raw: string(status), Message: "Unhandled stop reason: " + string(status)}
+		d.finish()
+		return nil
+	}
+	if !completed && d.hasOpenToolCall() {
+		if d.stopErr != nil {
+			d.finish()
+		} else {
+			d.ocFail(MsgResponsesUnresolved, false, false)
+		}
+		return nil
+	}
+	if (completed || d.stop == llm.StopLength) && d.ocTerminalOutput(r.GetArray("output"), completed) {
+		return nil
+	}
+	d.finish()
+	return nil
+}
+
+// ocChatReasoningShown: the completions transport's usage carries
+// reasoningTokens when the chunk's usage reports a number of them (each
+// usage replaces the last).
+func (d *Decoder) ocChatReasoningShown(reported bool) {
+	if !d.opts.OpenClaw {
+		return
+	}
+	d.uReasonShown = llm.ReasoningHidden
+	if reported {
+		d.uReasonShown = llm.ReasoningBeforeTotal
+	}
+}
+
+// ocResponsesUsage applies mapResponsesTerminalUsage's rules over the
+// plain reading: counts that are not non-negative numbers are 0, the total
+// is the reported one when that is larger, and reasoningTokens follows it
+// when reported.
+func (d *Decoder) ocResponsesUsage(u *fastjson.Value) {
+	count := func(keys ...string) int64 {
+		x := u.Get(keys...)
+		if x == nil || x.Type() != fastjson.TypeNumber {
+			return 0
+		}
+		return max(x.GetInt64(), 0)
+	}
+	d.uCacheRead = count("input_tokens_details", "cached_tokens")
+	d.uCacheWrite = count("input_tokens_details", "cache_write_tokens")
+	d.uIn = max(count("input_tokens")-d.uCacheRead-d.uCacheWrite, 0)
+	d.uOut = count("output_tokens")
+	d.uTotalFloor = count("total_tokens")
+	d.uReasonShown = llm.ReasoningHidden
+	if hasNumber(u.Get("output_tokens_details"), "reasoning_tokens") {
+		d.uReasonShown = llm.ReasoningAfterTotal
+	}
 }
 
 // ocAnthropicBadData: an Anthropic event's data was refused as JSON.

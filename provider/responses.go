@@ -58,6 +58,7 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		if si < 0 {
 			return nil
 		}
+		d.slots[si].delta = true // the arguments were streamed
 		return d.appendArgs(si, v.GetStringBytes("delta"))
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		oi := v.GetInt64("output_index")
@@ -85,6 +86,9 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		d.slots[si].done = true
 		if a := v.Get("arguments"); a != nil && a.Type() == fastjson.TypeString {
 			b, _ := a.StringBytes()
+			if s := &d.slots[si]; len(b) > 0 || len(d.msg.Content[s.ci].RawArgs) == 0 {
+				s.delta = true // the arguments were streamed
+			}
 			return d.reconcileArgs(si, b)
 		}
 	case "response.output_text.done", "response.refusal.done":
@@ -427,6 +431,12 @@ func (d *Decoder) reconcileText(si int, full []byte) error {
 }
 
 func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
+	if d.opts.OpenClaw {
+		switch string(v.GetStringBytes("type")) {
+		case "response.cancelled", "response.done":
+			return nil // not terminal events to @openclaw/ai
+		}
+	}
 	r := v.Get("response")
 	if r == nil {
 		r = v
@@ -442,6 +452,16 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 		d.uIn = max(in-cached-write, 0)
 		d.uOut = u.GetInt64("output_tokens")
 		d.uReason = u.GetInt64("output_tokens_details", "reasoning_tokens")
+		if d.opts.OpenClaw {
+			d.ocResponsesUsage(u)
+		}
+	}
+	if d.opts.OpenClaw {
+		if string(v.GetStringBytes("type")) == "response.failed" {
+			// Whatever its status says.
+			return &ProviderError{Type: string(r.GetStringBytes("error", "code")), Message: ocResponsesFailed(r)}
+		}
+		return d.ocResponsesTerminal(v, r)
 	}
 	status := r.GetStringBytes("status")
 	if len(status) == 0 {
@@ -452,28 +472,15 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 	switch string(status) {
 	case "completed":
 		d.stop = llm.StopStop
-		if d.opts.OpenClaw && d.ocTerminalOutput(r.GetArray("output"), true) {
-			return nil
-		}
 	case "incomplete":
-		if d.opts.OpenClaw && d.hasOpenToolCall() {
-			d.ocFail(MsgResponsesUnresolved, false, false)
-			return nil
-		}
 		reason := r.GetStringBytes("incomplete_details", "reason")
 		if string(reason) == "content_filter" {
 			d.stop = llm.StopError
 			d.stopErr = &StopReasonError{Raw: "content_filter", Message: "The provider's content filter stopped the response (incomplete: content_filter)."}
 		} else {
 			d.stop = llm.StopLength
-			if d.opts.OpenClaw && d.ocTerminalOutput(r.GetArray("output"), false) {
-				return nil
-			}
 		}
 	case "failed", "cancelled":
-		if d.opts.OpenClaw && string(status) == "failed" {
-			return &ProviderError{Type: string(r.GetStringBytes("error", "code")), Message: ocResponsesFailed(r)}
-		}
 		msg := r.GetStringBytes("error", "message")
 		code := r.GetStringBytes("error", "code")
 		if len(msg) == 0 {
