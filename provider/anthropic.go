@@ -56,10 +56,10 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 			// applyAnthropicMessageStartUsage: a cache count absent or
 			// null is 0, even after an earlier message_start.
 			u := m.Get("usage")
-			if u == nil || u.Get("cache_read_input_tokens") == nil || u.Get("cache_read_input_tokens").Type() == fastjson.TypeNull {
+			if absentOrNull(u.Get("cache_read_input_tokens")) {
 				d.uCacheRead = 0
 			}
-			if u == nil || u.Get("cache_creation_input_tokens") == nil || u.Get("cache_creation_input_tokens").Type() == fastjson.TypeNull {
+			if absentOrNull(u.Get("cache_creation_input_tokens")) {
 				d.uCacheWrite = 0
 			}
 		}
@@ -183,6 +183,8 @@ func (d *Decoder) anthropicOpen(idx int64, t llm.BlockType) int {
 	}
 	return si
 }
+
+func absentOrNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
 
 func hasIndex(v *fastjson.Value) bool {
 	x := v.Get("index")
