@@ -155,9 +155,11 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 		if err := d.setField(&b.Name, cb.GetStringBytes("name")); err != nil {
 			return err
 		}
-		if in := cb.Get("input"); in != nil && !emptyInput(in) {
+		if in := cb.Get("input"); in != nil && !emptyInput(in) && (!d.opts.OpenClaw || isContainer(in)) {
 			// Keep a non-placeholder start input aside: deltas, if any
 			// follow, carry the whole input again (trpc-agent-go #1649).
+			// @openclaw/ai takes one that is not an object or an array as
+			// {}.
 			off := len(d.side)
 			d.side = in.MarshalTo(d.side)
 			if len(d.side)-off > d.opts.MaxArgBytes {
@@ -182,6 +184,10 @@ func (d *Decoder) anthropicOpen(idx int64, t llm.BlockType) int {
 		b.Unstopped, b.StreamIndex = true, idx
 	}
 	return si
+}
+
+func isContainer(v *fastjson.Value) bool {
+	return v.Type() == fastjson.TypeObject || v.Type() == fastjson.TypeArray
 }
 
 func absentOrNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
