@@ -318,6 +318,10 @@ func (d *Decoder) ocAnthropicFinish() {
 // as an object. It reports whether the stream failed; useStreamed is set
 // when the streamed text, not the item's, is the arguments.
 func (d *Decoder) ocResponsesItemDone(si int, item *fastjson.Value) (failed, useStreamed bool) {
+	if ocIncompleteItem(item) {
+		d.ocFail(msgResponsesIncomplete, false, false)
+		return true, false
+	}
 	b := &d.msg.Content[d.slots[si].ci]
 	streamed := jsTrim(b.Name)
 	completed := jsTrim(item.GetStringBytes("name"))
@@ -401,23 +405,36 @@ func (d *Decoder) ocTagCommentary(upTo int) {
 			n++
 		}
 	}
-	var rnd [12]byte
 	for i := range d.msg.Content {
 		b := &d.msg.Content[i]
 		if i >= upTo || b.Type != llm.BlockText || len(b.Signature) > 0 || len(jsTrim(b.Text)) == 0 {
 			continue
 		}
-		for j := range rnd {
-			rnd[j] = byte(rand.Uint32())
-		}
 		s := append(b.Signature[:0], `{"v":1,"id":"commentary-`...)
 		s = appendInt(s, n)
 		s = append(s, '-')
-		s = hex.AppendEncode(s, rnd[:])
+		s = appendRandomHex(s)
 		s = append(s, `","phase":"commentary"}`...)
 		b.Signature = s
 		n++
 	}
+}
+
+// appendRandomHex appends 24 random lowercase hex digits (@openclaw/ai's
+// generated ids take a UUID's first 24).
+func appendRandomHex(dst []byte) []byte {
+	var rnd [12]byte
+	for j := range rnd {
+		rnd[j] = byte(rand.Uint32())
+	}
+	return hex.AppendEncode(dst, rnd[:])
+}
+
+// ocIncompleteItem: an item whose status is set and is not "completed"
+// (resolveCompletedResponsesToolCall refuses such a function call).
+func ocIncompleteItem(it *fastjson.Value) bool {
+	st := it.Get("status")
+	return st != nil && jsTruthy(st) && string(it.GetStringBytes("status")) != "completed"
 }
 
 func appendInt(b []byte, n int) []byte {
@@ -1027,7 +1044,7 @@ func (d *Decoder) ocTerminalCallError(it *fastjson.Value, si int, tracked bool) 
 	if tracked && si < 0 {
 		return MsgResponsesUnresolved
 	}
-	if st := it.Get("status"); st != nil && jsTruthy(st) && string(it.GetStringBytes("status")) != "completed" {
+	if ocIncompleteItem(it) {
 		return msgResponsesIncomplete
 	}
 	var streamed []byte

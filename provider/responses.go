@@ -292,6 +292,22 @@ func (d *Decoder) setToolIdentity(si int, item *fastjson.Value) error {
 	b := &d.msg.Content[d.slots[si].ci]
 	callID := item.GetStringBytes("call_id")
 	itemID := item.GetStringBytes("id")
+	if d.opts.OpenClaw && len(b.ID) == 0 {
+		// resolveResponsesToolCallId: both trimmed, a generated call id
+		// when there is none, and no "|" without an item id.
+		callID, itemID = jsTrim(callID), jsTrim(itemID)
+		if !validUTF8(callID) || !validUTF8(itemID) {
+			return d.badUTF8(append(callID[:len(callID):len(callID)], itemID...))
+		}
+		if len(callID) > 0 {
+			b.ID = append(b.ID[:0], callID...)
+		} else {
+			b.ID = appendRandomHex(append(b.ID[:0], "call_"...))
+		}
+		if len(itemID) > 0 {
+			b.ID = append(append(b.ID, '|'), itemID...)
+		}
+	}
 	if len(b.ID) == 0 && (len(callID) > 0 || len(itemID) > 0) {
 		if !validUTF8(callID) || !validUTF8(itemID) {
 			return d.badUTF8(append(callID[:len(callID):len(callID)], itemID...))
