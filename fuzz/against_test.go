@@ -128,16 +128,23 @@ func TestAgainstReportsDisagreements(t *testing.T) {
 }
 
 func TestCompareFinal(t *testing.T) {
-	ours := `{"role":"assistant","content":[{"type":"text","text":"a","textSignature":"{\"v\":1,\"id\":\"commentary-0-0123456789abcdef01234567\",\"phase\":\"commentary\"}"},{"type":"toolCall","id":"call_0123456789abcdef01234567","name":"read","arguments":{"n":1.0}}],"stopReason":"toolUse","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3},"api":"x","provider":"p","model":"m","responseId":"r","timestamp":5}`
+	ours := `{"role":"assistant","content":[{"type":"text","text":"a","textSignature":"{\"v\":1,\"id\":\"commentary-0-0123456789abcdef01234567\",\"phase\":\"commentary\"}"},{"type":"toolCall","id":"call_0123456789abcdef01234567","name":"read","arguments":{"n":1.0}}],"stopReason":"toolUse","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"reasoningTokens":0,"totalTokens":3},"api":"x","provider":"p","model":"m","responseId":"r","timestamp":5}`
 	theirs := `{"role":"assistant","content":[{"type":"text","text":"a","textSignature":"{\"v\":1,\"id\":\"commentary-0-fedcba9876543210fedcba98\",\"phase\":\"commentary\"}"},{"type":"toolCall","id":"call_fedcba9876543210fedcba98","name":"read","arguments":{"n":1}}],"stopReason":"toolUse","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"total":0},"reasoningTokens":0},"api":"x","provider":"p","model":"m"}`
 	if d := CompareFinal([]byte(ours), []byte(theirs)); len(d) != 0 {
 		t.Fatalf("equal messages differ: %v", d)
+	}
+	// A generated Responses call id keeps its item part.
+	withItem := func(m, id string) string { return strings.Replace(m, `"id":"`+id+`"`, `"id":"`+id+`|fc_1"`, 1) }
+	if d := CompareFinal([]byte(withItem(ours, "call_0123456789abcdef01234567")), []byte(withItem(theirs, "call_fedcba9876543210fedcba98"))); len(d) != 0 {
+		t.Fatalf("generated call ids with one item id differ: %v", d)
 	}
 	for _, change := range [][2]string{
 		{`"id":"call_fedcba9876543210fedcba98"`, `"id":"call_1"`},
 		{`"n":1}`, `"n":2}`},
 		{`"stopReason":"toolUse"`, `"stopReason":"stop"`},
 		{`commentary-0-`, `commentary-1-`},
+		{`"reasoningTokens":0`, `"reasoningTokens":2`},
+		{`"id":"call_fedcba9876543210fedcba98"`, `"id":"call_fedcba9876543210fedcba98|fc_1"`},
 		{`"model":"m"}`, `"model":"m","errorMessage":"x"}`},
 	} {
 		if d := CompareFinal([]byte(ours), []byte(strings.Replace(theirs, change[0], change[1], 1))); len(d) == 0 {

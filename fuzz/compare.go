@@ -17,12 +17,13 @@ import (
 //
 // Normalised before comparing:
 //   - timestamp and responseId (outside the contract) are ignored, and
-//     usage is compared on the contract's fields only (input, output,
-//     cacheRead, cacheWrite, totalTokens: @openclaw/ai adds cost,
-//     reasoningTokens and contextUsage);
-//   - a tool-call id of the generated form (call_ + 24 hex) matches any
-//     other generated id, so ids are compared by presence where either side
-//     generated one;
+//     usage is compared on the contract's fields and reasoningTokens
+//     (input, output, cacheRead, cacheWrite, totalTokens: @openclaw/ai adds
+//     cost and contextUsage);
+//   - a tool-call id of the generated form (call_ + 24 hex, alone or as the
+//     call part of a Responses call_id|item_id) matches any other generated
+//     id with the same item part, so ids are compared by presence where
+//     either side generated one;
 //   - the random part of a commentary id inside a text block's
 //     textSignature ({"v":1,"id":"commentary-0-<24 hex>",...}) is ignored;
 //   - a block's openclawReasoningReplay (endpoint metadata with a hash of
@@ -68,18 +69,21 @@ func decodeFinal(b []byte) (map[string]any, error) {
 	return m, nil
 }
 
-var generatedID = regexp.MustCompile(`^call_[0-9a-f]{24}$`)
+// generatedID matches a generated tool-call id, alone or as the call part
+// of a Responses call_id|item_id.
+var generatedID = regexp.MustCompile(`^call_[0-9a-f]{24}(\|.*)?$`)
 var commentaryID = regexp.MustCompile(`^((?:commentary|final-answer)-[0-9]+)-[0-9a-f]{24}$`)
 
 func normalizeFinal(m map[string]any) map[string]any {
 	delete(m, "timestamp")
 	delete(m, "responseId")
 	if u, ok := m["usage"].(map[string]any); ok {
-		// The contract's usage fields; @openclaw/ai adds cost, reasoningTokens
+		// The contract's usage fields, and reasoningTokens (the openclaw
+		// profile prints it as @openclaw/ai does); @openclaw/ai adds cost
 		// and contextUsage, which ocbench does not print.
 		for k := range u {
 			switch k {
-			case "input", "output", "cacheRead", "cacheWrite", "totalTokens":
+			case "input", "output", "cacheRead", "cacheWrite", "totalTokens", "reasoningTokens":
 			default:
 				delete(u, k)
 			}
@@ -95,8 +99,8 @@ func normalizeFinal(m map[string]any) map[string]any {
 		// reasoning (it names the endpoint by a hash of its URL): not part
 		// of the message contract.
 		delete(blk, "openclawReasoningReplay")
-		if id, ok := blk["id"].(string); ok && generatedID.MatchString(id) {
-			blk["id"] = "<generated>"
+		if id, ok := blk["id"].(string); ok {
+			blk["id"] = generatedID.ReplaceAllString(id, "<generated>$1")
 		}
 		if sig, ok := blk["textSignature"].(string); ok {
 			var s map[string]any
