@@ -17,9 +17,6 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 	}
 	switch string(typ) {
 	case "content_block_delta":
-		if d.opts.OpenClaw && !hasIndex(v) {
-			return nil // @openclaw/ai ignores a delta without an index
-		}
 		return d.anthropicDelta(v)
 	case "ping":
 	case "content_block_start":
