@@ -109,7 +109,11 @@ func (d *Decoder) chatChoice(c *fastjson.Value) error {
 	if d.opts.OpenClaw {
 		choice = 0 // choices[0] is the answer, whatever its index says
 	}
-	if delta := c.Get("delta"); delta != nil && delta.Type() == fastjson.TypeObject {
+	delta := c.Get("delta")
+	if d.opts.OpenClaw && absentOrNull(delta) {
+		delta = c.Get("message") // @openclaw/ai reads choice.delta ?? choice.message
+	}
+	if delta != nil && delta.Type() == fastjson.TypeObject {
 		for i := range reasoningFields {
 			if s := delta.GetStringBytes(reasoningFields[i]); len(s) > 0 {
 				if err := d.chatThinking(choice, reasoningFields[i], s); err != nil {

@@ -520,7 +520,8 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 	for i := range ds.reasoning {
 		ds.reasoning[i] = absent
 	}
-	sawDelta := false
+	var ms deltaSpans // choice.message, the OpenClaw fallback for a missing delta
+	sawDelta, deltaNull := false, false
 	for {
 		k, ok := c.more()
 		if !ok {
@@ -539,48 +540,24 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 			first(&idx, v)
 		case "delta":
 			if sawDelta || c.peek() != '{' {
+				deltaNull = !sawDelta && c.peek() == 'n'
 				sawDelta = true
 				_, ok = c.skip()
 				break
 			}
-			// Collect the delta's members in the same validating pass.
 			sawDelta = true
-			ds.present = true
-			dc, _ := c.child()
-			for {
-				dk, ok := dc.more()
-				if !ok {
-					break
-				}
-				if dc.keyEsc {
-					dk = d.unescKey(dk)
-				}
-				if string(dk) == "tool_calls" && !ds.tools.ok() && dc.peek() == '[' {
-					if !d.chatToolsInline(&dc, &ds) {
-						return d.badJSON()
-					}
-					continue
-				}
-				dv, ok := dc.skip()
-				if !ok {
-					return d.badJSON()
-				}
-				switch string(dk) {
-				case "content":
-					first(&ds.content, dv)
-				case "tool_calls":
-					first(&ds.tools, dv)
-				case "refusal":
-					first(&ds.refusal, dv)
-				case "reasoning_content":
-					first(&ds.reasoning[0], dv)
-				case "reasoning":
-					first(&ds.reasoning[1], dv)
-				case "reasoning_text":
-					first(&ds.reasoning[2], dv)
-				}
+			ok = d.deltaInline(c, &ds)
+		case "message":
+			// @openclaw/ai reads choice.delta ?? choice.message.
+			if !d.opts.OpenClaw || ms.present || c.peek() != '{' {
+				_, ok = c.skip()
+				break
 			}
-			ok = c.resume(&dc)
+			ms = deltaSpans{content: absent, refusal: absent, tools: absent}
+			for i := range ms.reasoning {
+				ms.reasoning[i] = absent
+			}
+			ok = d.deltaInline(c, &ms)
 		case "finish_reason":
 			v, ok = c.skip()
 			first(&fr, v)
@@ -594,10 +571,55 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 			return d.badJSON()
 		}
 	}
+	if (!sawDelta || deltaNull) && ms.present {
+		ds = ms
+	}
 	if d.chScan.objs == 1 {
 		d.chScan.idx, d.chScan.fr, d.chScan.ds = idx, fr, ds
 	}
 	return d.chatChoiceSpans(int32(intOf(data, idx)), &ds, fr)
+}
+
+// deltaInline collects the members of the delta object at c's current
+// value into ds in the same pass that validates it. ok is false for
+// malformed JSON.
+func (d *Decoder) deltaInline(c *vIter, ds *deltaSpans) bool {
+	ds.present = true
+	dc, _ := c.child()
+	for {
+		dk, ok := dc.more()
+		if !ok {
+			break
+		}
+		if dc.keyEsc {
+			dk = d.unescKey(dk)
+		}
+		if string(dk) == "tool_calls" && !ds.tools.ok() && dc.peek() == '[' {
+			if !d.chatToolsInline(&dc, ds) {
+				return false
+			}
+			continue
+		}
+		dv, ok := dc.skip()
+		if !ok {
+			return false
+		}
+		switch string(dk) {
+		case "content":
+			first(&ds.content, dv)
+		case "tool_calls":
+			first(&ds.tools, dv)
+		case "refusal":
+			first(&ds.refusal, dv)
+		case "reasoning_content":
+			first(&ds.reasoning[0], dv)
+		case "reasoning":
+			first(&ds.reasoning[1], dv)
+		case "reasoning_text":
+			first(&ds.reasoning[2], dv)
+		}
+	}
+	return c.resume(&dc)
 }
 
 // chatChoiceSpans applies a validated choice's delta and finish reason.
