@@ -662,18 +662,18 @@ func (d *Decoder) ocResponsesUsage(u *fastjson.Value) {
 // ocAnthropicBadData: an Anthropic event's data was refused as JSON.
 // @openclaw/ai skips "[DONE]" and JSON that is not an object (it has no
 // type); data that is not JSON fails the turn (parseAnthropicSseEventData),
-// a cut tail included. It reports whether the event was skipped; an
+// a cut tail included. It reports whether the event was dealt with; an
 // object refused for its members fails as before.
-func (d *Decoder) ocAnthropicBadData(data []byte) (skipped bool) {
+func (d *Decoder) ocAnthropicBadData(data []byte) bool {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if string(trimmed) == "[DONE]" || len(trimmed) > 0 && trimmed[0] != '{' && fastjson.ValidateBytes(data) == nil {
+	switch {
+	case string(trimmed) == "[DONE]":
 		return true
-	}
-	if fastjson.ValidateBytes(data) != nil {
+	case fastjson.ValidateBytes(data) != nil:
 		d.ocFail(MsgAnthropicFragment, d.cut, true)
 		return true
 	}
-	return false
+	return len(trimmed) > 0 && trimmed[0] != '{' // valid JSON: skipped unless an object
 }
 
 // ocAnthropicEOF: the body ended without message_stop and without a stop
