@@ -114,6 +114,7 @@ func (d *Decoder) chatChoice(c *fastjson.Value) error {
 		delta = c.Get("message") // @openclaw/ai reads choice.delta ?? choice.message
 	}
 	if delta != nil && delta.Type() == fastjson.TypeObject {
+		d.oc.textFollows = len(delta.GetStringBytes("content")) > 0 || len(delta.GetStringBytes("refusal")) > 0
 		for i := range reasoningFields {
 			if s := delta.GetStringBytes(reasoningFields[i]); len(s) > 0 {
 				if err := d.chatThinking(choice, reasoningFields[i], s); err != nil {
@@ -160,14 +161,13 @@ func (d *Decoder) closeProse(choice int32, keep int64) {
 }
 
 func (d *Decoder) chatText(choice int32, s []byte) error {
+	if d.opts.OpenClaw {
+		return d.ocChatText(choice, s)
+	}
 	si := d.findSlot(choice, keyText, llm.BlockText)
 	if si < 0 {
 		d.closeProse(choice, keyText)
 		si = d.open(choice, keyText, llm.BlockText)
-	}
-	if d.opts.OpenClaw {
-		ci := int(d.slots[si].ci)
-		d.ocHoldText(ci, len(d.msg.Content[ci].Text))
 	}
 	return d.appendText(si, s)
 }
@@ -175,6 +175,11 @@ func (d *Decoder) chatText(choice int32, s []byte) error {
 func (d *Decoder) chatThinking(choice int32, field string, s []byte) error {
 	d.oc.sawReasoning = true
 	// The partitioner turns strict and flushes what it held.
+	if d.opts.OpenClaw {
+		if err := d.ocBeginReasoning(choice); err != nil {
+			return err
+		}
+	}
 	d.oc.strict = true
 	if !d.oc.postHold {
 		d.oc.heldCI = 0

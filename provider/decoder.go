@@ -247,7 +247,9 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.argMismatches = 0
 	msg := d.oc.msg
 	msg.reset()
-	d.oc = ocState{items: d.oc.items[:0], msg: msg}
+	tags := d.oc.tags
+	d.oc = ocState{items: d.oc.items[:0], msg: msg, tags: tags}
+	d.oc.tags.reset()
 	d.shapes.reset(w, d.flat)
 }
 
@@ -608,6 +610,9 @@ func (d *Decoder) terminalError(reason llm.StopReason, err error, msg string) {
 func (d *Decoder) finish() {
 	if d.state >= stateFinished {
 		return
+	}
+	if d.opts.OpenClaw && d.wire == WireOpenAIChat {
+		d.ocFlushTags() // the normal end settles what the partitioner held
 	}
 	if d.opts.OpenClaw && d.wire == WireAnthropic {
 		d.ocAnthropicFinish()

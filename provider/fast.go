@@ -632,6 +632,11 @@ func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 		// Most deltas have no reasoning member, and content or refusal
 		// but not both: absent members are passed over inline.
 		if r := &ds.reasoning; r[0].s&r[1].s&r[2].s >= 0 {
+			if d.opts.OpenClaw {
+				c, _ := d.str(ds.content)
+				r, _ := d.str(ds.refusal)
+				d.oc.textFollows = len(c) > 0 || len(r) > 0
+			}
 			for i := range ds.reasoning {
 				s, ok := d.str(ds.reasoning[i])
 				if !ok {

@@ -72,6 +72,9 @@ type ocState struct {
 	heldFrom int
 	dropHeld bool
 	postHold bool // the held text came after a tool call: nothing flushes it
+	// chat: the reasoning-tag partitioner visible content goes through
+	tags        ocPartitioner
+	textFollows bool // chat: the delta being read has content after its reasoning
 }
 
 // jsSpace reports whether r is stripped by JavaScript's String.trim.
@@ -708,6 +711,7 @@ func (d *Decoder) hasOpenToolCall() bool {
 // id and the arguments append to the same buffer; a name replaces the
 // block's name.
 func (d *Decoder) ocChatToolCall(choice int32, hasIndex bool, index int64, id, name, args []byte) error {
+	d.ocFlushTags() // before the call: the text it settles precedes it
 	d.oc.sawNative = true
 	if !d.oc.postHold {
 		d.oc.heldCI = 0 // the partitioner is flushed
