@@ -180,10 +180,6 @@ func (d *Decoder) chatThinking(choice int32, field string, s []byte) error {
 			return err
 		}
 	}
-	d.oc.strict = true
-	if !d.oc.postHold {
-		d.oc.heldCI = 0
-	}
 	if !d.opts.Reasoning {
 		// Not a reasoning model: @openclaw/ai drops the deltas.
 		return nil
@@ -195,6 +191,10 @@ func (d *Decoder) chatThinking(choice int32, field string, s []byte) error {
 		// pi-ai records which field carried the reasoning, to replay it.
 		b := &d.msg.Content[d.slots[si].ci]
 		b.Signature = append(b.Signature[:0], field...)
+	}
+	if d.opts.OpenClaw {
+		ci := int(d.slots[si].ci)
+		d.ocQueued(ci, len(d.msg.Content[ci].Text))
 	}
 	return d.appendText(si, s)
 }

@@ -528,7 +528,6 @@ func (d *Decoder) readFailed(err error) {
 		if d.opts.OpenClaw {
 			switch d.wire {
 			case WireOpenAIChat:
-				d.oc.dropHeld = true
 				d.ocFail(MsgChatNoFinishReason, true, true)
 				return
 			case WireAnthropic:

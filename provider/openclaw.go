@@ -56,25 +56,24 @@ type ocState struct {
 	sawNative    bool // chat: a tool_calls element
 	sawReasoning bool // chat: a reasoning delta (kept or not)
 	sawStart     bool // anthropic: a message_start
-	strict       bool // chat: the reasoning-tag partitioner holds visible text
 	dropCalls    bool // remove the tool calls when the terminal event goes out
 	tagUpTo      int  // text blocks before this index get a commentary tag (on failure)
 	tagAll       bool // every text block gets a commentary tag
 	nextKey      int64
 	items        []ocItem // Responses: output items by output index
 	msg          ocMsgState
-	// chat: after a reasoning delta, visible text is held by @openclaw/ai's
-	// reasoning-tag partitioner until a flush (a tool-call delta, another
-	// reasoning delta, the normal end); a stream that dies without a finish
-	// reason loses it. heldCI is the text block holding it (-1 none; kept
-	// +1 so that the zero value means none), heldFrom its length before.
-	heldCI   int
-	heldFrom int
-	dropHeld bool
-	postHold bool // the held text came after a tool call: nothing flushes it
+	// chat: after a tool call the transport's current block stays that
+	// call, and text and reasoning deltas wait in a queue until a new tool
+	// call or the normal end appends them; a stream that fails first
+	// loses them. postCI is the block the first queued delta went to (+1,
+	// 0 none), postFrom that block's length before it.
+	postCI   int
+	postFrom int
 	// chat: the reasoning-tag partitioner visible content goes through
 	tags        ocPartitioner
 	textFollows bool // chat: the delta being read has content after its reasoning
+	interrupted int  // chat: the text block reasoning interrupted (+1), until visible text follows
+	confirmed   int  // chat: the interrupted block (+1) once visible text followed it
 }
 
 // jsSpace reports whether r is stripped by JavaScript's String.trim.
@@ -212,6 +211,7 @@ func (d *Decoder) ocFail(msg string, truncated, drop bool) {
 // ocChatFinish is finalizeOpenAICompletionsToolCalls at the end of a chat
 // stream, after every open block has ended.
 func (d *Decoder) ocChatFinish() {
+	d.oc.postCI = 0 // the normal end appends the queue
 	reason := d.stop
 	if reason == llm.StopNone {
 		reason = llm.StopStop
@@ -222,6 +222,9 @@ func (d *Decoder) ocChatFinish() {
 	}
 	if reason == llm.StopStop && calls && (d.oc.finishStop || d.oc.sawNative && d.oc.sawDone) && !d.hasVisibleText() {
 		reason = llm.StopToolUse
+	}
+	if d.oc.confirmed > 0 && reason != llm.StopToolUse && reason != llm.StopError {
+		d.ocTagInterrupted()
 	}
 	d.oc.tagUpTo = 0 // provisional commentary tags are cleared
 	if reason != llm.StopToolUse {
@@ -384,15 +387,28 @@ func (d *Decoder) ocRemoveBlock(i int) {
 	d.msg.Content = c[:len(c)-1]
 }
 
-// ocHoldText notes visible text appended to block ci (of length n before)
-// while the reasoning-tag partitioner holds text.
-//
-// Text after a tool call is held too (queued as a post-tool-call delta
-// until the end), whatever comes next.
-func (d *Decoder) ocHoldText(ci, n int) {
-	if d.oc.heldCI == 0 && (d.oc.strict || d.oc.sawNative) {
-		d.oc.heldCI, d.oc.heldFrom = ci+1, n
-		d.oc.postHold = d.oc.sawNative
+// ocQueued notes a text or thinking delta appended to block ci (of length
+// n before) while it would wait in the transport's post-tool-call queue.
+func (d *Decoder) ocQueued(ci, n int) {
+	if d.oc.sawNative && d.oc.postCI == 0 {
+		d.oc.postCI, d.oc.postFrom = ci+1, n
+	}
+}
+
+// ocDropQueued removes what waited in the post-tool-call queue.
+func (d *Decoder) ocDropQueued() {
+	ci := d.oc.postCI - 1
+	d.oc.postCI = 0
+	for i := len(d.msg.Content) - 1; i >= ci && i >= 0; i-- {
+		b := &d.msg.Content[i]
+		if b.Type != llm.BlockText && b.Type != llm.BlockThinking {
+			continue
+		}
+		if i == ci && d.oc.postFrom > 0 {
+			b.Text = b.Text[:min(d.oc.postFrom, len(b.Text))]
+			continue
+		}
+		d.ocRemoveBlock(i)
 	}
 }
 
@@ -453,13 +469,9 @@ func (d *Decoder) ocTerminal() {
 	if !d.opts.OpenClaw {
 		return
 	}
-	if d.oc.dropHeld && d.oc.heldCI > 0 {
-		if b := d.msg.Block(d.oc.heldCI - 1); b != nil && b.Type == llm.BlockText {
-			b.Text = b.Text[:min(d.oc.heldFrom, len(b.Text))]
-			if len(b.Text) == 0 {
-				d.ocRemoveBlock(d.oc.heldCI - 1)
-			}
-		}
+	if d.oc.postCI > 0 {
+		// The turn failed before the queue was appended.
+		d.ocDropQueued()
 	}
 	switch {
 	case d.oc.tagAll:
@@ -713,9 +725,6 @@ func (d *Decoder) hasOpenToolCall() bool {
 func (d *Decoder) ocChatToolCall(choice int32, hasIndex bool, index int64, id, name, args []byte) error {
 	d.ocFlushTags() // before the call: the text it settles precedes it
 	d.oc.sawNative = true
-	if !d.oc.postHold {
-		d.oc.heldCI = 0 // the partitioner is flushed
-	}
 	d.oc.tagUpTo = len(d.msg.Content)
 	si := -1
 	if hasIndex {
@@ -737,6 +746,7 @@ func (d *Decoder) ocChatToolCall(choice int32, hasIndex bool, index int64, id, n
 			key = -1<<32 + d.oc.nextKey
 		}
 		d.closeProse(choice, -1)
+		d.oc.postCI = 0 // a new call appends the queue first
 		si = d.open(choice, key, llm.BlockToolCall)
 	}
 	b := &d.msg.Content[d.slots[si].ci]

@@ -54,8 +54,11 @@ func (d *Decoder) ocChatVisible(choice int32, vis []byte) {
 	ci := int(d.slots[si].ci)
 	b := &d.msg.Content[ci]
 	n := len(b.Text)
-	d.ocHoldText(ci, n)
+	d.ocQueued(ci, n)
 	b.Text = append(b.Text, vis...)
+	if d.oc.interrupted > 0 && len(jsTrim(vis)) > 0 {
+		d.oc.confirmed, d.oc.interrupted = d.oc.interrupted, 0
+	}
 	// The delta is the block's own bytes: vis is reused by the next push.
 	d.push(llm.EventTextDelta, ci, b.Text[n:len(b.Text):len(b.Text)])
 }
@@ -75,11 +78,92 @@ func (d *Decoder) ocBeginReasoning(choice int32) error {
 	if d.oc.textFollows && d.oc.tags.hasPendingSyntax() {
 		return nil
 	}
-	// sealTextBeforeReasoning: only with a text block open or text held
-	if d.findSlot(choice, keyText, llm.BlockText) >= 0 || d.oc.tags.hasPending() {
-		d.ocFlushTags()
+	// sealTextBeforeReasoning: only with a text block open or text held;
+	// the open text block ends, and when it has visible text it is the
+	// text that reasoning interrupted.
+	if d.findSlot(choice, keyText, llm.BlockText) < 0 && !d.oc.tags.hasPending() {
+		return nil
+	}
+	d.ocFlushTags()
+	if d.oc.sawNative {
+		// After a tool call the transport's current block stays the call:
+		// text is queued, and the queue's text deltas join into one block.
+		return nil
+	}
+	if si := d.findSlot(choice, keyText, llm.BlockText); si >= 0 {
+		ci := int(d.slots[si].ci)
+		if len(jsTrim(d.msg.Content[ci].Text)) > 0 {
+			d.oc.interrupted = ci + 1
+		}
+		d.closeSlot(si)
 	}
 	return nil
+}
+
+// ocTagInterrupted is the end of a chat turn that stops (not for tool use)
+// after reasoning interrupted visible text that more visible text then
+// followed: the text blocks before the first visible one after the
+// interrupted block are commentary, it and the later ones the final
+// answer (tagInterruptedTextPhases). Text before the last tool call holds
+// its provisional commentary tag meanwhile (it counts in the numbering)
+// and loses it after, as clearPendingCommentaryText does.
+func (d *Decoder) ocTagInterrupted() {
+	c := d.msg.Content
+	from := d.oc.confirmed - 1
+	final := -1
+	for i := from + 1; i < len(c); i++ {
+		if c[i].Type == llm.BlockText && len(jsTrim(c[i].Text)) > 0 {
+			final = i
+			break
+		}
+	}
+	if final < 0 {
+		return
+	}
+	var provisional uint64 // text blocks before the last tool call (64 at most are tracked)
+	for i := 0; i < d.oc.tagUpTo && i < 64; i++ {
+		if b := &c[i]; b.Type == llm.BlockText && len(b.Signature) == 0 && len(jsTrim(b.Text)) > 0 {
+			provisional |= 1 << i
+		}
+	}
+	d.ocTagCommentary(d.oc.tagUpTo)
+	d.ocTagPhase(0, final, "commentary", "commentary")
+	d.ocTagPhase(final, len(c), "final-answer", "final_answer")
+	for i := range min(len(c), 64) {
+		if provisional&(1<<i) != 0 {
+			c[i].Signature = c[i].Signature[:0]
+		}
+	}
+}
+
+// ocTagPhase is tagUnphasedText over the blocks [from, to): each unsigned
+// text block with visible text gets {"v":1,"id":"<prefix>-<n>-<24 hex>",
+// "phase":"<phase>"}, n counting from the signed text blocks of the range.
+func (d *Decoder) ocTagPhase(from, to int, prefix, phase string) {
+	c := d.msg.Content[from:to]
+	n := 0
+	for i := range c {
+		if c[i].Type == llm.BlockText && len(c[i].Signature) > 0 {
+			n++
+		}
+	}
+	for i := range c {
+		b := &c[i]
+		if b.Type != llm.BlockText || len(b.Signature) > 0 || len(jsTrim(b.Text)) == 0 {
+			continue
+		}
+		s := append(b.Signature[:0], `{"v":1,"id":"`...)
+		s = append(s, prefix...)
+		s = append(s, '-')
+		s = appendInt(s, n)
+		s = append(s, '-')
+		s = appendRandomHex(s)
+		s = append(s, `","phase":"`...)
+		s = append(s, phase...)
+		s = append(s, `"}`...)
+		b.Signature = s
+		n++
+	}
 }
 
 // ocReasoningTagNames are the tag names taken out (lower-cased).
