@@ -11,7 +11,7 @@ import (
 
 // generatedRE matches what the OpenClaw rules generate at random:
 // commentary ids and fallback call ids.
-var generatedRE = regexp.MustCompile(`(commentary-[0-9]+-|call_)[0-9a-f]{24}`)
+var generatedRE = regexp.MustCompile(`((?:commentary|final-answer)-[0-9]+-|call_)[0-9a-f]{24}`)
 
 // TestOpenClawFastMatchesReference decodes every OpenClaw rule case of the
 // replay goldens (cmd/ocbench/testdata/replay/openclaw) with the fast

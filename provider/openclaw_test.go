@@ -16,7 +16,7 @@ import (
 // checked end to end against OpenClaw itself by the replay golden files
 // (cmd/ocbench/testdata/replay/openclaw) and by `ocbench fuzz --against`.
 
-var commentaryRE = regexp.MustCompile(`commentary-([0-9]+)-[0-9a-f]{24}`)
+var commentaryRE = regexp.MustCompile(`((?:commentary|final-answer)-[0-9]+)-[0-9a-f]{24}`)
 var timestampRE = regexp.MustCompile(`,"timestamp":[0-9]+`)
 
 // ocDecode decodes body in OpenClaw mode with both JSON paths, requires
@@ -30,7 +30,7 @@ func ocDecode(t *testing.T, w Wire, body []byte, o Options) result {
 	ref := drain(d)
 	norm := func(m *llm.Message) string {
 		b := m.AppendJSON(nil)
-		return string(timestampRE.ReplaceAll(commentaryRE.ReplaceAll(b, []byte("commentary-$1-x")), nil))
+		return string(timestampRE.ReplaceAll(commentaryRE.ReplaceAll(b, []byte("${1}-x")), nil))
 	}
 	if a, b := norm(r.msg), norm(ref.msg); a != b {
 		t.Fatalf("fast and reference paths differ:\n%s\n%s", a, b)
