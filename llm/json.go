@@ -147,6 +147,10 @@ func (u *Usage) AppendJSON(dst []byte) []byte {
 		dst = strconv.AppendFloat(dst, c.Total, 'g', -1, 64)
 		dst = append(dst, '}')
 	}
+	if u.CacheWrite1hShown {
+		dst = append(dst, `,"cacheWrite1h":`...)
+		dst = strconv.AppendInt(dst, u.CacheWrite1h, 10)
+	}
 	return append(dst, '}')
 }
 

@@ -172,6 +172,11 @@ type Usage struct {
 	// ReasoningShown writes Reasoning as OpenClaw's reasoningTokens, in the
 	// place its transport puts it; only the openclaw profile sets it.
 	ReasoningShown ReasoningPlace
+	// CacheWrite1h is the part of CacheWrite written for one hour, written
+	// as OpenClaw's cacheWrite1h when CacheWrite1hShown (the openclaw
+	// profile, where Anthropic reported it).
+	CacheWrite1h      int64
+	CacheWrite1hShown bool
 }
 
 // ReasoningPlace is where a usage's reasoningTokens is written, if at all.

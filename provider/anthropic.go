@@ -62,6 +62,9 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 		}
 		if u := m.Get("usage"); u != nil {
 			d.anthropicUsage(u)
+			if d.opts.OpenClaw {
+				d.ocAnthropicCacheWrite1h(u)
+			}
 		}
 	case "message_delta":
 		if dv := v.Get("delta"); dv != nil {
@@ -77,7 +80,12 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 			}
 		}
 		if u := v.Get("usage"); u != nil {
-			d.anthropicUsage(u)
+			if !d.opts.OpenClaw || !d.ocAnthropicBilledIterations(u) {
+				d.anthropicUsage(u)
+				if d.opts.OpenClaw {
+					d.ocAnthropicCacheWrite1h(u)
+				}
+			}
 		}
 		if d.stop == llm.StopToolUse || d.hasToolCalls() {
 			d.oc.tagUpTo = len(d.msg.Content)

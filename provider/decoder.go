@@ -669,6 +669,7 @@ func (d *Decoder) setUsage() {
 	u.CacheWrite = d.uCacheWrite
 	u.Reasoning = d.uReason
 	u.ReasoningShown = d.uReasonShown
+	u.CacheWrite1h, u.CacheWrite1hShown = d.oc.cw1h, d.oc.cw1hShown
 	u.TotalTokens = max(u.Input+u.Output+u.CacheRead+u.CacheWrite, d.uTotalFloor)
 }
 

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/hex"
+	"math"
 	"math/rand/v2"
 	"unicode/utf8"
 
@@ -72,6 +73,8 @@ type ocState struct {
 	// chat: the reasoning-tag partitioner visible content goes through
 	tags        ocPartitioner
 	textFollows bool // chat: the delta being read has content after its reasoning
+	cw1h        int64
+	cw1hShown   bool // anthropic: usage reported cache_creation.ephemeral_1h_input_tokens
 	interrupted int  // chat: the text block reasoning interrupted (+1), until visible text follows
 	confirmed   int  // chat: the interrupted block (+1) once visible text followed it
 }
@@ -786,6 +789,18 @@ const (
 	ocItemOther
 )
 
+// ocItemKind is an output item's type as the decoder dispatches on it:
+// @openclaw/ai's Responses transport streams function calls only, so with
+// its rules a custom tool call (a freeform input, xAI's server-side
+// searches) is an item like any other, not a tool call.
+func ocItemKind(item *fastjson.Value, openclaw bool) []byte {
+	t := item.GetStringBytes("type")
+	if openclaw && string(t) == "custom_tool_call" {
+		return nil
+	}
+	return t
+}
+
 func ocItemType(item *fastjson.Value) uint8 {
 	switch string(item.GetStringBytes("type")) {
 	case "function_call":
@@ -829,7 +844,9 @@ func (d *Decoder) ocTrackItem(v, item *fastjson.Value, oi int64, done bool) {
 }
 
 func (d *Decoder) ocTrack(typ uint8, callID, id []byte, oi int64, indexed, done bool) {
-	if d.state >= stateFinished {
+	if d.state >= stateFinished || typ == ocItemOther || typ == ocItemCompaction {
+		// The output tracker records the items that make blocks only:
+		// reasoning, messages and function calls.
 		return
 	}
 	o := d.ocFindItem(typ, callID, id, oi, indexed)
@@ -1175,4 +1192,71 @@ func (d *Decoder) ocAnthropicOrphanText(index int64, indexed bool, text []byte) 
 func hasNumber(v *fastjson.Value, key string) bool {
 	x := v.Get(key)
 	return x != nil && x.Type() == fastjson.TypeNumber
+}
+
+// ocAnthropicCacheWrite1h: @openclaw/ai's usage carries cacheWrite1h from
+// an object cache_creation's ephemeral_1h_input_tokens, when that is a
+// non-negative number; an absent one leaves the last value.
+func (d *Decoder) ocAnthropicCacheWrite1h(u *fastjson.Value) {
+	cc := u.Get("cache_creation")
+	if cc == nil || cc.Type() != fastjson.TypeObject {
+		return
+	}
+	if n, ok := ocCount(cc.Get("ephemeral_1h_input_tokens")); ok {
+		d.oc.cw1h, d.oc.cw1hShown = n, true
+	}
+}
+
+// ocCount is asNonNegativeFiniteNumber.
+func ocCount(v *fastjson.Value) (int64, bool) {
+	if v == nil || v.Type() != fastjson.TypeNumber {
+		return 0, false
+	}
+	f := v.GetFloat64()
+	if f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// ocAnthropicBilledIterations is readAnthropicCompactionBilledUsage: when a
+// message_delta's usage.iterations (every one an object with the four
+// counts non-negative) holds a compaction, the usage is their sums and
+// cacheWrite1h theirs. It reports whether it applied.
+func (d *Decoder) ocAnthropicBilledIterations(u *fastjson.Value) bool {
+	it := u.Get("iterations")
+	if it == nil || it.Type() != fastjson.TypeArray {
+		return false
+	}
+	arr, _ := it.Array()
+	if len(arr) == 0 {
+		return false
+	}
+	var in, out, cr, cw, cw1h int64
+	compaction := false
+	for _, r := range arr {
+		if r.Type() != fastjson.TypeObject {
+			return false
+		}
+		a, ok1 := ocCount(r.Get("input_tokens"))
+		b, ok2 := ocCount(r.Get("output_tokens"))
+		c, ok3 := ocCount(r.Get("cache_read_input_tokens"))
+		w, ok4 := ocCount(r.Get("cache_creation_input_tokens"))
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			return false
+		}
+		compaction = compaction || string(r.GetStringBytes("type")) == "compaction"
+		in, out, cr, cw = in+a, out+b, cr+c, cw+w
+		if cc := r.Get("cache_creation"); cc != nil && cc.Type() == fastjson.TypeObject {
+			if h, ok := ocCount(cc.Get("ephemeral_1h_input_tokens")); ok {
+				cw1h += h
+			}
+		}
+	}
+	if !compaction {
+		return false
+	}
+	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite = in, out, cr, cw
+	d.oc.cw1h, d.oc.cw1hShown = cw1h, true
+	return true
 }

@@ -252,7 +252,7 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 			defer d.ocTrackItem(v, item, oi, false)
 		}
 	}
-	switch string(item.GetStringBytes("type")) {
+	switch string(ocItemKind(item, d.opts.OpenClaw)) {
 	case "function_call", "custom_tool_call":
 		if si := d.findSlot(0, oi, llm.BlockToolCall); si >= 0 {
 			d.closeSlot(si)
@@ -346,7 +346,7 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 			return d.ocMessageDone(v, item, oi)
 		}
 	}
-	switch string(item.GetStringBytes("type")) {
+	switch string(ocItemKind(item, d.opts.OpenClaw)) {
 	case "function_call", "custom_tool_call":
 		si := d.findSlot(0, oi, llm.BlockToolCall)
 		if si < 0 {
