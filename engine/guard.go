@@ -129,12 +129,20 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 	}
 	total := r.guardTotal
 	out := h
+	if r.sanCut > 0 {
+		// The last call sent a cut copy from there.
+		r.san.Keep(r.sanCut - 1)
+		r.sanCut = 0
+	}
 	for i, c := range r.guardEst {
 		if c <= maxSingle || h[i].Role != llm.RoleToolResult {
 			continue
 		}
 		if len(out) > 0 && &out[0] == &h[0] {
 			out = append([]llm.Message(nil), h...)
+			// The sanitizer's memo saw h[i] (or will see it again).
+			r.san.Keep(i)
+			r.sanCut = i + 1
 		}
 		out[i] = transcript.TruncateToolResultMessage(h[i], maxSingle/2, 0)
 		total += guardChars(&out[i]) - c
@@ -153,6 +161,14 @@ func (r *runner) setHist(h []llm.Message) {
 		r.ownNew(8) // the new messages leave the history's tail
 	}
 	r.hist = h
+	// Another history: the run's own sanitizer memo, from its first
+	// message (a session's keeps what its prepared history decides).
+	r.san = nil
+	if r.chain != nil {
+		r.san = &r.chain.san
+		r.san.Keep(0)
+	}
+	r.sanCut = 0
 	if r.live != nil {
 		// guardEst may be the livePrep's: never written over.
 		r.guardEst, r.live = nil, nil

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/streamwrap"
 	"github.com/ocbench/ocbench/transcript"
 )
 
@@ -212,11 +213,15 @@ type livePrep struct {
 	guardTotal int
 	tokens     []int
 	lastUsage  int
+	// san is the replay sanitizer's memo of the histories the session's
+	// runs sent: they begin with pr's prepared messages.
+	san streamwrap.ReplayMemo
 }
 
 // reset drops the estimates (the history was prepared afresh).
 func (lp *livePrep) reset() {
 	lp.est, lp.guard, lp.guardTotal, lp.tokens, lp.lastUsage = 0, lp.guard[:0], 0, lp.tokens[:0], -1
+	lp.san.Keep(0)
 }
 
 // estimate brings the estimates up to h, the prepared history.
