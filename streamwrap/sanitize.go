@@ -629,8 +629,8 @@ func (m *ReplayMemo) notePending(msg *llm.Message, at int, x *replayIndex) {
 			continue
 		}
 		id := trimSpace(b.ID)
-		if x.answeredAfter(at, b.ID) && x.answered(at, id) {
-			continue
+		if x.answeredAfter(at, b.ID) && (len(id) == len(b.ID) || x.answered(at, id)) {
+			continue // answered after it (by its id as it is, then also trimmed)
 		}
 		m.pending[string(id)]++
 		m.pendLog = append(m.pendLog, memoID{int32(at), string(id)})
