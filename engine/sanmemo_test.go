@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider/scripted"
@@ -70,6 +73,67 @@ func TestRunSanitizerWorkFlatInHistory(t *testing.T) {
 			t.Logf("messages the sanitizer worked through per run: %.1f in sessions of 12 messages, %.1f of 1,000", few, many)
 			if few == 0 || many > few+2 || many > 16 {
 				t.Fatalf("per run the sanitizer worked through %.1f messages in sessions of 12 messages, %.1f in sessions of 1,000", few, many)
+			}
+		})
+	}
+}
+
+// TestRunSanitizerMemoSendsWhatAFullPassSends runs the same sequence of
+// runs on live sessions twice, with the replay sanitizer's memo and
+// without it (a full pass per call), and fails unless every model call
+// sent the same history: tool turns, plain answers, refused calls (an
+// error answer in the history), a prompt after an orphaned user turn,
+// on the Responses api (pairing on every call) and Anthropic's.
+func TestRunSanitizerMemoSendsWhatAFullPassSends(t *testing.T) {
+	for _, api := range []llm.API{"openai-responses", "anthropic-messages"} {
+		t.Run(string(api), func(t *testing.T) {
+			record := func(memo bool) []string {
+				noReplayMemo = !memo
+				defer func() { noReplayMemo = false }()
+				p, _ := sampleRun(t, true)
+				p.Model.API = api
+				clock := time.Unix(1700000000, 0)
+				p.Now = func() time.Time { clock = clock.Add(time.Millisecond); return clock }
+				prov, err := scripted.New(scripted.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sent []string
+				fail := false
+				p.StreamFunc = func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+					// Without the times the provider stamps (the wall clock's).
+					ms := append([]llm.Message(nil), req.Messages...)
+					for j := range ms {
+						ms[j].Timestamp = 0
+					}
+					sent = append(sent, fmt.Sprint(ms))
+					if fail {
+						return nil, errors.New("refused")
+					}
+					return prov.Stream(ctx, req)
+				}
+				prompts := []string{"read AGENTS.md", "hello", "read SOUL.md", "what now"}
+				for i := range 120 {
+					p.SessionID = "s" + strconv.Itoa(i%3)
+					p.Prompt = prompts[i%len(prompts)]
+					fail = i%17 == 5
+					Run(context.Background(), p)
+				}
+				return sent
+			}
+			with, without := record(true), record(false)
+			if len(with) != len(without) {
+				t.Fatalf("%d model calls with the memo, %d without", len(with), len(without))
+			}
+			for i := range with {
+				if a, b := with[i], without[i]; a != b {
+					k := 0
+					for k < min(len(a), len(b)) && a[k] == b[k] {
+						k++
+					}
+					lo := max(k-300, 0)
+					t.Fatalf("call %d: with the memo it sent ...%s\nwithout ...%s", i, a[lo:min(k+200, len(a))], b[lo:min(k+200, len(b))])
+				}
 			}
 		})
 	}
