@@ -211,8 +211,10 @@ type livePrep struct {
 	est        int
 	guard      []int
 	guardTotal int
-	tokens     []int
-	lastUsage  int
+	// guardResult is the largest of guard over the tool results.
+	guardResult int
+	tokens      []int
+	lastUsage   int
 	// san is the replay sanitizer's memo of the histories the session's
 	// runs sent: they begin with pr's prepared messages.
 	san streamwrap.ReplayMemo
@@ -221,6 +223,7 @@ type livePrep struct {
 // reset drops the estimates (the history was prepared afresh).
 func (lp *livePrep) reset() {
 	lp.est, lp.guard, lp.guardTotal, lp.tokens, lp.lastUsage = 0, lp.guard[:0], 0, lp.tokens[:0], -1
+	lp.guardResult = 0
 	lp.san.Keep(0)
 }
 
@@ -234,6 +237,9 @@ func (lp *livePrep) estimate(h []llm.Message, buf []byte) []byte {
 		buf = b
 		lp.guard = append(lp.guard, g)
 		lp.guardTotal += g
+		if h[i].Role == llm.RoleToolResult {
+			lp.guardResult = max(lp.guardResult, g)
+		}
 		lp.tokens = append(lp.tokens, lp.tokens[i]+t)
 		if usageTokens(&h[i]) > 0 {
 			lp.lastUsage = i

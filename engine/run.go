@@ -419,6 +419,8 @@ type runner struct {
 	// The context guard's per-message estimates of hist (see contextGuard).
 	guardEst   []int
 	guardTotal int
+	// guardResult is the largest of guardEst over the tool results.
+	guardResult int
 	// live, when set, is the livePrep whose prepared history hist begins
 	// with (prepareRun): its estimates of it are kept across runs.
 	live *livePrep

@@ -82,16 +82,23 @@ func TestRunSanitizerWorkFlatInHistory(t *testing.T) {
 // runs on live sessions twice, with the replay sanitizer's memo and
 // without it (a full pass per call), and fails unless every model call
 // sent the same history: tool turns, plain answers, refused calls (an
-// error answer in the history), a prompt after an orphaned user turn,
-// on the Responses api (pairing on every call) and Anthropic's.
+// error answer in the history), on the Responses api (pairing on every
+// call) and Anthropic's, and with a window small enough for the context
+// guard to cut results and the runs to compact.
 func TestRunSanitizerMemoSendsWhatAFullPassSends(t *testing.T) {
-	for _, api := range []llm.API{"openai-responses", "anthropic-messages"} {
-		t.Run(string(api), func(t *testing.T) {
+	for _, c := range []struct {
+		api    llm.API
+		window int
+	}{{"openai-responses", 0}, {"anthropic-messages", 0}, {"openai-responses", 2500}} {
+		t.Run(string(c.api)+"/window="+strconv.Itoa(c.window), func(t *testing.T) {
 			record := func(memo bool) []string {
 				noReplayMemo = !memo
 				defer func() { noReplayMemo = false }()
 				p, _ := sampleRun(t, true)
-				p.Model.API = api
+				p.Model.API = c.api
+				// A small window: the context guard cuts tool results on
+				// a copy, refuses calls, and the runs compact.
+				p.Model.ContextWindow = c.window
 				clock := time.Unix(1700000000, 0)
 				p.Now = func() time.Time { clock = clock.Add(time.Millisecond); return clock }
 				prov, err := scripted.New(scripted.Options{})
@@ -100,6 +107,7 @@ func TestRunSanitizerMemoSendsWhatAFullPassSends(t *testing.T) {
 				}
 				var sent []string
 				fail := false
+				errs, compactions := 0, 0
 				p.StreamFunc = func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 					// Without the times the provider stamps (the wall clock's).
 					ms := append([]llm.Message(nil), req.Messages...)
@@ -117,8 +125,13 @@ func TestRunSanitizerMemoSendsWhatAFullPassSends(t *testing.T) {
 					p.SessionID = "s" + strconv.Itoa(i%3)
 					p.Prompt = prompts[i%len(prompts)]
 					fail = i%17 == 5
-					Run(context.Background(), p)
+					res, err := Run(context.Background(), p)
+					if err != nil {
+						errs++
+					}
+					compactions += len(res.Compactions)
 				}
+				t.Logf("memo %v: %d calls, %d runs ended in an error, %d compactions", memo, len(sent), errs, compactions)
 				return sent
 			}
 			with, without := record(true), record(false)
