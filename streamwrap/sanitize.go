@@ -520,6 +520,18 @@ func (m *ReplayMemo) Keep(n int) {
 		n = int(m.deps[i].at)
 	}
 	m.n = n
+	if n == 0 {
+		// All of it (a new history, a pooled memo given back): at once,
+		// and maps a long history grew are dropped (clear would walk them).
+		if len(m.results)+len(m.pending) > 512 {
+			m.results, m.pending = nil, nil
+		}
+		clear(m.results)
+		clear(m.pending)
+		clear(m.resLog)
+		clear(m.pendLog)
+		m.resLog, m.pendLog, m.asst = m.resLog[:0], m.pendLog[:0], m.asst[:0]
+	}
 	m.resLog = forget(m.results, m.resLog, n)
 	m.pendLog = forget(m.pending, m.pendLog, n)
 	for len(m.asst) > 0 && int(m.asst[len(m.asst)-1]) >= n {
