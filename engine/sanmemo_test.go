@@ -47,15 +47,9 @@ func TestRunSanitizerWorkFlatInHistory(t *testing.T) {
 				p.StreamFunc = prov.StreamFunc()
 				const sessions = 4
 				seedSessions(t, st, sessions, n)
-				i := 0
+				next := liveRuns(t, &p, sessions)
 				run := func() {
-					i++
-					p.SessionID = "live" + strconv.Itoa(i%sessions)
-					res, err := Run(context.Background(), p)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if res.Turns < 2 {
+					if res := next(); res.Turns < 2 {
 						t.Fatalf("a run of %d turns: the test needs a tool turn", res.Turns)
 					}
 				}
