@@ -119,6 +119,9 @@ type runChain struct {
 	guard    streamwrap.UnknownToolGuard
 	// pool, when set, takes the chain back at the end of the run.
 	pool *sync.Pool
+	// san is the replay sanitizer's memo of the run's history when the
+	// session keeps none (see runner.san).
+	san streamwrap.ReplayMemo
 }
 
 // chainKey is what a pooled chain was built with besides its tool set.
@@ -243,6 +246,7 @@ func newRunChain(o StreamOptions, allow *streamwrap.Allowlist) *runChain {
 func (rc *runChain) release() {
 	if rc.pool != nil {
 		rc.base = nil
+		rc.san.Keep(0) // nothing of the run's messages is kept
 		rc.pool.Put(rc)
 	}
 }
@@ -275,7 +279,14 @@ func (r *runner) prepareRun() ([]llm.Message, *livePrep) {
 	var rep transcript.PrepareReport
 	ok := false
 	if n := lp.pr.Raw(); n <= len(msgs) {
+		kept := lp.pr.Len()
 		out, rep, ok = lp.pr.Extend(msgs[n:], opts)
+		if ok {
+			// The runs of the session sent histories that begin with the
+			// prepared messages Extend kept; what they appended after
+			// them is written over.
+			lp.san.Keep(kept)
+		}
 	}
 	if ok {
 		liveSessions.prepExtends.Add(1)

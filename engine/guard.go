@@ -74,7 +74,7 @@ func (r *runner) estimatePrompt(prompt *llm.Message) int {
 		// The estimates of the messages the session's last runs prepared
 		// are kept: only those since are estimated.
 		r.sess.scratch = lp.estimate(r.hist, r.sess.scratch)
-		r.guardEst, r.guardTotal = lp.guard, lp.guardTotal
+		r.guardEst, r.guardTotal, r.guardResult = lp.guard, lp.guardTotal, lp.guardResult
 		t, buf := EstimateTokens(prompt, r.sess.scratch)
 		r.sess.scratch = buf
 		return tokenize.WithSafety(lp.tokens[lp.est] + t)
@@ -83,15 +83,14 @@ func (r *runner) estimatePrompt(prompt *llm.Message) int {
 	if cap(r.guardEst) < len(h) {
 		r.guardEst = make([]int, 0, len(h)+min(2*r.p.MaxTurns, 16))
 	}
-	r.guardEst, r.guardTotal = r.guardEst[:0], 0
+	r.guardEst, r.guardTotal, r.guardResult = r.guardEst[:0], 0, 0
 	sum := 0
 	buf := r.sess.scratch
 	for i := range h {
 		t, g, b := estimateBoth(&h[i], buf)
 		buf = b
 		sum += t
-		r.guardEst = append(r.guardEst, g)
-		r.guardTotal += g
+		r.noteGuard(&h[i], g)
 	}
 	t, buf := EstimateTokens(prompt, buf)
 	r.sess.scratch = buf
@@ -115,7 +114,7 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 	maxTotal := max(1024, window*36/10)
 	h := r.hist
 	if len(h) < len(r.guardEst) {
-		r.guardEst, r.guardTotal = r.guardEst[:0], 0
+		r.guardEst, r.guardTotal, r.guardResult = r.guardEst[:0], 0, 0
 	}
 	if cap(r.guardEst) < len(h) {
 		// Room for a few turns too: one slice for most runs (a long
@@ -123,18 +122,31 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 		r.guardEst = append(make([]int, 0, len(h)+min(2*r.p.MaxTurns, 16)), r.guardEst...)
 	}
 	for i := len(r.guardEst); i < len(h); i++ {
-		c := guardChars(&h[i])
-		r.guardEst = append(r.guardEst, c)
-		r.guardTotal += c
+		r.noteGuard(&h[i], guardChars(&h[i]))
 	}
 	total := r.guardTotal
 	out := h
+	if r.sanCut > 0 {
+		// The last call sent a cut copy from there.
+		r.san.Keep(r.sanCut - 1)
+		r.sanCut = 0
+	}
+	if r.guardResult <= maxSingle {
+		// No tool result to cut: the history is not walked.
+		if total > maxTotal {
+			return nil, ErrContextGuard
+		}
+		return out, nil
+	}
 	for i, c := range r.guardEst {
 		if c <= maxSingle || h[i].Role != llm.RoleToolResult {
 			continue
 		}
 		if len(out) > 0 && &out[0] == &h[0] {
 			out = append([]llm.Message(nil), h...)
+			// The sanitizer's memo saw h[i] (or will see it again).
+			r.san.Keep(i)
+			r.sanCut = i + 1
 		}
 		out[i] = transcript.TruncateToolResultMessage(h[i], maxSingle/2, 0)
 		total += guardChars(&out[i]) - c
@@ -153,9 +165,27 @@ func (r *runner) setHist(h []llm.Message) {
 		r.ownNew(8) // the new messages leave the history's tail
 	}
 	r.hist = h
+	// Another history: the run's own sanitizer memo, from its first
+	// message (a session's keeps what its prepared history decides).
+	r.san = nil
+	if r.chain != nil {
+		r.san = &r.chain.san
+		r.san.Keep(0)
+	}
+	r.sanCut = 0
 	if r.live != nil {
 		// guardEst may be the livePrep's: never written over.
 		r.guardEst, r.live = nil, nil
 	}
-	r.guardEst, r.guardTotal = r.guardEst[:0], 0
+	r.guardEst, r.guardTotal, r.guardResult = r.guardEst[:0], 0, 0
+}
+
+// noteGuard adds the context guard's estimate g of m, the next message of
+// the history.
+func (r *runner) noteGuard(m *llm.Message, g int) {
+	r.guardEst = append(r.guardEst, g)
+	r.guardTotal += g
+	if m.Role == llm.RoleToolResult {
+		r.guardResult = max(r.guardResult, g)
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/provider"
+	"github.com/ocbench/ocbench/streamwrap"
 )
 
 // callModel makes one model call with the current history and returns
@@ -83,7 +84,8 @@ func (r *runner) callScope(ctx context.Context) (context.Context, context.Cancel
 		c = new(callScope)
 	}
 	c.parent = ctx
-	c.ctx, c.cancel = context.WithCancelCause(ctx)
+	c.memo = sanCtx{Context: ctx, r: r}
+	c.ctx, c.cancel = context.WithCancelCause(&c.memo)
 	r.call.Store(c)
 	return c.ctx, c.cancel
 }
@@ -94,6 +96,28 @@ type callScope struct {
 	parent context.Context
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	memo   sanCtx // ctx's parent
+}
+
+// sanCtx is a call context's parent: the run's context, which also
+// carries the replay sanitizer's memo of the run's history (runner.san)
+// to the chain's SanitizeReplayToolCalls.
+type sanCtx struct {
+	context.Context
+	r *runner
+}
+
+// noReplayMemo makes calls sanitize without the memo (tests compare).
+var noReplayMemo bool
+
+func (c *sanCtx) Value(key any) any {
+	if _, ok := key.(streamwrap.ReplayMemoKey); ok {
+		if m := c.r.san; m != nil && !noReplayMemo {
+			return m
+		}
+		return nil
+	}
+	return c.Context.Value(key)
 }
 
 // armTurnTimer starts Params.TurnTimeout for the current call: one timer

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/streamwrap"
 	"github.com/ocbench/ocbench/transcript"
 )
 
@@ -418,9 +419,18 @@ type runner struct {
 	// The context guard's per-message estimates of hist (see contextGuard).
 	guardEst   []int
 	guardTotal int
+	// guardResult is the largest of guardEst over the tool results.
+	guardResult int
 	// live, when set, is the livePrep whose prepared history hist begins
 	// with (prepareRun): its estimates of it are kept across runs.
 	live *livePrep
+	// san is the replay sanitizer's memo of hist, which the run's call
+	// contexts carry (sanCtx): live's while hist begins with its prepared
+	// history, else the chain's. Whoever changes a message of hist that
+	// was sent tells it (ReplayMemo.Keep). sanCut is 1 + the first message
+	// of hist the last call sent otherwise (contextGuard's cuts), 0: none.
+	san    *streamwrap.ReplayMemo
+	sanCut int
 	// systemClock says Params.Now is time.Now (the caller set none).
 	systemClock bool
 	// call is the run's current call context (see callScope), turnTimer
@@ -493,6 +503,12 @@ func (r *runner) run(ctx context.Context) (err error) {
 // close releases the session (and its lock) and the workspace.
 func (r *runner) close() error {
 	var err error
+	if r.sanCut > 0 {
+		// The session's memo saw a cut copy from there (contextGuard);
+		// told before the session (and its memo) is given back.
+		r.san.Keep(r.sanCut - 1)
+		r.sanCut = 0
+	}
 	if r.sess != nil {
 		err = r.sess.close()
 		r.sess = nil
@@ -565,12 +581,16 @@ func (r *runner) setup() (err error) {
 	h, lp := r.prepareRun()
 	r.setHist(h)
 	r.live = lp
+	if lp != nil {
+		r.san = &lp.san
+	}
 	if n := len(r.hist); n > 0 && r.hist[n-1].Role == llm.RoleUser {
 		// An orphaned user leaf (a run that died before the model
 		// answered): the new prompt replaces it in the context, so the
 		// model never sees two consecutive user turns. The prompt takes
 		// its place in the array: the livePrep's history is not kept.
 		r.hist = r.hist[:n-1]
+		r.san.Keep(n - 1)
 		r.live = nil
 		r.sess.dropLivePrep()
 		r.note("dropped an orphaned trailing user message from the context")

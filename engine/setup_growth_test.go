@@ -105,15 +105,24 @@ func TestLiveSessionRunAllocationsDoNotGrow(t *testing.T) {
 		t.Skip("1,000 runs")
 	}
 	p, _ := sampleRun(t, true)
+	run := liveRuns(t, &p, 16)
+	allocsDoNotGrow(t, func() { run() }, 32, 48)
+}
+
+// liveRuns returns a function that runs p on the next of the live
+// sessions "live0" ... "live<sessions-1>" in turn and returns the run's
+// result, failing the test on an error.
+func liveRuns(tb testing.TB, p *Params, sessions int) func() Result {
 	i := 0
-	run := func() {
+	return func() Result {
 		i++
-		p.SessionID = "live" + strconv.Itoa(i%16)
-		if _, err := Run(context.Background(), p); err != nil {
-			t.Fatal(err)
+		p.SessionID = "live" + strconv.Itoa(i%sessions)
+		res, err := Run(context.Background(), *p)
+		if err != nil {
+			tb.Fatal(err)
 		}
+		return res
 	}
-	allocsDoNotGrow(t, run, 32, 48)
 }
 
 // TestRunCostFlatInHistory: a warm run of a live session (what /v1/runs
@@ -134,14 +143,8 @@ func TestRunCostFlatInHistory(t *testing.T) {
 		p, st := sampleRun(t, true)
 		const sessions = 4
 		seedSessions(t, st, sessions, n)
-		i := 0
-		run := func() {
-			i++
-			p.SessionID = "live" + strconv.Itoa(i%sessions)
-			if _, err := Run(context.Background(), p); err != nil {
-				t.Fatal(err)
-			}
-		}
+		next := liveRuns(t, &p, sessions)
+		run := func() { next() }
 		for range 2 * sessions {
 			run()
 		}

@@ -2,6 +2,8 @@ package streamwrap
 
 import (
 	"context"
+	"slices"
+	"sync/atomic"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -40,12 +42,19 @@ func isOpenAIResponsesAPI(api llm.API) bool {
 // SanitizeReplayToolCalls is OpenClaw's wrapStreamFnSanitizeMalformedToolCalls
 // (streamwrap.md §3.2). It rewrites the request's history before the
 // provider sees it and leaves the output stream alone: see
-// SanitizeReplayMessages. The inner function gets a shallow copy of the
+// SanitizeReplayMessages. When the call's context holds a *ReplayMemo
+// under ReplayMemoKey, its Sanitize does the work. The inner function gets a shallow copy of the
 // request with the new messages only when something changed; otherwise it
 // gets the caller's request.
 func SanitizeReplayToolCalls(next llm.StreamFunc, cfg SanitizeConfig) llm.StreamFunc {
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		out, changed := SanitizeReplayMessages(req.Messages, req.Model.API, cfg)
+		var out []llm.Message
+		var changed bool
+		if m, _ := ctx.Value(ReplayMemoKey{}).(*ReplayMemo); m != nil {
+			out, changed = m.Sanitize(req.Messages, req.Model.API, cfg)
+		} else {
+			out, changed = SanitizeReplayMessages(req.Messages, req.Model.API, cfg)
+		}
 		if !changed {
 			return next(ctx, req)
 		}
@@ -81,40 +90,11 @@ func SanitizeReplayToolCalls(next llm.StreamFunc, cfg SanitizeConfig) llm.Stream
 // OpenClaw's filtering of tool-result blocks embedded in user messages has
 // no counterpart: llm's user messages cannot hold tool results.
 func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig) ([]llm.Message, bool) {
-	answeredAfter := func(at int, id []byte) bool {
-		for i := at + 1; i < len(msgs); i++ {
-			if msgs[i].Role == llm.RoleToolResult && msgs[i].ToolCallID == string(id) {
-				return true
-			}
-		}
-		return false
-	}
-	// answered reports whether any message holds a result for the id of a
-	// call of msgs[at]. A call's result usually follows its turn: the
-	// messages after it are searched first, so that a history of answered
-	// calls costs a look at the next few messages per call, not a scan of
-	// the whole history (which made the sanitizer quadratic).
-	answered := func(at int, id []byte) bool {
-		if answeredAfter(at, id) {
-			return true
-		}
-		for i := 0; i <= at; i++ {
-			if msgs[i].Role == llm.RoleToolResult && msgs[i].ToolCallID == string(id) {
-				return true
-			}
-		}
-		return false
-	}
+	x := replayIndex{msgs: msgs}
 	signed := cfg.Policy.PreserveSignatures && !cfg.Policy.DropThinkingBlocks
 
 	var out []llm.Message
 	changed := false
-	ensure := func(upto int) {
-		if out == nil {
-			out = make([]llm.Message, 0, len(msgs))
-			out = append(out, msgs[:upto]...)
-		}
-	}
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Role != llm.RoleAssistant {
@@ -123,67 +103,21 @@ func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig)
 			}
 			continue
 		}
-		hasThinking, calls := false, 0
-		for j := range m.Content {
-			switch m.Content[j].Type {
-			case llm.BlockThinking:
-				hasThinking = true
-			case llm.BlockToolCall:
-				calls++
-			}
-		}
-		if signed && hasThinking && calls > 0 {
-			if keepSignedTurn(m, i, cfg.ReplayAllowed, answeredAfter, answered) {
-				if out != nil {
-					out = append(out, *m)
-				}
-			} else {
-				ensure(i)
-				changed = true
-			}
-			continue
-		}
-		var content []llm.Block
-		mchanged := false
-		for j := range m.Content {
-			b := &m.Content[j]
-			if b.Type != llm.BlockToolCall {
-				if mchanged {
-					content = append(content, *b)
-				}
-				continue
-			}
-			keep, name := replayKeep(b, cfg.ReplayAllowed, answered(i, trimSpace(b.ID)))
-			if keep && name == b2s(b.Name) {
-				if mchanged {
-					content = append(content, *b)
-				}
-				continue
-			}
-			if !mchanged {
-				mchanged = true
-				content = append(make([]llm.Block, 0, len(m.Content)), m.Content[:j]...)
-			}
-			if keep {
-				nb := *b
-				nb.Name = []byte(name)
-				content = append(content, nb)
-			}
-		}
+		nm, keep, mchanged := replayTurn(m, i, &x, cfg.ReplayAllowed, signed)
 		if !mchanged {
 			if out != nil {
 				out = append(out, *m)
 			}
 			continue
 		}
-		ensure(i)
-		changed = true
-		if len(content) == 0 {
-			continue // droppedAssistantMessages++
+		if out == nil {
+			out = make([]llm.Message, 0, len(msgs))
+			out = append(out, msgs[:i]...)
 		}
-		nm := *m
-		nm.Content = content
-		out = append(out, nm)
+		changed = true
+		if keep {
+			out = append(out, nm)
+		}
 	}
 	cur := msgs
 	if changed {
@@ -194,9 +128,9 @@ func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig)
 			cur, changed = p, true
 		}
 	}
-	if cfg.Policy.ValidateAnthropicTurns || cfg.Policy.ValidateGeminiTurns {
+	if validatesTurns(&cfg.Policy) {
 		n := len(cur)
-		for n > 0 && cur[n-1].Role == llm.RoleAssistant && !hasToolCall(&cur[n-1]) {
+		for n > 0 && trailingPlainAssistant(&cur[n-1]) {
 			n--
 		}
 		if n != len(cur) {
@@ -216,6 +150,115 @@ func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig)
 		cur = []llm.Message{}
 	}
 	return cur, true
+}
+
+// validatesTurns reports whether rule 4 (trailing assistant turns) applies.
+func validatesTurns(p *TranscriptPolicy) bool {
+	return p.ValidateAnthropicTurns || p.ValidateGeminiTurns
+}
+
+// trailingPlainAssistant reports an assistant turn without a tool call,
+// which rule 4 removes from the end of the history.
+func trailingPlainAssistant(m *llm.Message) bool {
+	return m.Role == llm.RoleAssistant && !hasToolCall(m)
+}
+
+// replayIndex answers whether a tool call of msgs has a result.
+type replayIndex struct {
+	msgs []llm.Message
+	// memo, when set, counts by id the results of the messages before the
+	// one asked about (which answered then need not scan), and notes which
+	// later result a decision relied on.
+	memo *ReplayMemo
+}
+
+// answeredAfter reports whether a message after msgs[at] is a result for id.
+func (x *replayIndex) answeredAfter(at int, id []byte) bool {
+	for i := at + 1; i < len(x.msgs); i++ {
+		if x.msgs[i].Role == llm.RoleToolResult && x.msgs[i].ToolCallID == b2s(id) {
+			if x.memo != nil {
+				x.memo.relied(at, i)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// answered reports whether any message holds a result for the id of a
+// call of msgs[at]. A call's result usually follows its turn: the
+// messages after it are searched first, so that a history of answered
+// calls costs a look at the next few messages per call, not a scan of
+// the whole history (which made the sanitizer quadratic).
+func (x *replayIndex) answered(at int, id []byte) bool {
+	if x.answeredAfter(at, id) {
+		return true
+	}
+	if x.memo != nil {
+		return x.memo.results[b2s(id)] > 0
+	}
+	for i := 0; i <= at; i++ {
+		if x.msgs[i].Role == llm.RoleToolResult && x.msgs[i].ToolCallID == b2s(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// replayTurn applies rules 1 and 2 to the assistant message m, which is
+// msgs[at]: changed says whether it is replayed otherwise than as it is,
+// then keep whether it is replayed at all, as nm.
+func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, signed bool) (nm llm.Message, keep, changed bool) {
+	hasThinking, calls := false, 0
+	for j := range m.Content {
+		switch m.Content[j].Type {
+		case llm.BlockThinking:
+			hasThinking = true
+		case llm.BlockToolCall:
+			calls++
+		}
+	}
+	if signed && hasThinking && calls > 0 {
+		if keepSignedTurn(m, at, allowed, x) {
+			return llm.Message{}, true, false
+		}
+		return llm.Message{}, false, true
+	}
+	var content []llm.Block
+	for j := range m.Content {
+		b := &m.Content[j]
+		if b.Type != llm.BlockToolCall {
+			if changed {
+				content = append(content, *b)
+			}
+			continue
+		}
+		keep, name := replayKeep(b, allowed, x.answered(at, trimSpace(b.ID)))
+		if keep && name == b2s(b.Name) {
+			if changed {
+				content = append(content, *b)
+			}
+			continue
+		}
+		if !changed {
+			changed = true
+			content = append(make([]llm.Block, 0, len(m.Content)), m.Content[:j]...)
+		}
+		if keep {
+			nb := *b
+			nb.Name = []byte(name)
+			content = append(content, nb)
+		}
+	}
+	if !changed {
+		return llm.Message{}, true, false
+	}
+	if len(content) == 0 {
+		return llm.Message{}, false, true // droppedAssistantMessages++
+	}
+	nm = *m
+	nm.Content = content
+	return nm, true, true
 }
 
 func hasToolCall(m *llm.Message) bool {
@@ -238,7 +281,7 @@ func replayKeep(b *llm.Block, allowed *Allowlist, completed bool) (bool, string)
 }
 
 // keepSignedTurn is the whole-or-nothing test for a signed thinking turn.
-func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, answeredAfter, answered func(int, []byte) bool) bool {
+func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, x *replayIndex) bool {
 	for j := range m.Content {
 		b := &m.Content[j]
 		if b.Type != llm.BlockToolCall {
@@ -252,11 +295,11 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, answeredAfter, a
 				return false
 			}
 		}
-		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, answered(at, trimSpace(b.ID)))
+		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, x.answered(at, trimSpace(b.ID)))
 		if !ok || n != b2s(b.Name) {
 			return false
 		}
-		if !answeredAfter(at, b.ID) {
+		if !x.answeredAfter(at, b.ID) {
 			return false
 		}
 	}
@@ -368,4 +411,267 @@ func mergeUserTurns(msgs []llm.Message) ([]llm.Message, bool) {
 		return msgs, false
 	}
 	return out, true
+}
+
+// ReplayMemoKey is the context key under which SanitizeReplayToolCalls
+// finds the caller's *ReplayMemo.
+type ReplayMemoKey struct{}
+
+// ReplayMemo is SanitizeReplayMessages for a history that grows at its
+// end, as an agent session's does from one model call to the next: it
+// keeps what the messages it has seen decide, so that a call works
+// through the messages appended since the last one only, whatever the
+// length of the history. It gives what SanitizeReplayMessages gives,
+// message for message.
+//
+// Its owner keeps one promise: the messages it passes are those of the
+// last call, unchanged (the same values, in the same order; the array may
+// be another), followed by new ones, except where it says otherwise with
+// Keep before the call.
+//
+// Where the memo cannot show that a history sanitizes to itself (a call
+// rules 1-2 rewrite, an unpaired result on a Responses api, a trailing
+// plain assistant turn under turn validation, consecutive user turns on
+// bedrock), it returns SanitizeReplayMessages of the whole history: a
+// history the sanitizer changes costs a full pass per call, one it keeps
+// as it is costs its new messages. A result that answers a call of an
+// earlier message that was unanswered (which can change how that call is
+// replayed) makes the memo start again from the first message.
+//
+// A ReplayMemo is used by one caller at a time; a call that finds it in
+// use (a context shared by mistake) sanitizes without it.
+type ReplayMemo struct {
+	busy atomic.Bool
+	// The configuration what is kept was decided under.
+	api     llm.API
+	allowed *Allowlist
+	policy  TranscriptPolicy
+	set     bool
+	// n messages are accounted for.
+	n int
+	// results counts by id the tool results of the first n messages;
+	// pending holds the ids (trimmed and as they are) of their calls that
+	// had no result, or none after them, when decided. resLog and pendLog
+	// are the same in message order, for Keep.
+	results, pending map[string]int32
+	resLog, pendLog  []memoID
+	// asst are the indices of the assistant messages: the last opens the
+	// segment of the history a later result may still pair into.
+	asst []int32
+	// deps are the results that decisions relied on, in the order of the
+	// messages decided, and depMax[i] the last result of deps[:i+1]: a
+	// Keep that drops a result drops the decisions that relied on it.
+	deps   []memoDep
+	depMax []int32
+	// The first message rules 1-2 change (changedAt), the end of the first
+	// closed segment that is not paired (unpairedEnd), the first user turn
+	// after a user turn (usersAt); -1: none.
+	changedAt, unpairedEnd, usersAt int
+	// examined counts the messages worked through (tests).
+	examined int64
+}
+
+type memoID struct {
+	at int32
+	id string
+}
+
+// memoDep says that what was decided of message at relied on the result
+// in message result.
+type memoDep struct{ at, result int32 }
+
+// relied notes that a decision about msgs[at] relied on the result
+// msgs[result].
+func (m *ReplayMemo) relied(at, result int) {
+	if k := len(m.deps); k > 0 && m.deps[k-1] == (memoDep{int32(at), int32(result)}) {
+		return
+	}
+	hi := int32(result)
+	if k := len(m.depMax); k > 0 {
+		hi = max(hi, m.depMax[k-1])
+	}
+	m.deps = append(m.deps, memoDep{int32(at), int32(result)})
+	m.depMax = append(m.depMax, hi)
+}
+
+// Keep tells the memo that only the first n messages of the next call's
+// history are those of the last call; it forgets what it kept of the
+// messages after them.
+func (m *ReplayMemo) Keep(n int) {
+	if m == nil {
+		return
+	}
+	if n < 0 {
+		n = 0
+	}
+	if n >= m.n {
+		return
+	}
+	for {
+		for len(m.deps) > 0 && int(m.deps[len(m.deps)-1].at) >= n {
+			m.deps, m.depMax = m.deps[:len(m.deps)-1], m.depMax[:len(m.depMax)-1]
+		}
+		// The first message kept whose decision relied on a result that
+		// is not: it is decided again, and all after it.
+		i, _ := slices.BinarySearch(m.depMax, int32(n))
+		if i == len(m.deps) {
+			break
+		}
+		n = int(m.deps[i].at)
+	}
+	m.n = n
+	if n == 0 {
+		// All of it (a new history, a pooled memo given back): at once,
+		// and maps a long history grew are dropped (clear would walk them).
+		if len(m.results)+len(m.pending) > 512 {
+			m.results, m.pending = nil, nil
+		}
+		clear(m.results)
+		clear(m.pending)
+		clear(m.resLog)
+		clear(m.pendLog)
+		m.resLog, m.pendLog, m.asst = m.resLog[:0], m.pendLog[:0], m.asst[:0]
+	}
+	m.resLog = forget(m.results, m.resLog, n)
+	m.pendLog = forget(m.pending, m.pendLog, n)
+	for len(m.asst) > 0 && int(m.asst[len(m.asst)-1]) >= n {
+		m.asst = m.asst[:len(m.asst)-1]
+	}
+	// Each of these is the first of its kind: one at or after n leaves
+	// none before n.
+	if m.changedAt >= n {
+		m.changedAt = -1
+	}
+	if m.unpairedEnd >= n {
+		m.unpairedEnd = -1
+	}
+	if m.usersAt >= n {
+		m.usersAt = -1
+	}
+}
+
+// forget removes from set the ids that log holds of messages at or after
+// n, and returns log without them.
+func forget(set map[string]int32, log []memoID, n int) []memoID {
+	for len(log) > 0 && int(log[len(log)-1].at) >= n {
+		e := &log[len(log)-1]
+		if set[e.id]--; set[e.id] <= 0 {
+			delete(set, e.id)
+		}
+		*e = memoID{}
+		log = log[:len(log)-1]
+	}
+	return log
+}
+
+// Examined is the number of messages the memo has worked through, a full
+// pass counting the whole history.
+func (m *ReplayMemo) Examined() int64 { return m.examined }
+
+// Sanitize is SanitizeReplayMessages(msgs, api, cfg).
+func (m *ReplayMemo) Sanitize(msgs []llm.Message, api llm.API, cfg SanitizeConfig) ([]llm.Message, bool) {
+	if !m.busy.CompareAndSwap(false, true) {
+		return SanitizeReplayMessages(msgs, api, cfg)
+	}
+	defer m.busy.Store(false)
+	if !m.set || m.api != api || m.allowed != cfg.ReplayAllowed || m.policy != cfg.Policy {
+		m.Keep(0)
+		m.api, m.allowed, m.policy, m.set = api, cfg.ReplayAllowed, cfg.Policy, true
+		m.changedAt, m.unpairedEnd, m.usersAt = -1, -1, -1
+	}
+	if len(msgs) < m.n {
+		m.Keep(len(msgs))
+	}
+	for i := m.n; i < len(msgs) && len(m.pending) > 0; i++ {
+		if msgs[i].Role == llm.RoleToolResult && m.pending[msgs[i].ToolCallID] > 0 {
+			m.Keep(0) // it may change how its call is replayed
+			break
+		}
+	}
+	if m.results == nil {
+		m.results, m.pending = make(map[string]int32), make(map[string]int32)
+	}
+	m.add(msgs, cfg.ReplayAllowed, cfg.Policy.PreserveSignatures && !cfg.Policy.DropThinkingBlocks)
+	if m.keptAsIs(msgs, api, &cfg.Policy) {
+		return msgs, false
+	}
+	m.examined += int64(len(msgs))
+	return SanitizeReplayMessages(msgs, api, cfg)
+}
+
+// add works through the messages after the first m.n.
+func (m *ReplayMemo) add(msgs []llm.Message, allowed *Allowlist, signed bool) {
+	x := replayIndex{msgs: msgs, memo: m}
+	for i := m.n; i < len(msgs); i++ {
+		msg := &msgs[i]
+		m.examined++
+		switch msg.Role {
+		case llm.RoleToolResult:
+			m.results[msg.ToolCallID]++
+			m.resLog = append(m.resLog, memoID{int32(i), msg.ToolCallID})
+		case llm.RoleUser:
+			if m.usersAt < 0 && i > 0 && msgs[i-1].Role == llm.RoleUser {
+				m.usersAt = i
+			}
+		case llm.RoleAssistant:
+			start := 0
+			if k := len(m.asst); k > 0 {
+				start = int(m.asst[k-1])
+			}
+			if m.unpairedEnd < 0 && !pairedAlready(msgs[start:i]) {
+				m.unpairedEnd = i
+			}
+			m.asst = append(m.asst, int32(i))
+			if _, _, changed := replayTurn(msg, i, &x, allowed, signed); changed && m.changedAt < 0 {
+				m.changedAt = i
+			}
+			m.notePending(msg, i, &x)
+		}
+	}
+	m.n = len(msgs)
+}
+
+// notePending records the ids of msg's calls that a later result could
+// still answer (msg is msgs[at]): that result would change what was
+// decided of them.
+func (m *ReplayMemo) notePending(msg *llm.Message, at int, x *replayIndex) {
+	for j := range msg.Content {
+		b := &msg.Content[j]
+		if b.Type != llm.BlockToolCall {
+			continue
+		}
+		id := trimSpace(b.ID)
+		if x.answeredAfter(at, b.ID) && (len(id) == len(b.ID) || x.answered(at, id)) {
+			continue // answered after it (by its id as it is, then also trimmed)
+		}
+		m.pending[string(id)]++
+		m.pendLog = append(m.pendLog, memoID{int32(at), string(id)})
+		if len(id) != len(b.ID) {
+			m.pending[string(b.ID)]++
+			m.pendLog = append(m.pendLog, memoID{int32(at), string(b.ID)})
+		}
+	}
+}
+
+// keptAsIs reports whether what the memo holds of msgs (all of them
+// added) shows that SanitizeReplayMessages returns them unchanged.
+func (m *ReplayMemo) keptAsIs(msgs []llm.Message, api llm.API, p *TranscriptPolicy) bool {
+	if m.changedAt >= 0 {
+		return false // rules 1-2 change a call
+	}
+	// Nothing changed: pairing only for the Responses apis.
+	if isOpenAIResponsesAPI(api) {
+		start := 0
+		if k := len(m.asst); k > 0 {
+			start = int(m.asst[k-1])
+		}
+		if m.unpairedEnd >= 0 || !pairedAlready(msgs[start:]) {
+			return false
+		}
+	}
+	if validatesTurns(p) && len(msgs) > 0 && trailingPlainAssistant(&msgs[len(msgs)-1]) {
+		return false
+	}
+	// Merging: with nothing changed, only on bedrock.
+	return api != "bedrock-converse-stream" || m.usersAt < 0
 }

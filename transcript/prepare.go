@@ -97,6 +97,10 @@ func (pr *Preparer) Prepare(msgs []llm.Message, opts PrepareOptions) ([]llm.Mess
 // after them.
 func (pr *Preparer) Raw() int { return pr.raw }
 
+// Len is the number of prepared messages so far: those Extend keeps, in
+// place, before what it adds.
+func (pr *Preparer) Len() int { return len(pr.out) }
+
 // Extend prepares more, the messages appended to the raw history since,
 // with opts (those of the last Prepare but for Now, else Extend refuses),
 // and returns the whole prepared history and its report (the report of a
