@@ -222,7 +222,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			fn = s.connChain(ps, w, pr)
 		} else {
 			call, req = &upstreamCall{}, &llm.Request{}
-			fn = s.wrap(s.upstreamStreamFunc(w, up, r.Header, call), w, pr)
+			fn = s.wrap(s.upstreamStreamFunc(w, up, r.Header, call), w, pr, false)
 		}
 		req.Model = llm.Model{ID: pr.model, API: w.API(), Provider: "openai-compatible"}
 		switch w {

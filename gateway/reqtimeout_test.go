@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -88,5 +91,100 @@ func TestRequestTimeoutPerRequest(t *testing.T) {
 	}
 	if conns != 1 {
 		t.Errorf("%d connections for the requests, want 1: a timed-out request must not cost its connection", conns)
+	}
+}
+
+// The request context of the gateway's own server behaves as a context:
+// cancellation reaches what derives from it (context.WithCancel and
+// context.AfterFunc attach through its AfterFunc), with its error and
+// cause, a registration stopped in time never runs, and one made after
+// the cancellation runs at once.
+func TestRequestContextCancels(t *testing.T) {
+	rc := newReqContext(nil, time.Minute)
+	child, cancelChild := context.WithCancelCause(rc)
+	defer cancelChild(nil)
+	ran := make(chan string, 4)
+	context.AfterFunc(rc, func() { ran <- "after" })
+	stop := context.AfterFunc(rc, func() { ran <- "stopped" })
+	gone, cancelGone := context.WithCancel(rc)
+	cancelGone()
+	if gone.Err() == nil || !stop() {
+		t.Fatal("a context derived and cancelled, or an AfterFunc stopped, before the parent's cancellation")
+	}
+	if n := len(rc.fns); n != 2 {
+		t.Errorf("%d registrations left, want 2 (the child and the AfterFunc not stopped)", n)
+	}
+	if _, ok := rc.Deadline(); ok || rc.Err() != nil || child.Err() != nil {
+		t.Fatal("a request context with a deadline or an error before any request")
+	}
+	rc.cancel(context.DeadlineExceeded)
+	if !errors.Is(child.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(child), context.DeadlineExceeded) {
+		t.Errorf("child: err %v cause %v, want the parent's deadline", child.Err(), context.Cause(child))
+	}
+	select {
+	case <-child.Done():
+	default:
+		t.Error("the child is not done")
+	}
+	if got := <-ran; got != "after" {
+		t.Errorf("ran %q", got)
+	}
+	late := make(chan struct{})
+	if context.AfterFunc(rc, func() { close(late) })() {
+		t.Error("an AfterFunc made after the cancellation could be stopped")
+	}
+	<-late
+	select {
+	case got := <-ran:
+		t.Errorf("%q ran", got)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// A connection's requests share one context while nothing cancels it, and
+// a handler that leaves registrations on it (more than the proxy's chains
+// keep) has them cancelled when it returns, as with a context of its own;
+// the next request then gets a new context.
+func TestRequestContextReuse(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := newHTTPServer(s)
+	var seen []context.Context
+	leaked := make(chan struct{}, maxKept+1)
+	hs.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Context())
+		if r.URL.Path == "/leak" {
+			for range maxKept + 1 {
+				context.AfterFunc(r.Context(), func() { leaked <- struct{}{} })
+			}
+		}
+		if r.Context().Err() != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hs.serve(ln)
+	t.Cleanup(func() { ln.Close(); hs.closeAll(); hs.wg.Wait() })
+	get := func(p string) string { return "GET " + p + " HTTP/1.1\r\nHost: a\r\n\r\n" }
+	rs := rawExchange(t, "http://"+ln.Addr().String(), get("/a")+get("/b")+get("/leak")+get("/c")+get("/d"), 5)
+	for i, resp := range rs {
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("request %d ran under a cancelled context", i)
+		}
+	}
+	for range maxKept + 1 {
+		select {
+		case <-leaked:
+		case <-time.After(5 * time.Second):
+			t.Fatal("what a handler left registered was not cancelled when it returned")
+		}
+	}
+	if seen[0] != seen[1] || seen[1] != seen[2] || seen[3] == seen[2] || seen[3] != seen[4] {
+		t.Errorf("contexts shared: %v %v %v %v (want the first three, then the last two)", seen[0] == seen[1], seen[1] == seen[2], seen[2] == seen[3], seen[3] == seen[4])
 	}
 }

@@ -415,6 +415,11 @@ func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 			s.active.Done()
 			<-s.slots
 		}()
+		if boundedBy(r.Context(), s.cfg.RequestTimeout) {
+			// The gateway's own server bounds the request already.
+			next(w, r, body)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
 		next(w, r.WithContext(ctx), body)
