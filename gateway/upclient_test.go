@@ -231,6 +231,47 @@ func TestLeanClientSkipsClosedIdleConnections(t *testing.T) {
 	}
 }
 
+// A connection pooled moments ago is taken without the liveness peek (the
+// peeker is set up at a connection's first peek); one idle for longer is
+// peeked, and all requests share the one connection.
+func TestLeanClientPeeksOnlyStaleConnections(t *testing.T) {
+	base, conns := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			if _, err := readRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	u, _ := url.Parse(base + "/x")
+	c := newUpstreamClient(u)
+	t.Cleanup(c.closeIdle)
+	peeked := func() bool {
+		t.Helper()
+		resp, err := c.post(context.Background(), &upRequest{target: "/x", body: []byte("{}")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn := resp.body.conn
+		if b, err := io.ReadAll(resp.body); err != nil || string(b) != "ok" {
+			t.Fatalf("%q %v", b, err)
+		}
+		resp.body.Close()
+		return cn.peek.used()
+	}
+	peeked() // a new connection
+	if peeked() {
+		t.Error("a connection pooled moments ago was peeked")
+	}
+	time.Sleep(2 * upFreshFor)
+	if !peeked() && (peeker{}).canPeek() {
+		t.Error("a connection idle past upFreshFor was not peeked")
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
 // Cancelling the request's context ends a read that waits on a silent
 // upstream at once, reports the cancellation, and drops the connection.
 func TestLeanClientCancelEndsWait(t *testing.T) {
