@@ -35,6 +35,9 @@ type proxyState struct {
 	hdr  http.Header
 	call upstreamCall
 	req  llm.Request
+	// watch is the lean client's watch of the chain's context, kept
+	// across the connection's requests.
+	watch ctxWatch
 }
 
 type connStateKey struct{}
