@@ -11,16 +11,21 @@ import (
 // wrap puts OpenClaw's decorator chain around the upstream stream: the
 // client's declared tools are the live allowlist (name trimming, the
 // unknown-tool guard, text promotion), arguments are repaired with the
-// extended profile, and the idle timeout polices the upstream.
-func (s *Server) wrap(base llm.StreamFunc, w wire, pr proxyRequest) llm.StreamFunc {
+// extended profile, and the idle timeout polices the upstream. perConn:
+// the chain serves a connection's requests one after the other, under
+// the connection's request context (reqContext), so the idle timeout
+// keeps the context it derives from it for as long as it is not
+// cancelled, instead of deriving two per stream.
+func (s *Server) wrap(base llm.StreamFunc, w wire, pr proxyRequest, perConn bool) llm.StreamFunc {
 	var tools *streamwrap.Allowlist
 	if len(pr.tools) > 0 {
 		tools = streamwrap.NewAllowlist(pr.tools...)
 	}
 	return streamwrap.Chain(base, streamwrap.Options{
-		Profile:     repair.ProfileExtended,
-		LiveTools:   tools,
-		IdleTimeout: s.cfg.IdleTimeout,
+		Profile:          repair.ProfileExtended,
+		LiveTools:        tools,
+		IdleTimeout:      s.cfg.IdleTimeout,
+		IdleReuseContext: perConn,
 		OnIdleTimeout: func(error) {
 			s.m.idleTimeouts.WithLabelValues(routeName(w)).Inc()
 		},

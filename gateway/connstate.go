@@ -35,14 +35,12 @@ type proxyState struct {
 	hdr  http.Header
 	call upstreamCall
 	req  llm.Request
+	// watch is the lean client's watch of the chain's context, kept
+	// across the connection's requests.
+	watch ctxWatch
 }
 
 type connStateKey struct{}
-
-// withConnState returns ctx carrying a new connection state.
-func withConnState(ctx context.Context) context.Context {
-	return context.WithValue(ctx, connStateKey{}, new(connState))
-}
 
 // connStateOf returns the connection state ctx carries, or nil.
 func connStateOf(ctx context.Context) *connState {
@@ -66,7 +64,7 @@ func (s *Server) connChain(ps *proxyState, w wire, pr proxyRequest) llm.StreamFu
 		ps.tools = pr.tools
 		ps.fn = s.wrap(func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 			return s.openUpstream(ctx, w, ps.body, ps.hdr, &ps.call, req)
-		}, w, pr)
+		}, w, pr, true)
 	}
 	return ps.fn
 }

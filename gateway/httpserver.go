@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -153,11 +152,19 @@ type srvConn struct {
 	dc     *deadlineConn // nc with its deadlines set when they matter
 	in     upConn        // the read buffer, read in place
 	state  atomic.Int32
-	ctx    context.Context // cancelled when the client goes away or the connection closes
-	cancel context.CancelFunc
 	remote string
+	cs     *connState // what its requests reuse
 
-	tmpl *http.Request // zero but for its context
+	// The requests' context (reqctx.go): rmu guards rctx, its timer and
+	// the connection's cancellation.
+	rmu       sync.Mutex
+	rctx      *reqContext
+	rtimer    *time.Timer
+	timerAt   time.Time // when rtimer fires; zero: not armed
+	cancelled bool      // the client went away or the connection closed
+	closed    bool
+
+	tmpl *http.Request // zero but for its context (rctx)
 	req  *http.Request
 	url  url.URL
 	hdr  http.Header
@@ -180,8 +187,8 @@ func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 	c.dc = &deadlineConn{Conn: nc, slack: hs.s.cfg.WriteTimeout / 8}
 	c.in.nc = c.dc
 	c.in.buf = make([]byte, upBufSize)
-	c.ctx, c.cancel = context.WithCancel(withConnState(context.Background()))
-	c.tmpl = (&http.Request{}).WithContext(c.ctx)
+	c.cs = new(connState)
+	c.renew()
 	c.req = new(http.Request)
 	c.body.c = c
 	c.w.c = c
@@ -195,6 +202,12 @@ func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 func (c *srvConn) close() {
 	c.nc.Close()
 	c.cancel()
+	c.rmu.Lock()
+	c.closed = true
+	if c.rtimer != nil {
+		c.rtimer.Stop()
+	}
+	c.rmu.Unlock()
 	if c.timer != nil {
 		c.timer.Stop()
 	}
@@ -226,6 +239,7 @@ func (c *srvConn) serve() {
 		if !first {
 			c.dc.SetReadDeadline(time.Now().Add(cfg.HeaderTimeout))
 		}
+		c.renew()
 		req, err := c.readRequest()
 		if err != nil {
 			c.refuse(err)
@@ -245,10 +259,12 @@ func (c *srvConn) serve() {
 func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
 	w := &c.w
 	w.reset(r)
+	c.begin()
 	if c.body.done() {
 		c.arm()
 	}
 	defer func() {
+		c.end()
 		c.disarm()
 		if p := recover(); p != nil {
 			if p != http.ErrAbortHandler {
@@ -261,7 +277,7 @@ func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
 	// The watch ends before what it saw is read (disarm waits for it; the
 	// deferred call is then a no-op).
 	c.disarm()
-	if c.gone || c.ctx.Err() != nil {
+	if c.gone || c.ctxDone() {
 		return false
 	}
 	if !c.body.finish() {

@@ -219,10 +219,11 @@ func (s *Server) proxy(w wire) streamHandler {
 			// The connection's chain, its base reading this request.
 			ps.body, ps.hdr = up, r.Header
 			call, req = &ps.call, &ps.req
+			call.watch = &ps.watch
 			fn = s.connChain(ps, w, pr)
 		} else {
 			call, req = &upstreamCall{}, &llm.Request{}
-			fn = s.wrap(s.upstreamStreamFunc(w, up, r.Header, call), w, pr)
+			fn = s.wrap(s.upstreamStreamFunc(w, up, r.Header, call), w, pr, false)
 		}
 		req.Model = llm.Model{ID: pr.model, API: w.API(), Provider: "openai-compatible"}
 		switch w {
@@ -740,11 +741,11 @@ func (s *Server) postLean(ctx context.Context, w wire, body []byte, hdr http.Hea
 	ur := upRequestPool.Get().(*upRequest)
 	defer func() {
 		if cap(ur.head) <= 64<<10 {
-			ur.head = ur.head[:0]
+			ur.head, ur.body, ur.watch = ur.head[:0], nil, nil
 			upRequestPool.Put(ur)
 		}
 	}()
-	ur.target, ur.body = s.upTargets[wireIndex(w)], body
+	ur.target, ur.body, ur.watch = s.upTargets[wireIndex(w)], body, call.watch
 	ur.head = append(ur.head[:0], "Content-Type: application/json\r\nAccept: text/event-stream\r\n"...)
 	if err := s.eachUpstreamHeader(hdr, w, ur.addHeader); err != nil {
 		return err
@@ -832,6 +833,9 @@ type upstreamCall struct {
 	flushTo *sseWriter
 	hooked  bool
 	st      upstreamStream // the call's stream, made with it
+	// watch is the connection's watch of the request context for the
+	// lean client (proxyState.watch); nil: one per request.
+	watch *ctxWatch
 }
 
 // blocking is the lean body's hook: it is about to wait on the upstream.

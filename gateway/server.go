@@ -251,18 +251,51 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/models", s.instrument("models", s.models))
 	mux.HandleFunc("GET /v1/models/{id}", s.instrument("models", s.model))
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.instrument("count_tokens", s.stream("count_tokens", s.countTokens)))
-	mux.HandleFunc("POST /v1/chat/completions", s.instrument("chat", s.stream("chat", s.proxy(wireChat))))
-	mux.HandleFunc("POST /v1/messages", s.instrument("messages", s.stream("messages", s.proxy(wireAnthropic))))
-	mux.HandleFunc("POST /v1/responses", s.instrument("responses", s.stream("responses", s.proxy(wireResponses))))
+	hot := map[string]http.HandlerFunc{
+		"/v1/chat/completions": s.instrument("chat", s.stream("chat", s.proxy(wireChat))),
+		"/v1/messages":         s.instrument("messages", s.stream("messages", s.proxy(wireAnthropic))),
+		"/v1/responses":        s.instrument("responses", s.stream("responses", s.proxy(wireResponses))),
+	}
 	if cfg.Runs != nil {
-		mux.HandleFunc("POST /v1/runs", s.instrument("runs", s.stream("runs", s.runs)))
+		hot["/v1/runs"] = s.instrument("runs", s.stream("runs", s.runs))
 		mux.HandleFunc("GET /v1/sessions/{id}", s.instrument("sessions", s.session))
+	}
+	for path, h := range hot {
+		mux.HandleFunc("POST "+path, h)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
 	})
-	s.handler = s.guard(mux)
+	s.handler = s.guard(hotRoutes(hot, mux))
 	return s, nil
+}
+
+// hotRoutes serves a POST to one of the streaming routes' paths, written
+// plainly (no escapes), by its handler directly, and everything else
+// through mux, which routes those the same: the mux's path cleaning and
+// pattern match are then not paid per stream.
+func hotRoutes(hot map[string]http.HandlerFunc, mux *http.ServeMux) http.Handler {
+	chat, messages, responses, runs := hot["/v1/chat/completions"], hot["/v1/messages"], hot["/v1/responses"], hot["/v1/runs"]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.RawPath == "" {
+			var h http.HandlerFunc
+			switch r.URL.Path {
+			case "/v1/chat/completions":
+				h = chat
+			case "/v1/messages":
+				h = messages
+			case "/v1/responses":
+				h = responses
+			case "/v1/runs":
+				h = runs
+			}
+			if h != nil {
+				h(w, r)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // leanClientFor returns the lean client for the upstream's endpoints and
@@ -415,6 +448,11 @@ func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 			s.active.Done()
 			<-s.slots
 		}()
+		if boundedBy(r.Context(), s.cfg.RequestTimeout) {
+			// The gateway's own server bounds the request already.
+			next(w, r, body)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
 		next(w, r.WithContext(ctx), body)

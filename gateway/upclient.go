@@ -47,6 +47,16 @@ const (
 	upMaxHead     = 1 << 20          // header bytes of one answer
 	upMaxChunkExt = 4096             // longest chunk-size line, extensions included
 	upMaxTrailer  = 64 << 10         // trailer bytes after the last chunk
+	// upFreshFor: a connection pooled less than this ago is taken without
+	// the liveness peek. An upstream closes an idle connection at its
+	// idle timeout (seconds), or announces the close in its answer
+	// (Connection: close: never pooled). One that closes right after an
+	// answer without saying so makes a request on such a connection fail
+	// (reported as the upstream's failure, never retried: the upstream
+	// may have read it) where the peek would have sent it on a new one.
+	// Under load nearly every stream takes a connection this fresh: one
+	// system call fewer per stream.
+	upFreshFor = 2 * time.Millisecond
 )
 
 // UpstreamProtocolError is an upstream answer that is not valid HTTP/1.1
@@ -104,6 +114,73 @@ type upRequest struct {
 	target string
 	head   []byte // "Name: value\r\n" lines
 	body   []byte
+	// watch, when set, is the caller's watch of its context, kept from
+	// one request to the next; nil: one for this request alone.
+	watch *ctxWatch
+}
+
+// ctxWatch ends a wait on the connection a request is using when the
+// request's context is cancelled. context.AfterFunc per request costs two
+// allocations and a registration with the context; a watch registers once
+// per context and serves every request made under it (a connection of
+// the gateway's own server keeps its proxy chain's context while nothing
+// cancels it), the connection in use set and cleared under its lock.
+type ctxWatch struct {
+	ctx  context.Context
+	stop func() bool
+	mu   sync.Mutex
+	gen  uint64 // the registration; a late run of an older one is ignored
+	cn   *upConn
+	hit  bool // the context was cancelled: the wait was ended
+}
+
+// attach watches ctx for a request on cn.
+func (w *ctxWatch) attach(ctx context.Context, cn *upConn) {
+	w.mu.Lock()
+	if w.ctx != ctx {
+		if w.stop != nil {
+			w.stop()
+		}
+		w.gen++
+		gen := w.gen
+		w.ctx, w.hit = ctx, false
+		w.stop = context.AfterFunc(ctx, func() { w.fire(gen) })
+	}
+	w.cn = cn
+	if w.hit {
+		cn.interrupt()
+	}
+	w.mu.Unlock()
+}
+
+func (w *ctxWatch) fire(gen uint64) {
+	w.mu.Lock()
+	if gen == w.gen {
+		w.hit = true
+		if w.cn != nil {
+			w.cn.interrupt()
+		}
+	}
+	w.mu.Unlock()
+}
+
+// detach ends the request's watch and reports whether its connection was
+// left alone (not interrupted).
+func (w *ctxWatch) detach() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cn = nil
+	return !w.hit
+}
+
+// release ends the watch's registration (a watch for one request).
+func (w *ctxWatch) release() {
+	w.mu.Lock()
+	if w.stop != nil {
+		w.stop()
+	}
+	w.ctx, w.stop = nil, nil
+	w.mu.Unlock()
 }
 
 // addHeader appends a header line, refusing values that could split it.
@@ -129,12 +206,22 @@ type upResponse struct {
 // Cancelling ctx ends a wait on the upstream at once (the connection is
 // then dropped) and is reported as ctx's error.
 func (c *upstreamClient) post(ctx context.Context, req *upRequest) (*upResponse, error) {
+	w, own := req.watch, req.watch == nil
+	if own {
+		w = new(ctxWatch)
+	}
 	for {
 		cn, err := c.get(ctx)
 		if err != nil {
 			return nil, err
 		}
-		stop := context.AfterFunc(ctx, cn.interrupt)
+		w.attach(ctx, cn)
+		stop := func() {
+			w.detach()
+			if own {
+				w.release()
+			}
+		}
 		if err := cn.writeRequest(c.host, req); err != nil {
 			stop()
 			cn.nc.Close()
@@ -157,7 +244,7 @@ func (c *upstreamClient) post(ctx context.Context, req *upRequest) (*upResponse,
 			}
 			return nil, err
 		}
-		resp.body.client, resp.body.conn, resp.body.stop, resp.body.ctx = c, cn, stop, ctx
+		resp.body.client, resp.body.conn, resp.body.watch, resp.body.ownWatch, resp.body.ctx = c, cn, w, own, ctx
 		return resp, nil
 	}
 }
@@ -178,7 +265,8 @@ func (c *upstreamClient) get(ctx context.Context) (*upConn, error) {
 		c.idle[n-1] = nil
 		c.idle = c.idle[:n-1]
 		c.mu.Unlock()
-		if time.Since(cn.idleFrom) < upIdleTimeout && cn.r == cn.w && cn.peek.alive(cn.nc) {
+		idle := time.Since(cn.idleFrom)
+		if idle < upIdleTimeout && cn.r == cn.w && (idle < upFreshFor || cn.peek.alive(cn.nc)) {
 			cn.reused = true
 			return cn, nil
 		}
@@ -580,14 +668,17 @@ type upBody struct {
 	client *upstreamClient
 	conn   *upConn
 	ctx    context.Context
-	stop   func() bool // ends the cancellation hook on the connection
-	mode   int
-	remain int64 // bytes left in the body (bodyLength) or in the chunk
-	keep   bool  // the connection may be reused after the body
-	crlf   bool  // a chunk's data is read and its CRLF is next
-	done   bool  // the framing ended cleanly
-	err    error // sticky
-	closed bool
+	// watch ends a wait on the connection when ctx is cancelled;
+	// ownWatch: made for this body alone.
+	watch    *ctxWatch
+	ownWatch bool
+	mode     int
+	remain   int64 // bytes left in the body (bodyLength) or in the chunk
+	keep     bool  // the connection may be reused after the body
+	crlf     bool  // a chunk's data is read and its CRLF is next
+	done     bool  // the framing ended cleanly
+	err      error // sticky
+	closed   bool
 	// onBlock is told right before a read that waits on the upstream:
 	// what the bytes already read produced can be sent on meanwhile.
 	onBlock blocker
@@ -818,7 +909,13 @@ func (b *upBody) Close() error {
 		return nil
 	}
 	b.closed = true
-	stopped := b.stop == nil || b.stop()
+	stopped := true
+	if b.watch != nil {
+		stopped = b.watch.detach()
+		if b.ownWatch {
+			b.watch.release()
+		}
+	}
 	if b.done && b.keep && stopped && b.conn.r == b.conn.w {
 		b.client.put(b.conn)
 	} else {

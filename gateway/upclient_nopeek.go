@@ -9,3 +9,7 @@ import "net"
 type peeker struct{}
 
 func (peeker) alive(net.Conn) bool { return true }
+
+func (*peeker) used() bool { return false }
+
+func (peeker) canPeek() bool { return false }

@@ -42,3 +42,8 @@ func (p *peeker) alive(nc net.Conn) bool {
 	err := p.rc.Read(p.fn)
 	return err == nil && p.open
 }
+
+// used reports whether the connection was ever peeked (for tests).
+func (p *peeker) used() bool { return p.rc != nil }
+
+func (peeker) canPeek() bool { return true }

@@ -231,6 +231,114 @@ func TestLeanClientSkipsClosedIdleConnections(t *testing.T) {
 	}
 }
 
+// A watch kept across requests (as a connection of the gateway's own
+// server keeps its chain's) serves every request made under one context
+// without cost to the pooling, ends the wait of the request under way
+// when that context is cancelled (its connection dropped), and under the
+// next context leaves the requests alone.
+func TestLeanClientWatchAcrossRequests(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	base, conns := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			req, err := readRequest(br)
+			if err != nil {
+				return
+			}
+			if req.URL.Path == "/stall" {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n")
+				<-release
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	u, _ := url.Parse(base + "/x")
+	c := newUpstreamClient(u)
+	t.Cleanup(c.closeIdle)
+	w := new(ctxWatch)
+	get := func(ctx context.Context, path string) (string, error) {
+		t.Helper()
+		resp, err := c.post(ctx, &upRequest{target: path, body: []byte("{}"), watch: w})
+		if err != nil {
+			return "", err
+		}
+		b, err := io.ReadAll(resp.body)
+		resp.body.Close()
+		return string(b), err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	for i := range 3 {
+		if b, err := get(ctx, "/x"); err != nil || b != "ok" {
+			t.Fatalf("request %d: %q %v", i, b, err)
+		}
+	}
+	if n := conns.Load(); n != 1 || len(c.idle) != 1 {
+		t.Fatalf("%d connections, %d idle: want one, reused", n, len(c.idle))
+	}
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	if b, err := get(ctx, "/stall"); !errors.Is(err, context.Canceled) || b != "hi" {
+		t.Fatalf("stalled: %q %v; want hi then context.Canceled", b, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	if len(c.idle) != 0 {
+		t.Error("the interrupted connection was pooled")
+	}
+	next := context.Background()
+	for i := range 3 {
+		if b, err := get(next, "/x"); err != nil || b != "ok" {
+			t.Fatalf("request %d under the next context: %q %v", i, b, err)
+		}
+	}
+	if n := conns.Load(); n != 2 || len(c.idle) != 1 {
+		t.Errorf("%d connections, %d idle: want a second one, reused", n, len(c.idle))
+	}
+}
+
+// A connection pooled moments ago is taken without the liveness peek (the
+// peeker is set up at a connection's first peek); one idle for longer is
+// peeked, and all requests share the one connection.
+func TestLeanClientPeeksOnlyStaleConnections(t *testing.T) {
+	base, conns := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			if _, err := readRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	u, _ := url.Parse(base + "/x")
+	c := newUpstreamClient(u)
+	t.Cleanup(c.closeIdle)
+	peeked := func() bool {
+		t.Helper()
+		resp, err := c.post(context.Background(), &upRequest{target: "/x", body: []byte("{}")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn := resp.body.conn
+		if b, err := io.ReadAll(resp.body); err != nil || string(b) != "ok" {
+			t.Fatalf("%q %v", b, err)
+		}
+		resp.body.Close()
+		return cn.peek.used()
+	}
+	peeked() // a new connection
+	if peeked() {
+		t.Error("a connection pooled moments ago was peeked")
+	}
+	time.Sleep(2 * upFreshFor)
+	if !peeked() && (peeker{}).canPeek() {
+		t.Error("a connection idle past upFreshFor was not peeked")
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
 // Cancelling the request's context ends a read that waits on a silent
 // upstream at once, reports the cancellation, and drops the connection.
 func TestLeanClientCancelEndsWait(t *testing.T) {
