@@ -17,18 +17,18 @@ import (
 //
 // Normalised before comparing:
 //   - timestamp and responseId (outside the contract) are ignored, and
-//     usage is compared on the contract's fields and reasoningTokens
-//     (input, output, cacheRead, cacheWrite, totalTokens: @openclaw/ai adds
-//     cost and contextUsage);
+//     usage is compared on the contract's fields, reasoningTokens and
+//     cacheWrite1h (input, output, cacheRead, cacheWrite, totalTokens:
+//     @openclaw/ai adds cost and contextUsage);
 //   - a tool-call id of the generated form (call_ + 24 hex, alone or as the
 //     call part of a Responses call_id|item_id) matches any other generated
 //     id with the same item part, so ids are compared by presence where
 //     either side generated one;
 //   - the random part of a commentary id inside a text block's
 //     textSignature ({"v":1,"id":"commentary-0-<24 hex>",...}) is ignored;
-//   - a block's openclawReasoningReplay (endpoint metadata with a hash of
-//     the server's URL, which @openclaw/ai adds to Responses reasoning) is
-//     ignored;
+//   - in a block's openclawReasoningReplay (endpoint metadata that
+//     @openclaw/ai adds to encrypted Responses reasoning) the hash of the
+//     server's URL is compared by presence: the oracle's port is random;
 //   - numbers compare as float64, as JavaScript holds them.
 func CompareFinal(ours, theirs []byte) []string {
 	a, errA := decodeFinal(ours)
@@ -83,7 +83,7 @@ func normalizeFinal(m map[string]any) map[string]any {
 		// and contextUsage, which ocbench does not print.
 		for k := range u {
 			switch k {
-			case "input", "output", "cacheRead", "cacheWrite", "totalTokens", "reasoningTokens":
+			case "input", "output", "cacheRead", "cacheWrite", "totalTokens", "reasoningTokens", "cacheWrite1h":
 			default:
 				delete(u, k)
 			}
@@ -95,10 +95,13 @@ func normalizeFinal(m map[string]any) map[string]any {
 		if !ok {
 			continue
 		}
-		// Replay-routing metadata @openclaw/ai attaches to Responses
-		// reasoning (it names the endpoint by a hash of its URL): not part
-		// of the message contract.
-		delete(blk, "openclawReasoningReplay")
+		// Replay-routing metadata @openclaw/ai attaches to encrypted
+		// Responses reasoning names the endpoint by a hash of its URL.
+		if r, ok := blk["openclawReasoningReplay"].(map[string]any); ok {
+			if _, ok := r["baseUrlHash"].(string); ok {
+				r["baseUrlHash"] = "<hash>"
+			}
+		}
 		if id, ok := blk["id"].(string); ok {
 			blk["id"] = generatedID.ReplaceAllString(id, "<generated>$1")
 		}

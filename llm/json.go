@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -79,6 +81,9 @@ func (m *Message) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		dst = m.Content[i].AppendJSON(dst)
+		if m.Content[i].ReplayMarked && m.ReplayBaseURL != "" {
+			dst = m.appendReplayMarker(dst[:len(dst)-1]) // inside the block's object
+		}
 	}
 	dst = append(dst, ']')
 	switch m.Role {
@@ -358,4 +363,31 @@ func appendCompactJSON(dst, js []byte) []byte {
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// appendReplayMarker appends @openclaw/ai's openclawReasoningReplay member
+// (buildOpenAIResponsesReasoningReplayMetadata) and closes the block.
+func (m *Message) appendReplayMarker(dst []byte) []byte {
+	dst = append(dst, `,"openclawReasoningReplay":{"v":1,"source":"openai-responses","provider":`...)
+	dst = AppendJSONString(dst, m.Provider)
+	dst = append(dst, `,"api":`...)
+	dst = AppendJSONString(dst, string(m.API))
+	dst = append(dst, `,"model":`...)
+	dst = AppendJSONString(dst, m.Model)
+	dst = append(dst, `,"baseUrlHash":`...)
+	dst = AppendJSONString(dst, ShortHash(strings.TrimSpace(m.ReplayBaseURL)))
+	return append(dst, "}}"...)
+}
+
+// ShortHash is @openclaw/ai's shortHash (a 53-bit string hash in base 36,
+// over UTF-16 code units), which its replay context names endpoints by.
+func ShortHash(s string) string {
+	h1, h2 := uint32(3735928559), uint32(1103547991)
+	for _, u := range utf16.Encode([]rune(s)) {
+		h1 = (h1 ^ uint32(u)) * 2654435761
+		h2 = (h2 ^ uint32(u)) * 1597334677
+	}
+	h1 = (h1^h1>>16)*2246822507 ^ (h2^h2>>13)*3266489909
+	h2 = (h2^h2>>16)*2246822507 ^ (h1^h1>>13)*3266489909
+	return strconv.FormatUint(uint64(h2), 36) + strconv.FormatUint(uint64(h1), 36)
 }

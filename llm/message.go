@@ -118,6 +118,11 @@ type Block struct {
 	// "partialJson". Only the openclaw profile sets it.
 	Unstopped   bool
 	StreamIndex int64
+	// ReplayMarked marks a thinking block of OpenClaw's Responses transport
+	// that carries encrypted reasoning: a message with a ReplayBaseURL
+	// writes its openclawReasoningReplay marker (the endpoint it may be
+	// replayed to). Only the openclaw profile sets it.
+	ReplayMarked bool
 }
 
 // reset empties b, keeping the capacity of its buffers.
@@ -156,6 +161,7 @@ func (b *Block) Clone() Block {
 		MimeType:     cloneBytes(b.MimeType),
 		Unstopped:    b.Unstopped,
 		StreamIndex:  b.StreamIndex,
+		ReplayMarked: b.ReplayMarked,
 	}
 }
 
@@ -205,6 +211,9 @@ type Message struct {
 	API          API
 	Provider     string
 	Model        string
+	// ReplayBaseURL is the endpoint OpenClaw's reasoning replay markers
+	// name (by hash), on blocks with ReplayMarked.
+	ReplayBaseURL string
 	ResponseID   string
 	ToolCallID   string
 	ToolName     string

@@ -29,6 +29,9 @@ type Options struct {
 	// model the stream names, when it names one.
 	API             llm.API
 	Provider, Model string
+	// BaseURL is the endpoint the stream came from; with OpenClaw, the
+	// message names it (by hash) in encrypted reasoning's replay marker.
+	BaseURL string
 	// MaxEventBytes bounds one SSE line and one event's data (default 4 MiB).
 	MaxEventBytes int
 	// MaxArgBytes bounds the argument text of one tool call (default 8 MiB).
@@ -220,6 +223,9 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.msg.API = o.API
 	d.msg.Provider = o.Provider
 	d.msg.Model = o.Model
+	if o.OpenClaw {
+		d.msg.ReplayBaseURL = o.BaseURL
+	}
 	d.ev = llm.Event{}
 	d.q = d.q[:0]
 	d.qi = 0

@@ -601,6 +601,7 @@ func ocResponsesMalformed(v *fastjson.Value) string {
 // an incomplete event fails with its tool calls still open; the completed
 // event, or a length stop, recovers what the output list has.
 func (d *Decoder) ocResponsesTerminal(v, r *fastjson.Value) error {
+	d.ocBackfillReasoning(r.GetArray("output"))
 	completed := string(v.GetStringBytes("type")) == "response.completed"
 	status := r.GetStringBytes("status")
 	if len(status) == 0 && !completed {
@@ -1159,8 +1160,12 @@ func (d *Decoder) ocTerminalText(it *fastjson.Value, oi int64) error {
 	return nil
 }
 
-// jsTruthy is JavaScript's truthiness of a JSON value.
+// jsTruthy is JavaScript's truthiness of a JSON value (an absent one,
+// nil, is undefined: false).
 func jsTruthy(v *fastjson.Value) bool {
+	if v == nil {
+		return false
+	}
 	switch v.Type() {
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
@@ -1259,4 +1264,39 @@ func (d *Decoder) ocAnthropicBilledIterations(u *fastjson.Value) bool {
 	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite = in, out, cr, cw
 	d.oc.cw1h, d.oc.cw1hShown = cw1h, true
 	return true
+}
+
+// ocBackfillReasoning is backfillReasoning at the terminal event: a
+// reasoning item of the response's output with encrypted content gives it
+// to the thinking block of the same item (its thinkingSignature, when that
+// has none) and marks the block for reasoning replay.
+func (d *Decoder) ocBackfillReasoning(items []*fastjson.Value) {
+	for _, it := range items {
+		if ocItemType(it) != ocItemReasoning || !jsTruthy(it.Get("encrypted_content")) {
+			continue
+		}
+		id := it.GetStringBytes("id")
+		if len(id) == 0 {
+			continue
+		}
+		for i := range d.msg.Content {
+			b := &d.msg.Content[i]
+			if b.Type != llm.BlockThinking || len(b.Signature) == 0 {
+				continue
+			}
+			stored, err := fastjson.ParseBytes(b.Signature)
+			if err != nil || stored.Type() != fastjson.TypeObject || !bytes.Equal(stored.GetStringBytes("id"), id) {
+				continue
+			}
+			if !jsTruthy(stored.Get("encrypted_content")) {
+				// {...stored, encrypted_content}: replaced in place when
+				// present (falsy), else added last
+				o, _ := stored.Object()
+				o.Set("encrypted_content", it.Get("encrypted_content"))
+				b.Signature = stored.MarshalTo(b.Signature[:0])
+			}
+			b.ReplayMarked = true
+			break
+		}
+	}
 }

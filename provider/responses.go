@@ -400,6 +400,7 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 			if err := d.ocReasoningDone(b, item); err != nil {
 				return err
 			}
+			b.ReplayMarked = jsTruthy(item.Get("encrypted_content"))
 		}
 		d.closeSlot(si)
 	}
