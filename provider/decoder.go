@@ -386,7 +386,18 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		// decoded without windowEvent. (The reference decoders learn no
 		// shapes.)
 		var err error
-		if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
+		if sh, e := d.shapes.laneMatch(d.win); sh != nil {
+			// The most recently used shape, with a lane (lane.go): what
+			// find would have matched first.
+			if e-sh.pre <= d.opts.MaxEventBytes {
+				d.frame = nil
+				d.take(d.win, sh.name, sh.pre, e)
+				d.beginEvent(d.data)
+				err = d.laneApply(sh)
+			} else {
+				err = d.event()
+			}
+		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
 			d.frame = nil
 			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
 			d.beginEvent(data)

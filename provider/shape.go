@@ -89,6 +89,14 @@ type shape struct {
 	nums   [3]int64
 	numsOK bool
 	used   uint64
+	// lane is what every match of the shape means, once the wire's apply
+	// has dispatched it from fixed roles (memo, nums): one append of the
+	// string at active hole laneHole to the block of a known key
+	// (lane.go); laneNone when it is not that simple. laneSet: decided
+	// since compile.
+	lane     uint8
+	laneHole int
+	laneSet  bool
 }
 
 // shapeState is a decoder's shapes of the current stream.
@@ -101,6 +109,7 @@ type shapeState struct {
 	tmp          []hole
 	wire         Wire                     // of the streams the shapes were learned from
 	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
+	esc          uint64                   // active holes of the last match with escapes (or control characters)
 }
 
 // reset prepares the shapes for a new stream of wire w (off: none). The
@@ -153,7 +162,7 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 		if framed && !sh.framed || unframedOnly && sh.framed {
 			continue
 		}
-		e := sh.match(b, framed, &s.pos)
+		e := sh.match(b, framed, &s.pos, &s.esc)
 		if e < 0 {
 			continue
 		}
@@ -188,14 +197,15 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 // the blank line: the data line then ends where the template's does, as
 // no hole holds a line feed (and the template's last byte, the data's,
 // is not a carriage return, as windowEvent framed it).
-func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int {
+func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int, escs *uint64) int {
+	*escs = 0
 	src, holes, off := sh.src, sh.ah, 0
 	if framed {
 		src, holes, off = sh.tpl, sh.ahF, sh.pre
 	}
 	p, lit := 0, 0 // next byte of b; start of the next literal run in src
 	q := pos[1:]   // the next hole's span
-	for _, h := range holes {
+	for k, h := range holes {
 		n := int(h.s) - lit
 		if len(b)-p < n || string(b[p:p+n]) != string(src[lit:h.s]) {
 			return -1
@@ -211,6 +221,9 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int
 				// feed would be, came before the closing quote.
 				if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
 					return -1
+				}
+				if esc {
+					*escs |= 1 << k
 				}
 			}
 			p = e - 1
@@ -285,6 +298,7 @@ func (sh *shape) compile() {
 	}
 	sh.refs = sh.refs[:0]
 	sh.fixed, sh.memo, sh.memoOK, sh.numsOK = 0, 0, false, false
+	sh.lane, sh.laneSet = laneNone, false
 	for i := 0; i < sh.nroles; i++ {
 		v := sh.learned[i]
 		if !v.ok() {
