@@ -393,7 +393,10 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 				d.frame = nil
 				d.take(d.win, sh.name, sh.pre, e)
 				d.beginEvent(d.data)
-				err = d.laneApply(sh)
+				var direct bool
+				if direct, err = d.laneApply(sh); direct {
+					return &d.ev, &d.msg, true // the event, unqueued
+				}
 			} else {
 				err = d.event()
 			}
@@ -725,34 +728,51 @@ func (d *Decoder) open(choice int32, key int64, t llm.BlockType) int {
 // appendText appends a text or thinking fragment to the slot's block and
 // queues its delta.
 func (d *Decoder) appendText(si int, frag []byte) error {
+	t, ci, err := d.addText(si, frag)
+	if err == nil {
+		d.push(t, ci, frag)
+	}
+	return err
+}
+
+// addText appends a text or thinking fragment to the slot's block and
+// returns its delta event's type and content index.
+func (d *Decoder) addText(si int, frag []byte) (llm.EventType, int, error) {
 	if !validUTF8(frag) {
-		return d.badUTF8(frag)
+		return 0, 0, d.badUTF8(frag)
 	}
 	s := &d.slots[si]
 	b := &d.msg.Content[s.ci]
 	b.Text = append(b.Text, frag...)
 	if s.kind == llm.BlockThinking {
-		d.push(llm.EventThinkingDelta, int(s.ci), frag)
-	} else {
-		d.push(llm.EventTextDelta, int(s.ci), frag)
+		return llm.EventThinkingDelta, int(s.ci), nil
 	}
-	return nil
+	return llm.EventTextDelta, int(s.ci), nil
 }
 
 // appendArgs appends an argument fragment to the slot's tool call and
 // queues its delta.
 func (d *Decoder) appendArgs(si int, frag []byte) error {
+	ci, err := d.addArgs(si, frag)
+	if err == nil {
+		d.push(llm.EventToolCallDelta, ci, frag)
+	}
+	return err
+}
+
+// addArgs appends an argument fragment to the slot's tool call and returns
+// its content index.
+func (d *Decoder) addArgs(si int, frag []byte) (int, error) {
 	if !validUTF8(frag) {
-		return d.badUTF8(frag)
+		return 0, d.badUTF8(frag)
 	}
 	s := &d.slots[si]
 	b := &d.msg.Content[s.ci]
 	if len(b.RawArgs)+len(frag) > d.opts.MaxArgBytes {
-		return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
+		return 0, &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
 	}
 	b.RawArgs = append(b.RawArgs, frag...)
-	d.push(llm.EventToolCallDelta, int(s.ci), frag)
-	return nil
+	return int(s.ci), nil
 }
 
 // validUTF8 is utf8.Valid, answering the short ASCII fragments most deltas

@@ -98,8 +98,9 @@ func (d *Decoder) setLane(sh *shape) {
 }
 
 // laneApply applies the event that laneMatch matched with sh (taken as
-// d.data), as the wire's apply would.
-func (d *Decoder) laneApply(sh *shape) error {
+// d.data), as the wire's apply would. direct reports the delta event
+// left in d.ev instead of the queue (a lane's event is the only one).
+func (d *Decoder) laneApply(sh *shape) (direct bool, err error) {
 	k := sh.laneHole
 	s, e := d.shapes.pos[2*k+1], d.shapes.pos[2*k+2]
 	v := d.data[s:e]
@@ -109,32 +110,39 @@ func (d *Decoder) laneApply(sh *shape) error {
 		si = d.findSlot(0, sh.nums[0], anyKind)
 	case laneRText:
 		if d.opts.OpenClaw {
-			return d.laneMissed(sh)
+			return false, d.laneMissed(sh)
 		}
 		si = d.findSlot(0, d.textKey(sh.nums[0], sh.nums[1]), llm.BlockText)
 	case laneRArgs:
 		si = d.findSlot(0, sh.nums[0], llm.BlockToolCall)
 	}
 	if si < 0 || d.slots[si].kind != laneKind[sh.lane] {
-		return d.laneMissed(sh)
+		return false, d.laneMissed(sh)
 	}
 	if d.shapes.esc&(1<<k) != 0 {
 		var ok bool
 		if v, ok = d.strAt(span{s - 1, e + 1}); !ok {
-			return d.badJSON()
+			return false, d.badJSON()
 		}
 	}
+	t, ci := llm.EventToolCallDelta, 0
 	switch sh.lane {
 	case laneArgs:
 		if len(v) > 0 {
 			d.slots[si].delta = true
 		}
-		return d.appendArgs(si, v)
+		ci, err = d.addArgs(si, v)
 	case laneRArgs:
 		d.slots[si].delta = true // the arguments were streamed
-		return d.appendArgs(si, v)
+		ci, err = d.addArgs(si, v)
+	default:
+		t, ci, err = d.addText(si, v)
 	}
-	return d.appendText(si, v)
+	if err != nil {
+		return false, err
+	}
+	d.ev = llm.Event{Type: t, ContentIndex: ci, Delta: v}
+	return true, nil
 }
 
 // laneKind is the block type each lane appends to.
