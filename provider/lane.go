@@ -38,12 +38,46 @@ func (s *shapeState) laneMatch(b []byte) (*shape, int) {
 	if sh.lane == laneNone {
 		return nil, -1
 	}
-	e := sh.match(b, true, &s.pos, &s.esc)
+	var e int
+	if len(sh.ahF) == 1 {
+		e = sh.matchOne(b, &s.pos, &s.esc)
+	} else {
+		e = sh.match(b, true, &s.pos, &s.esc)
+	}
 	if e < 0 {
 		return nil, -1
 	}
 	s.hits++
 	return sh, e
+}
+
+// matchOne is match, framed, for a shape with one active hole, a string
+// (an Anthropic delta's): the template's bytes before it, the string, the
+// template's bytes after it.
+func (sh *shape) matchOne(b []byte, pos *[1 + 2*maxShapeHoles]int, escs *uint64) int {
+	h := sh.ahF[0]
+	hs, he := int(h.s), int(h.e)
+	if !h.str || len(b) < hs || string(b[:hs]) != string(sh.tpl[:hs]) {
+		return -1
+	}
+	e := quickString(b, hs-1)
+	*escs = 0
+	if e < 0 {
+		var esc bool
+		if e, esc = holeString(b, hs, true); e < 0 {
+			return -1
+		}
+		if esc {
+			*escs = 1
+		}
+	}
+	p := e - 1
+	tail := sh.tpl[he:]
+	if len(b)-p < len(tail) || string(b[p:p+len(tail)]) != string(tail) {
+		return -1
+	}
+	pos[1], pos[2] = hs-sh.pre, p-sh.pre
+	return p + len(tail) - 2
 }
 
 // setLane decides sh's lane after the wire's apply dispatched a match of

@@ -216,10 +216,7 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int, esc
 			e := quickString(b, p-1) // most deltas and pads: short, plain
 			if e < 0 {
 				var esc bool
-				e, esc = scanString(b, p-1)
-				// esc: a backslash or a control character, which a line
-				// feed would be, came before the closing quote.
-				if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
+				if e, esc = holeString(b, p, framed); e < 0 {
 					return -1
 				}
 				if esc {
@@ -247,6 +244,20 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int, esc
 		return p + n - 2
 	}
 	return p + n
+}
+
+// holeString scans in full the string hole whose content starts at b[p]:
+// it returns the index after its closing quote (-1 when it is not a valid
+// string, or holds a line feed in a framed match) and whether it has
+// escapes or control characters.
+func holeString(b []byte, p int, framed bool) (int, bool) {
+	e, esc := scanString(b, p-1)
+	// esc: a backslash or a control character, which a line feed would
+	// be, came before the closing quote.
+	if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
+		return -1, esc
+	}
+	return e, esc
 }
 
 // fixedInt is intOf(data, v) for role v of a matched event, read once
