@@ -160,13 +160,46 @@ func skipString(b []byte, i int) int {
 	return e
 }
 
-// checkString is skipString that also validates the string's escapes.
+// checkString is skipString that also validates the string's escapes
+// (control characters pass, as they do skipString): one pass that stops
+// at each backslash to check and step over its escape, so that the
+// escaped quotes of long texts and argument strings cost no rescans.
 func checkString(b []byte, i int) int {
-	e, esc := scanString(b, i)
-	if e < 0 || !esc || validEscapes(b[i+1:e-1]) {
-		return e
+	i++
+	for {
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash); m != 0 {
+				// The lowest set bit is exact (see zeroBytes).
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i] != '\\' {
+			i++
+		}
+		if i >= len(b) {
+			return -1
+		}
+		if b[i] == '"' {
+			return i + 1
+		}
+		if i+1 >= len(b) {
+			return -1
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if _, ok := hex4(b[i+2:]); !ok {
+				return -1
+			}
+			i += 6
+		default:
+			return -1
+		}
 	}
-	return -1
 }
 
 // validEscapes reports whether every backslash in s starts a valid JSON

@@ -192,3 +192,23 @@ func TestQuickString(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckString: the one-pass checkString finds the end that the string
+// scan finds and accepts what that scan and the escape check accept.
+func FuzzCheckString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\"b"`, `"\\"`, `"\\\"x"`, `"\u00e9x"`, `"\u12"`, `"\q"`, `"abc\`, `"` + strings.Repeat(`x\"y\n`, 9) + `"`, `"\ud83d\ude00"`, "\"\x01\t\"", `"12345678\"12345678"`, `"1234567\\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			b = append([]byte{'"'}, b...)
+		}
+		want, esc := scanString(b, 0)
+		if want >= 0 && esc && !validEscapes(b[1:want-1]) {
+			want = -1
+		}
+		if got := checkString(b, 0); got != want {
+			t.Fatalf("checkString %d, scan and escape check %d for %q", got, want, b)
+		}
+	})
+}
