@@ -386,7 +386,7 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		// decoded without windowEvent. (The reference decoders learn no
 		// shapes.)
 		var err error
-		if sh, e := d.shapes.laneMatch(d.win); sh != nil {
+		if sh, e := d.shapes.laneMatch(d.win); e >= 0 {
 			// The most recently used shape, with a lane (lane.go): what
 			// find would have matched first.
 			if e-sh.pre <= d.opts.MaxEventBytes {
@@ -727,52 +727,52 @@ func (d *Decoder) open(choice int32, key int64, t llm.BlockType) int {
 
 // appendText appends a text or thinking fragment to the slot's block and
 // queues its delta.
-func (d *Decoder) appendText(si int, frag []byte) error {
-	t, ci, err := d.addText(si, frag)
-	if err == nil {
-		d.push(t, ci, frag)
-	}
-	return err
-}
+func (d *Decoder) appendText(si int, frag []byte) error { return d.addText(si, frag, true) }
 
-// addText appends a text or thinking fragment to the slot's block and
-// returns its delta event's type and content index.
-func (d *Decoder) addText(si int, frag []byte) (llm.EventType, int, error) {
+// addText is appendText; with queue false it leaves the delta event in
+// d.ev instead (a lane's, the only event of its data).
+func (d *Decoder) addText(si int, frag []byte, queue bool) error {
 	if !validUTF8(frag) {
-		return 0, 0, d.badUTF8(frag)
+		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
 	b := &d.msg.Content[s.ci]
 	b.Text = append(b.Text, frag...)
+	t := llm.EventTextDelta
 	if s.kind == llm.BlockThinking {
-		return llm.EventThinkingDelta, int(s.ci), nil
+		t = llm.EventThinkingDelta
 	}
-	return llm.EventTextDelta, int(s.ci), nil
+	d.deliver(queue, t, int(s.ci), frag)
+	return nil
 }
 
 // appendArgs appends an argument fragment to the slot's tool call and
 // queues its delta.
-func (d *Decoder) appendArgs(si int, frag []byte) error {
-	ci, err := d.addArgs(si, frag)
-	if err == nil {
-		d.push(llm.EventToolCallDelta, ci, frag)
-	}
-	return err
-}
+func (d *Decoder) appendArgs(si int, frag []byte) error { return d.addArgs(si, frag, true) }
 
-// addArgs appends an argument fragment to the slot's tool call and returns
-// its content index.
-func (d *Decoder) addArgs(si int, frag []byte) (int, error) {
+// addArgs is appendArgs; with queue false it leaves the delta event in
+// d.ev instead.
+func (d *Decoder) addArgs(si int, frag []byte, queue bool) error {
 	if !validUTF8(frag) {
-		return 0, d.badUTF8(frag)
+		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
 	b := &d.msg.Content[s.ci]
 	if len(b.RawArgs)+len(frag) > d.opts.MaxArgBytes {
-		return 0, &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
+		return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
 	}
 	b.RawArgs = append(b.RawArgs, frag...)
-	return int(s.ci), nil
+	d.deliver(queue, llm.EventToolCallDelta, int(s.ci), frag)
+	return nil
+}
+
+// deliver queues an event, or leaves it in d.ev.
+func (d *Decoder) deliver(queue bool, t llm.EventType, ci int, delta []byte) {
+	if queue {
+		d.push(t, ci, delta)
+	} else {
+		d.ev = llm.Event{Type: t, ContentIndex: ci, Delta: delta}
+	}
 }
 
 // validUTF8 is utf8.Valid, answering the short ASCII fragments most deltas

@@ -29,8 +29,16 @@ const (
 // laneMatch matches b, the read window at the start of an event, against
 // the most recently used shape when that has a lane, as find would try it
 // first. It returns the shape and the end of the event's data in b, or
-// nil and -1.
+// -1. (The check is inlined: most events of a wire without lanes pay
+// nothing more.)
 func (s *shapeState) laneMatch(b []byte) (*shape, int) {
+	if !s.lanes {
+		return nil, -1
+	}
+	return s.laneMatchMRU(b)
+}
+
+func (s *shapeState) laneMatchMRU(b []byte) (*shape, int) {
 	if s.n == 0 || s.off {
 		return nil, -1
 	}
@@ -42,7 +50,7 @@ func (s *shapeState) laneMatch(b []byte) (*shape, int) {
 	if len(sh.ahF) == 1 {
 		e = sh.matchOne(b, &s.pos, &s.esc)
 	} else {
-		e = sh.match(b, true, &s.pos, &s.esc)
+		e, s.esc = sh.match(b, true, &s.pos)
 	}
 	if e < 0 {
 		return nil, -1
@@ -125,6 +133,7 @@ func (d *Decoder) setLane(sh *shape) {
 	for k, hi := range sh.act {
 		if h := sh.holes[hi]; h.str && v.s == int(h.s)-1 && v.e == int(h.e)+1 {
 			sh.laneHole = k
+			d.shapes.lanes = true
 			return
 		}
 	}
@@ -159,24 +168,19 @@ func (d *Decoder) laneApply(sh *shape) (direct bool, err error) {
 			return false, d.badJSON()
 		}
 	}
-	t, ci := llm.EventToolCallDelta, 0
 	switch sh.lane {
 	case laneArgs:
 		if len(v) > 0 {
 			d.slots[si].delta = true
 		}
-		ci, err = d.addArgs(si, v)
+		err = d.addArgs(si, v, false)
 	case laneRArgs:
 		d.slots[si].delta = true // the arguments were streamed
-		ci, err = d.addArgs(si, v)
+		err = d.addArgs(si, v, false)
 	default:
-		t, ci, err = d.addText(si, v)
+		err = d.addText(si, v, false)
 	}
-	if err != nil {
-		return false, err
-	}
-	d.ev = llm.Event{Type: t, ContentIndex: ci, Delta: v}
-	return true, nil
+	return err == nil, err
 }
 
 // laneKind is the block type each lane appends to.

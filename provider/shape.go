@@ -110,6 +110,7 @@ type shapeState struct {
 	wire         Wire                     // of the streams the shapes were learned from
 	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
 	esc          uint64                   // active holes of the last match with escapes (or control characters)
+	lanes        bool                     // a shape of the wire got a lane (lane.go)
 }
 
 // reset prepares the shapes for a new stream of wire w (off: none). The
@@ -121,7 +122,7 @@ type shapeState struct {
 func (s *shapeState) reset(w Wire, off bool) {
 	s.hits, s.misses, s.off = 0, 0, off
 	if off || w != s.wire {
-		s.n, s.wire = 0, w
+		s.n, s.wire, s.lanes = 0, w, false
 		return
 	}
 	// Only the shapes matched again (refined) are kept, in their order.
@@ -162,7 +163,7 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 		if framed && !sh.framed || unframedOnly && sh.framed {
 			continue
 		}
-		e := sh.match(b, framed, &s.pos, &s.esc)
+		e, _ := sh.match(b, framed, &s.pos)
 		if e < 0 {
 			continue
 		}
@@ -196,9 +197,10 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 // b is the read window, which must hold the framing, then the data, then
 // the blank line: the data line then ends where the template's does, as
 // no hole holds a line feed (and the template's last byte, the data's,
-// is not a carriage return, as windowEvent framed it).
-func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int, escs *uint64) int {
-	*escs = 0
+// is not a carriage return, as windowEvent framed it). escs has a bit per
+// active string hole with escapes or control characters.
+func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) (int, uint64) {
+	var escs uint64
 	src, holes, off := sh.src, sh.ah, 0
 	if framed {
 		src, holes, off = sh.tpl, sh.ahF, sh.pre
@@ -208,7 +210,7 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int, esc
 	for k, h := range holes {
 		n := int(h.s) - lit
 		if len(b)-p < n || string(b[p:p+n]) != string(src[lit:h.s]) {
-			return -1
+			return -1, 0
 		}
 		p += n
 		start := p
@@ -217,17 +219,17 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int, esc
 			if e < 0 {
 				var esc bool
 				if e, esc = holeString(b, p, framed); e < 0 {
-					return -1
+					return -1, 0
 				}
 				if esc {
-					*escs |= 1 << k
+					escs |= 1 << k
 				}
 			}
 			p = e - 1
 		} else {
 			e := skipNumber(b, p)
 			if e < 0 {
-				return -1
+				return -1, 0
 			}
 			p = e
 		}
@@ -238,12 +240,12 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int, esc
 	// The tail: unframed, the data's end; framed, with the blank line.
 	n := len(src) - lit
 	if len(b)-p < n || !framed && len(b)-p != n || string(b[p:p+n]) != string(src[lit:]) {
-		return -1
+		return -1, 0
 	}
 	if framed {
-		return p + n - 2
+		return p + n - 2, escs
 	}
-	return p + n
+	return p + n, escs
 }
 
 // holeString scans in full the string hole whose content starts at b[p]:
