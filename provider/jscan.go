@@ -161,43 +161,60 @@ func skipString(b []byte, i int) int {
 }
 
 // checkString is skipString that also validates the string's escapes
-// (control characters pass, as they do skipString): one pass that stops
-// at each backslash to check and step over its escape, so that the
-// escaped quotes of long texts and argument strings cost no rescans.
+// (control characters pass, as they do skipString).
 func checkString(b []byte, i int) int {
+	e, _ := checkEscapes(b, i, false)
+	return e
+}
+
+// checkEscapes returns the index after the string starting at b[i] == '"'
+// when its escapes are valid (and, with noLF, it holds no raw line feed),
+// else -1; esc reports escapes or control characters. It is one pass that
+// stops at each backslash to check and step over its escape, so that the
+// escaped quotes of long texts and argument strings cost no rescans.
+func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
 	i++
 	for {
 		for i+8 <= len(b) {
 			w := binary.LittleEndian.Uint64(b[i:])
-			if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash); m != 0 {
-				// The lowest set bit is exact (see zeroBytes).
+			if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash) | ctlBytes(w); m != 0 {
+				// The lowest set bit is exact (see zeroBytes, ctlBytes).
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
 		}
-		for i < len(b) && b[i] != '"' && b[i] != '\\' {
+		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= ' ' {
 			i++
 		}
 		if i >= len(b) {
-			return -1
+			return -1, esc
 		}
-		if b[i] == '"' {
-			return i + 1
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, esc
+		case c < ' ':
+			if noLF && c == '\n' {
+				return -1, true
+			}
+			esc = true
+			i++
+			continue
 		}
+		esc = true
 		if i+1 >= len(b) {
-			return -1
+			return -1, esc
 		}
 		switch b[i+1] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i += 2
 		case 'u':
 			if _, ok := hex4(b[i+2:]); !ok {
-				return -1
+				return -1, esc
 			}
 			i += 6
 		default:
-			return -1
+			return -1, esc
 		}
 	}
 }

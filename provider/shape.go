@@ -1,7 +1,5 @@
 package provider
 
-import "bytes"
-
 // Shapes: the byte skeleton of the events a stream repeats.
 //
 // A provider sends the same event shape thousands of times (a chat chunk
@@ -253,13 +251,7 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) (in
 // string, or holds a line feed in a framed match) and whether it has
 // escapes or control characters.
 func holeString(b []byte, p int, framed bool) (int, bool) {
-	e, esc := scanString(b, p-1)
-	// esc: a backslash or a control character, which a line feed would
-	// be, came before the closing quote.
-	if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
-		return -1, esc
-	}
-	return e, esc
+	return checkEscapes(b, p-1, framed)
 }
 
 // fixedInt is intOf(data, v) for role v of a matched event, read once
