@@ -605,7 +605,7 @@ func intOf(b []byte, v span) int64 {
 // as encoding/json does.
 func unescapeTo(dst, s []byte) ([]byte, bool) {
 	for {
-		n := bytes.IndexByte(s, '\\')
+		n := indexBackslash(s)
 		if n < 0 {
 			return append(dst, s...), true
 		}
@@ -652,6 +652,26 @@ func unescapeTo(dst, s []byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
+}
+
+// indexBackslash is bytes.IndexByte(s, '\\'), answering the short runs
+// between the escapes of a text without a call.
+func indexBackslash(s []byte) int {
+	if len(s) < 8 {
+		for i, c := range s {
+			if c == '\\' {
+				return i
+			}
+		}
+		return -1
+	}
+	if m := zeroBytes(binary.LittleEndian.Uint64(s) ^ swarSlash); m != 0 {
+		return bits.TrailingZeros64(m) >> 3 // exact: the lowest set bit
+	}
+	if n := bytes.IndexByte(s[8:], '\\'); n >= 0 {
+		return 8 + n
+	}
+	return -1
 }
 
 func hex4(s []byte) (rune, bool) {
