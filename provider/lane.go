@@ -1,10 +1,6 @@
 package provider
 
-import (
-	"encoding/binary"
-
-	"github.com/ocbench/ocbench/llm"
-)
+import "github.com/ocbench/ocbench/llm"
 
 // Lanes: the delta events of a stream, decoded in one step.
 //
@@ -89,14 +85,7 @@ func (sh *shape) matchOne(b []byte, pos *[1 + 2*maxShapeHoles]int, escs *uint64)
 	if len(b)-p < n {
 		return -1
 	}
-	if n >= 4 && n <= 8 {
-		// The closing brackets and the blank line: two loads, no call.
-		t := b[p : p+n]
-		if binary.LittleEndian.Uint32(t)^binary.LittleEndian.Uint32(tail)|
-			binary.LittleEndian.Uint32(t[n-4:])^binary.LittleEndian.Uint32(tail[n-4:]) != 0 {
-			return -1
-		}
-	} else if string(b[p:p+n]) != string(tail) {
+	if !sameTail(b[p:p+n], tail) {
 		return -1
 	}
 	pos[1], pos[2] = hs-sh.pre, p-sh.pre

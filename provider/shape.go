@@ -1,5 +1,7 @@
 package provider
 
+import "encoding/binary"
+
 // Shapes: the byte skeleton of the events a stream repeats.
 //
 // A provider sends the same event shape thousands of times (a chat chunk
@@ -237,13 +239,27 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) (in
 	}
 	// The tail: unframed, the data's end; framed, with the blank line.
 	n := len(src) - lit
-	if len(b)-p < n || !framed && len(b)-p != n || string(b[p:p+n]) != string(src[lit:]) {
+	if len(b)-p < n || !framed && len(b)-p != n || !sameTail(b[p:p+n], src[lit:]) {
 		return -1, 0
 	}
 	if framed {
 		return p + n - 2, escs
 	}
 	return p + n, escs
+}
+
+// sameTail reports whether a and t, of one length, hold the same bytes;
+// a framed template's short tail (its closing brackets and the blank
+// line) is compared with two loads, inline, instead of a call.
+func sameTail(a, t []byte) bool {
+	switch n := len(a); {
+	case n >= 4 && n <= 8:
+		return binary.LittleEndian.Uint32(a)^binary.LittleEndian.Uint32(t)|
+			binary.LittleEndian.Uint32(a[n-4:])^binary.LittleEndian.Uint32(t[n-4:]) == 0
+	case n == 3:
+		return binary.LittleEndian.Uint16(a)^binary.LittleEndian.Uint16(t)|uint16(a[2]^t[2]) == 0
+	}
+	return string(a) == string(t)
 }
 
 // holeString scans in full the string hole whose content starts at b[p]:
