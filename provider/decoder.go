@@ -1019,10 +1019,12 @@ func (d *Decoder) take(w []byte, name span, ds, e int) {
 	d.wn += n
 	d.off = d.noff
 	d.noff += int64(n)
-	d.name, d.nameBorrowed = nil, true
 	if name.s >= 0 {
 		d.name = w[name.s:name.e]
+	} else {
+		d.name = nil
 	}
+	d.nameBorrowed = true
 	d.data, d.dataBorrowed = w[ds:e], true
 }
 
