@@ -394,7 +394,21 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		// decoded without windowEvent. (The reference decoders learn no
 		// shapes.)
 		var err error
-		if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
+		if sh, e := d.shapes.laneMatch(d.win); e >= 0 {
+			// The most recently used shape, with a lane (lane.go): what
+			// find would have matched first.
+			if e-sh.pre <= d.opts.MaxEventBytes {
+				d.frame = nil
+				d.take(d.win, sh.name, sh.pre, e)
+				d.beginEvent(d.data)
+				var direct bool
+				if direct, err = d.laneApply(sh); direct {
+					return &d.ev, &d.msg, true // the event, unqueued
+				}
+			} else {
+				err = d.event()
+			}
+		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
 			d.frame = nil
 			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
 			d.beginEvent(data)
@@ -724,24 +738,32 @@ func (d *Decoder) open(choice int32, key int64, t llm.BlockType) int {
 
 // appendText appends a text or thinking fragment to the slot's block and
 // queues its delta.
-func (d *Decoder) appendText(si int, frag []byte) error {
+func (d *Decoder) appendText(si int, frag []byte) error { return d.addText(si, frag, true) }
+
+// addText is appendText; with queue false it leaves the delta event in
+// d.ev instead (a lane's, the only event of its data).
+func (d *Decoder) addText(si int, frag []byte, queue bool) error {
 	if !validUTF8(frag) {
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
 	b := &d.msg.Content[s.ci]
 	b.Text = append(b.Text, frag...)
+	t := llm.EventTextDelta
 	if s.kind == llm.BlockThinking {
-		d.push(llm.EventThinkingDelta, int(s.ci), frag)
-	} else {
-		d.push(llm.EventTextDelta, int(s.ci), frag)
+		t = llm.EventThinkingDelta
 	}
+	d.deliver(queue, t, int(s.ci), frag)
 	return nil
 }
 
 // appendArgs appends an argument fragment to the slot's tool call and
 // queues its delta.
-func (d *Decoder) appendArgs(si int, frag []byte) error {
+func (d *Decoder) appendArgs(si int, frag []byte) error { return d.addArgs(si, frag, true) }
+
+// addArgs is appendArgs; with queue false it leaves the delta event in
+// d.ev instead.
+func (d *Decoder) addArgs(si int, frag []byte, queue bool) error {
 	if !validUTF8(frag) {
 		return d.badUTF8(frag)
 	}
@@ -751,8 +773,17 @@ func (d *Decoder) appendArgs(si int, frag []byte) error {
 		return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
 	}
 	b.RawArgs = append(b.RawArgs, frag...)
-	d.push(llm.EventToolCallDelta, int(s.ci), frag)
+	d.deliver(queue, llm.EventToolCallDelta, int(s.ci), frag)
 	return nil
+}
+
+// deliver queues an event, or leaves it in d.ev.
+func (d *Decoder) deliver(queue bool, t llm.EventType, ci int, delta []byte) {
+	if queue {
+		d.push(t, ci, delta)
+	} else {
+		d.ev = llm.Event{Type: t, ContentIndex: ci, Delta: delta}
+	}
 }
 
 // validUTF8 is utf8.Valid, answering the short ASCII fragments most deltas
@@ -999,10 +1030,12 @@ func (d *Decoder) take(w []byte, name span, ds, e int) {
 	d.wn += n
 	d.off = d.noff
 	d.noff += int64(n)
-	d.name, d.nameBorrowed = nil, true
 	if name.s >= 0 {
 		d.name = w[name.s:name.e]
+	} else {
+		d.name = nil
 	}
+	d.nameBorrowed = true
 	d.data, d.dataBorrowed = w[ds:e], true
 }
 

@@ -88,14 +88,18 @@ func b2i(b bool) int64 {
 // applyShape applies an event that matched the learned shape sh, as the
 // wire's fast path would after its scan.
 func (d *Decoder) applyShape(data []byte, sh *shape) error {
+	var err error
 	switch d.wire {
 	case WireOpenAIChat:
 		return d.chatShaped(data, sh)
 	case WireAnthropic:
-		_, err := d.anthropicApply(data, sh.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
-		return err
+		_, err = d.anthropicApply(data, sh.sp[:anthropicRoles], sh.aux&auxSawDelta != 0, sh)
+	default:
+		_, err = d.responsesApply(data, sh.sp[:responsesRoles], sh)
 	}
-	_, err := d.responsesApply(data, sh.sp[:responsesRoles], sh)
+	if !sh.laneSet && err == nil {
+		d.setLane(sh)
+	}
 	return err
 }
 

@@ -160,13 +160,63 @@ func skipString(b []byte, i int) int {
 	return e
 }
 
-// checkString is skipString that also validates the string's escapes.
+// checkString is skipString that also validates the string's escapes
+// (control characters pass, as they do skipString).
 func checkString(b []byte, i int) int {
-	e, esc := scanString(b, i)
-	if e < 0 || !esc || validEscapes(b[i+1:e-1]) {
-		return e
+	e, _ := checkEscapes(b, i, false)
+	return e
+}
+
+// checkEscapes returns the index after the string starting at b[i] == '"'
+// when its escapes are valid (and, with noLF, it holds no raw line feed),
+// else -1; esc reports escapes or control characters. It is one pass that
+// stops at each backslash to check and step over its escape, so that the
+// escaped quotes of long texts and argument strings cost no rescans.
+func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
+	i++
+	for {
+		for i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash) | ctlBytes(w); m != 0 {
+				// The lowest set bit is exact (see zeroBytes, ctlBytes).
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= ' ' {
+			i++
+		}
+		if i >= len(b) {
+			return -1, esc
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, esc
+		case c < ' ':
+			if noLF && c == '\n' {
+				return -1, true
+			}
+			esc = true
+			i++
+			continue
+		}
+		esc = true
+		if i+1 >= len(b) {
+			return -1, esc
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if _, ok := hex4(b[i+2:]); !ok {
+				return -1, esc
+			}
+			i += 6
+		default:
+			return -1, esc
+		}
 	}
-	return -1
 }
 
 // validEscapes reports whether every backslash in s starts a valid JSON
@@ -555,7 +605,7 @@ func intOf(b []byte, v span) int64 {
 // as encoding/json does.
 func unescapeTo(dst, s []byte) ([]byte, bool) {
 	for {
-		n := bytes.IndexByte(s, '\\')
+		n := indexBackslash(s)
 		if n < 0 {
 			return append(dst, s...), true
 		}
@@ -602,6 +652,26 @@ func unescapeTo(dst, s []byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
+}
+
+// indexBackslash is bytes.IndexByte(s, '\\'), answering the short runs
+// between the escapes of a text without a call.
+func indexBackslash(s []byte) int {
+	if len(s) < 8 {
+		for i, c := range s {
+			if c == '\\' {
+				return i
+			}
+		}
+		return -1
+	}
+	if m := zeroBytes(binary.LittleEndian.Uint64(s) ^ swarSlash); m != 0 {
+		return bits.TrailingZeros64(m) >> 3 // exact: the lowest set bit
+	}
+	if n := bytes.IndexByte(s[8:], '\\'); n >= 0 {
+		return 8 + n
+	}
+	return -1
 }
 
 func hex4(s []byte) (rune, bool) {

@@ -192,3 +192,32 @@ func TestQuickString(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckString: the one-pass checkString (and checkEscapes, as a
+// shape's hole scan uses it) finds the end that the string scan finds and
+// accepts what that scan and the escape check (and the line feed check)
+// accept.
+func FuzzCheckString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\"b"`, `"\\"`, `"\\\"x"`, `"\u00e9x"`, `"\u12"`, `"\q"`, `"abc\`, `"` + strings.Repeat(`x\"y\n`, 9) + `"`, `"\ud83d\ude00"`, "\"\x01\t\"", "\"a\nb\"", "\"12345678\n\"", `"12345678\"12345678"`, `"1234567\\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			b = append([]byte{'"'}, b...)
+		}
+		want, esc := scanString(b, 0)
+		if want >= 0 && esc && !validEscapes(b[1:want-1]) {
+			want = -1
+		}
+		if got := checkString(b, 0); got != want {
+			t.Fatalf("checkString %d, scan and escape check %d for %q", got, want, b)
+		}
+		if want >= 0 && esc && bytes.IndexByte(b[1:want-1], '\n') >= 0 {
+			want = -1
+		}
+		got, gotEsc := checkEscapes(b, 0, true)
+		if got != want || want >= 0 && gotEsc != esc {
+			t.Fatalf("checkEscapes %d %v, scan and checks %d %v for %q", got, gotEsc, want, esc, b)
+		}
+	})
+}

@@ -1,6 +1,6 @@
 package provider
 
-import "bytes"
+import "encoding/binary"
 
 // Shapes: the byte skeleton of the events a stream repeats.
 //
@@ -89,6 +89,14 @@ type shape struct {
 	nums   [3]int64
 	numsOK bool
 	used   uint64
+	// lane is what every match of the shape means, once the wire's apply
+	// has dispatched it from fixed roles (memo, nums): one append of the
+	// string at active hole laneHole to the block of a known key
+	// (lane.go); laneNone when it is not that simple. laneSet: decided
+	// since compile.
+	lane     uint8
+	laneHole int
+	laneSet  bool
 }
 
 // shapeState is a decoder's shapes of the current stream.
@@ -101,6 +109,8 @@ type shapeState struct {
 	tmp          []hole
 	wire         Wire                     // of the streams the shapes were learned from
 	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
+	esc          uint64                   // active holes of the last match with escapes (or control characters)
+	lanes        bool                     // a shape of the wire got a lane (lane.go)
 }
 
 // reset prepares the shapes for a new stream of wire w (off: none). The
@@ -112,7 +122,7 @@ type shapeState struct {
 func (s *shapeState) reset(w Wire, off bool) {
 	s.hits, s.misses, s.off = 0, 0, off
 	if off || w != s.wire {
-		s.n, s.wire = 0, w
+		s.n, s.wire, s.lanes = 0, w, false
 		return
 	}
 	// Only the shapes matched again (refined) are kept, in their order.
@@ -153,7 +163,7 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 		if framed && !sh.framed || unframedOnly && sh.framed {
 			continue
 		}
-		e := sh.match(b, framed, &s.pos)
+		e, _ := sh.match(b, framed, &s.pos)
 		if e < 0 {
 			continue
 		}
@@ -187,18 +197,20 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 // b is the read window, which must hold the framing, then the data, then
 // the blank line: the data line then ends where the template's does, as
 // no hole holds a line feed (and the template's last byte, the data's,
-// is not a carriage return, as windowEvent framed it).
-func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int {
+// is not a carriage return, as windowEvent framed it). escs has a bit per
+// active string hole with escapes or control characters.
+func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) (int, uint64) {
+	var escs uint64
 	src, holes, off := sh.src, sh.ah, 0
 	if framed {
 		src, holes, off = sh.tpl, sh.ahF, sh.pre
 	}
 	p, lit := 0, 0 // next byte of b; start of the next literal run in src
 	q := pos[1:]   // the next hole's span
-	for _, h := range holes {
+	for k, h := range holes {
 		n := int(h.s) - lit
 		if len(b)-p < n || string(b[p:p+n]) != string(src[lit:h.s]) {
-			return -1
+			return -1, 0
 		}
 		p += n
 		start := p
@@ -206,18 +218,18 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int
 			e := quickString(b, p-1) // most deltas and pads: short, plain
 			if e < 0 {
 				var esc bool
-				e, esc = scanString(b, p-1)
-				// esc: a backslash or a control character, which a line
-				// feed would be, came before the closing quote.
-				if e < 0 || esc && (!validEscapes(b[p:e-1]) || framed && bytes.IndexByte(b[p:e-1], '\n') >= 0) {
-					return -1
+				if e, esc = holeString(b, p, framed); e < 0 {
+					return -1, 0
+				}
+				if esc {
+					escs |= 1 << k
 				}
 			}
 			p = e - 1
 		} else {
 			e := skipNumber(b, p)
 			if e < 0 {
-				return -1
+				return -1, 0
 			}
 			p = e
 		}
@@ -227,13 +239,35 @@ func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) int
 	}
 	// The tail: unframed, the data's end; framed, with the blank line.
 	n := len(src) - lit
-	if len(b)-p < n || !framed && len(b)-p != n || string(b[p:p+n]) != string(src[lit:]) {
-		return -1
+	if len(b)-p < n || !framed && len(b)-p != n || !sameTail(b[p:p+n], src[lit:]) {
+		return -1, 0
 	}
 	if framed {
-		return p + n - 2
+		return p + n - 2, escs
 	}
-	return p + n
+	return p + n, escs
+}
+
+// sameTail reports whether a and t, of one length, hold the same bytes;
+// a framed template's short tail (its closing brackets and the blank
+// line) is compared with two loads, inline, instead of a call.
+func sameTail(a, t []byte) bool {
+	switch n := len(a); {
+	case n >= 4 && n <= 8:
+		return binary.LittleEndian.Uint32(a)^binary.LittleEndian.Uint32(t)|
+			binary.LittleEndian.Uint32(a[n-4:])^binary.LittleEndian.Uint32(t[n-4:]) == 0
+	case n == 3:
+		return binary.LittleEndian.Uint16(a)^binary.LittleEndian.Uint16(t)|uint16(a[2]^t[2]) == 0
+	}
+	return string(a) == string(t)
+}
+
+// holeString scans in full the string hole whose content starts at b[p]:
+// it returns the index after its closing quote (-1 when it is not a valid
+// string, or holds a line feed in a framed match) and whether it has
+// escapes or control characters.
+func holeString(b []byte, p int, framed bool) (int, bool) {
+	return checkEscapes(b, p-1, framed)
 }
 
 // fixedInt is intOf(data, v) for role v of a matched event, read once
@@ -285,6 +319,7 @@ func (sh *shape) compile() {
 	}
 	sh.refs = sh.refs[:0]
 	sh.fixed, sh.memo, sh.memoOK, sh.numsOK = 0, 0, false, false
+	sh.lane, sh.laneSet = laneNone, false
 	for i := 0; i < sh.nroles; i++ {
 		v := sh.learned[i]
 		if !v.ok() {

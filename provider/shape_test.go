@@ -61,16 +61,22 @@ func decodeBoth(t *testing.T, w Wire, body []byte, o Options) {
 	flat := NewDecoder(w, nil, o)
 	flat.flat = true
 	flat.Reset(w, bytes.NewReader(body), o)
-	rf := drain(flat)
-	if !reflect.DeepEqual(r.events, rf.events) || fmt.Sprint(r.err) != fmt.Sprint(rf.err) {
-		t.Fatalf("events differ without shapes:\n%v\n%v\nerrs %v / %v\nbody %q", r.events, rf.events, r.err, rf.err, body)
+	sameOutcome(t, "without shapes", body, r, drain(flat))
+}
+
+// sameOutcome fails t unless o has r's events, error and message (but
+// its timestamp and OpenClaw's random commentary ids); how says what o
+// did differently.
+func sameOutcome(t *testing.T, how string, body []byte, r, o result) {
+	t.Helper()
+	if !reflect.DeepEqual(r.events, o.events) || fmt.Sprint(r.err) != fmt.Sprint(o.err) {
+		t.Fatalf("events differ %s:\n%v\n%v\nerrs %v / %v\nbody %q", how, r.events, o.events, r.err, o.err, body)
 	}
-	rf.msg.Timestamp = r.msg.Timestamp
-	// Commentary ids are random (OpenClaw mode).
+	o.msg.Timestamp = r.msg.Timestamp
 	a := commentaryID.ReplaceAll(r.msg.AppendJSON(nil), nil)
-	b := commentaryID.ReplaceAll(rf.msg.AppendJSON(nil), nil)
+	b := commentaryID.ReplaceAll(o.msg.AppendJSON(nil), nil)
 	if !bytes.Equal(a, b) {
-		t.Fatalf("message differs without shapes:\n%s\n%s\nbody %q", a, b, body)
+		t.Fatalf("message differs %s:\n%s\n%s\nbody %q", how, a, b, body)
 	}
 }
 
