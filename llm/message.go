@@ -214,11 +214,11 @@ type Message struct {
 	// ReplayBaseURL is the endpoint OpenClaw's reasoning replay markers
 	// name (by hash), on blocks with ReplayMarked.
 	ReplayBaseURL string
-	ResponseID   string
-	ToolCallID   string
-	ToolName     string
-	IsError      bool
-	Timestamp    int64
+	ResponseID    string
+	ToolCallID    string
+	ToolName      string
+	IsError       bool
+	Timestamp     int64
 }
 
 // Reset empties m for reuse by the next stream, keeping the capacity of its
