@@ -59,7 +59,7 @@ func (r *runner) turnWith(ctx context.Context, c *Case, profile repair.Profile, 
 	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		d := provider.GetDecoder(c.Wire, bytes.NewReader(c.Body),
 			provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID,
-				Reasoning: req.Model.Reasoning, OpenClaw: transport})
+				Reasoning: req.Model.Reasoning, OpenClaw: transport, BaseURL: provider.ReplayBaseURL})
 		d.SetContext(ctx)
 		return &pooled{Decoder: d}, nil
 	}

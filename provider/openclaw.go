@@ -1300,3 +1300,8 @@ func (d *Decoder) ocBackfillReasoning(items []*fastjson.Value) {
 		}
 	}
 }
+
+// ReplayBaseURL is the endpoint a replayed recording is taken to come from
+// (ocbench replay and the fuzzer's differential runs): OpenClaw's Responses
+// reasoning replay marker names it by hash.
+const ReplayBaseURL = "http://127.0.0.1/v1"

@@ -190,7 +190,7 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 		ctx = ctx2
 	}
 	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-		d := provider.NewDecoder(w, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID, BaseURL: replayBaseURL,
+		d := provider.NewDecoder(w, br, provider.Options{API: req.Model.API, Provider: req.Model.Provider, Model: req.Model.ID, BaseURL: provider.ReplayBaseURL,
 			Reasoning: req.Model.Reasoning, OpenClaw: c.profile == repair.ProfileOpenClaw && !c.plainProvider})
 		d.SetContext(ctx)
 		return d, nil
@@ -230,7 +230,3 @@ func detectWire(br *bufio.Reader) (provider.Wire, bool) {
 		}
 	}
 }
-
-// replayBaseURL is the endpoint a replayed stream is taken to come from
-// (OpenClaw's Responses reasoning replay marker names it by hash).
-const replayBaseURL = "http://127.0.0.1/v1"
