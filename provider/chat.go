@@ -64,7 +64,18 @@ func (d *Decoder) chatEvent(data []byte) error {
 			cached = u.GetInt64("prompt_cache_hit_tokens")
 		}
 		d.uCacheRead = cached
-		d.uCacheWrite = u.GetInt64("prompt_tokens_details", "cache_write_tokens")
+		// The cache write, where a server reports it (@openclaw/ai's order:
+		// OpenAI's field, then the Anthropic-style names some compatible
+		// servers use).
+		ptd := u.Get("prompt_tokens_details")
+		switch {
+		case hasNumber(ptd, "cache_write_tokens"):
+			d.uCacheWrite = ptd.GetInt64("cache_write_tokens")
+		case hasNumber(ptd, "cache_creation_input_tokens"):
+			d.uCacheWrite = ptd.GetInt64("cache_creation_input_tokens")
+		default:
+			d.uCacheWrite = u.GetInt64("cache_creation_input_tokens")
+		}
 		d.uIn = max(prompt-cached-d.uCacheWrite, 0)
 		d.uOut = u.GetInt64("completion_tokens")
 		d.uReason = u.GetInt64("completion_tokens_details", "reasoning_tokens")
@@ -115,7 +126,14 @@ func (d *Decoder) chatChoice(c *fastjson.Value) error {
 	}
 	if delta != nil && delta.Type() == fastjson.TypeObject {
 		d.oc.textFollows = len(delta.GetStringBytes("content")) > 0 || len(delta.GetStringBytes("refusal")) > 0
-		for i := range reasoningFields {
+		used := false
+		if d.opts.OpenClaw {
+			var err error
+			if used, err = d.ocReasoningDetails(choice, delta.Get("reasoning_details")); err != nil {
+				return err
+			}
+		}
+		for i := 0; i < len(reasoningFields) && !used; i++ {
 			if s := delta.GetStringBytes(reasoningFields[i]); len(s) > 0 {
 				if err := d.chatThinking(choice, reasoningFields[i], s); err != nil {
 					return err

@@ -411,6 +411,7 @@ func (d *Decoder) chatChoices(arr *vIter) error {
 type deltaSpans struct {
 	reasoning               [len(reasoningFields)]span
 	content, refusal, tools span
+	details                 span // reasoning_details, read with the OpenClaw rules only
 	present                 bool
 	// The first tool_calls array's elements are collected in d.tc while
 	// it is validated (toolsInline) when it has at most len(d.tc) of them.
@@ -520,7 +521,7 @@ func (d *Decoder) chatToolsInline(dc *vIter, ds *deltaSpans) bool {
 func (d *Decoder) chatChoiceInline(c *vIter) error {
 	data := d.data
 	idx, fr := absent, absent
-	ds := deltaSpans{content: absent, refusal: absent, tools: absent}
+	ds := deltaSpans{content: absent, refusal: absent, tools: absent, details: absent}
 	for i := range ds.reasoning {
 		ds.reasoning[i] = absent
 	}
@@ -557,7 +558,7 @@ func (d *Decoder) chatChoiceInline(c *vIter) error {
 				_, ok = c.skip()
 				break
 			}
-			ms = deltaSpans{content: absent, refusal: absent, tools: absent}
+			ms = deltaSpans{content: absent, refusal: absent, tools: absent, details: absent}
 			for i := range ms.reasoning {
 				ms.reasoning[i] = absent
 			}
@@ -621,6 +622,8 @@ func (d *Decoder) deltaInline(c *vIter, ds *deltaSpans) bool {
 			first(&ds.reasoning[1], dv)
 		case "reasoning_text":
 			first(&ds.reasoning[2], dv)
+		case "reasoning_details":
+			first(&ds.details, dv)
 		}
 	}
 	return c.resume(&dc)
@@ -633,9 +636,22 @@ func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 		choice = 0 // choices[0] is the answer, whatever its index says
 	}
 	if ds.present {
+		used := false
+		if d.opts.OpenClaw && ds.details.s >= 0 && ds.details.e > ds.details.s {
+			c, _ := d.str(ds.content)
+			r, _ := d.str(ds.refusal)
+			d.oc.textFollows = len(c) > 0 || len(r) > 0
+			v, err := d.oc.dp.ParseBytes(data[ds.details.s:ds.details.e])
+			if err != nil {
+				return d.badJSON()
+			}
+			if used, err = d.ocReasoningDetails(choice, v); err != nil {
+				return err
+			}
+		}
 		// Most deltas have no reasoning member, and content or refusal
 		// but not both: absent members are passed over inline.
-		if r := &ds.reasoning; r[0].s&r[1].s&r[2].s >= 0 {
+		if r := &ds.reasoning; !used && r[0].s&r[1].s&r[2].s >= 0 {
 			if d.opts.OpenClaw {
 				c, _ := d.str(ds.content)
 				r, _ := d.str(ds.refusal)
@@ -709,7 +725,7 @@ func (d *Decoder) chatTextAt(choice int32, v span) error {
 // chatUsageFast reads a validated usage object (the reference's rules).
 func (d *Decoder) chatUsageFast(u span) {
 	data := d.data
-	prompt, completion, hit, ptd, ctd := absent, absent, absent, absent, absent
+	prompt, completion, hit, ptd, ctd, ccit := absent, absent, absent, absent, absent, absent
 	it, _ := iterObj(data, u)
 	for {
 		k, v, ok := it.next()
@@ -727,6 +743,8 @@ func (d *Decoder) chatUsageFast(u span) {
 			first(&ptd, v)
 		case "completion_tokens_details":
 			first(&ctd, v)
+		case "cache_creation_input_tokens":
+			first(&ccit, v)
 		}
 	}
 	cached := d.memberInt(ptd, "cached_tokens")
@@ -734,7 +752,15 @@ func (d *Decoder) chatUsageFast(u span) {
 		cached = intOf(data, hit)
 	}
 	d.uCacheRead = cached
-	d.uCacheWrite = d.memberInt(ptd, "cache_write_tokens")
+	// The cache write, in chatUsage's order.
+	cw, ok := d.memberNumber(ptd, "cache_write_tokens")
+	if !ok {
+		cw, ok = d.memberNumber(ptd, "cache_creation_input_tokens")
+	}
+	if !ok {
+		cw = intOf(data, ccit)
+	}
+	d.uCacheWrite = cw
 	d.uIn = max(intOf(data, prompt)-cached-d.uCacheWrite, 0)
 	d.uOut = intOf(data, completion)
 	var reported bool

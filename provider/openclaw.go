@@ -72,7 +72,8 @@ type ocState struct {
 	postFrom int
 	// chat: the reasoning-tag partitioner visible content goes through
 	tags        ocPartitioner
-	textFollows bool // chat: the delta being read has content after its reasoning
+	textFollows bool            // chat: the delta being read has content after its reasoning
+	dp          fastjson.Parser // chat: a fast-path delta's reasoning_details
 	cw1h        int64
 	cw1hShown   bool // anthropic: usage reported cache_creation.ephemeral_1h_input_tokens
 	interrupted int  // chat: the text block reasoning interrupted (+1), until visible text follows
@@ -1305,3 +1306,33 @@ func (d *Decoder) ocBackfillReasoning(items []*fastjson.Value) {
 // (ocbench replay and the fuzzer's differential runs): OpenClaw's Responses
 // reasoning replay marker names it by hash.
 const ReplayBaseURL = "http://127.0.0.1/v1"
+
+// ocReasoningDetails is readOpenAICompletionsReasoningBatch's first rule:
+// a delta's reasoning_details entries of type "reasoning.text" with text
+// are its reasoning (a thinking block signed "reasoning_details"), and the
+// plain reasoning fields are then not read. It reports whether any was.
+func (d *Decoder) ocReasoningDetails(choice int32, rd *fastjson.Value) (bool, error) {
+	if rd == nil || rd.Type() != fastjson.TypeArray {
+		return false, nil
+	}
+	arr, _ := rd.Array()
+	used := false
+	for _, it := range arr {
+		if it.Type() != fastjson.TypeObject || string(it.GetStringBytes("type")) != "reasoning.text" {
+			continue
+		}
+		t := it.Get("text")
+		if t == nil || t.Type() != fastjson.TypeString {
+			continue
+		}
+		s, _ := t.StringBytes()
+		if len(s) == 0 {
+			continue
+		}
+		used = true
+		if err := d.chatThinking(choice, "reasoning_details", s); err != nil {
+			return true, err
+		}
+	}
+	return used, nil
+}
