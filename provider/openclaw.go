@@ -422,22 +422,35 @@ func (d *Decoder) ocDropQueued() {
 // {"v":1,"id":"commentary-<n>-<24 hex>","phase":"commentary"}, n counting
 // the text blocks that already have a signature.
 func (d *Decoder) ocTagCommentary(upTo int) {
+	d.ocTagPhase(0, len(d.msg.Content), upTo, "commentary", "commentary")
+}
+
+// ocTagPhase is tagUnphasedText over the blocks [from, to): each unsigned
+// text block with visible text before index upTo gets
+// {"v":1,"id":"<prefix>-<n>-<24 hex>","phase":"<phase>"}, n counting from
+// the signed text blocks of the range.
+func (d *Decoder) ocTagPhase(from, to, upTo int, prefix, phase string) {
+	c := d.msg.Content[from:to]
 	n := 0
-	for i := range d.msg.Content {
-		if b := &d.msg.Content[i]; b.Type == llm.BlockText && len(b.Signature) > 0 {
+	for i := range c {
+		if c[i].Type == llm.BlockText && len(c[i].Signature) > 0 {
 			n++
 		}
 	}
-	for i := range d.msg.Content {
-		b := &d.msg.Content[i]
-		if i >= upTo || b.Type != llm.BlockText || len(b.Signature) > 0 || len(jsTrim(b.Text)) == 0 {
+	for i := range c {
+		b := &c[i]
+		if from+i >= upTo || b.Type != llm.BlockText || len(b.Signature) > 0 || len(jsTrim(b.Text)) == 0 {
 			continue
 		}
-		s := append(b.Signature[:0], `{"v":1,"id":"commentary-`...)
+		s := append(b.Signature[:0], `{"v":1,"id":"`...)
+		s = append(s, prefix...)
+		s = append(s, '-')
 		s = appendInt(s, n)
 		s = append(s, '-')
 		s = appendRandomHex(s)
-		s = append(s, `","phase":"commentary"}`...)
+		s = append(s, `","phase":"`...)
+		s = append(s, phase...)
+		s = append(s, `"}`...)
 		b.Signature = s
 		n++
 	}

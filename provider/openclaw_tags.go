@@ -127,42 +127,12 @@ func (d *Decoder) ocTagInterrupted() {
 		}
 	}
 	d.ocTagCommentary(d.oc.tagUpTo)
-	d.ocTagPhase(0, final, "commentary", "commentary")
-	d.ocTagPhase(final, len(c), "final-answer", "final_answer")
+	d.ocTagPhase(0, final, final, "commentary", "commentary")
+	d.ocTagPhase(final, len(c), len(c), "final-answer", "final_answer")
 	for i := range min(len(c), 64) {
 		if provisional&(1<<i) != 0 {
 			c[i].Signature = c[i].Signature[:0]
 		}
-	}
-}
-
-// ocTagPhase is tagUnphasedText over the blocks [from, to): each unsigned
-// text block with visible text gets {"v":1,"id":"<prefix>-<n>-<24 hex>",
-// "phase":"<phase>"}, n counting from the signed text blocks of the range.
-func (d *Decoder) ocTagPhase(from, to int, prefix, phase string) {
-	c := d.msg.Content[from:to]
-	n := 0
-	for i := range c {
-		if c[i].Type == llm.BlockText && len(c[i].Signature) > 0 {
-			n++
-		}
-	}
-	for i := range c {
-		b := &c[i]
-		if b.Type != llm.BlockText || len(b.Signature) > 0 || len(jsTrim(b.Text)) == 0 {
-			continue
-		}
-		s := append(b.Signature[:0], `{"v":1,"id":"`...)
-		s = append(s, prefix...)
-		s = append(s, '-')
-		s = appendInt(s, n)
-		s = append(s, '-')
-		s = appendRandomHex(s)
-		s = append(s, `","phase":"`...)
-		s = append(s, phase...)
-		s = append(s, `"}`...)
-		b.Signature = s
-		n++
 	}
 }
 
