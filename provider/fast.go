@@ -115,7 +115,7 @@ func (d *Decoder) chatFast(data []byte) error {
 		return d.applyShape(data, sh)
 	}
 	i := skipWS(data, 0)
-	if i >= len(data) || data[i] != '{' {
+	if i >= len(data) || data[i] != '{' || d.opts.OpenClaw && !ocWhole(data, i) {
 		return d.badJSON()
 	}
 	d.chScan.elems, d.chScan.objs = 0, 0
@@ -861,7 +861,7 @@ func (d *Decoder) anthropicFast(data []byte) error {
 		return d.applyShape(data, sh)
 	}
 	i := skipWS(data, 0)
-	if i >= len(data) || data[i] != '{' {
+	if i >= len(data) || data[i] != '{' || d.opts.OpenClaw && !ocWhole(data, i) {
 		return d.badJSON()
 	}
 	top := vIter{b: data, i: i + 1}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"testing/iotest"
@@ -63,6 +64,33 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 		a.Timestamp, b.Timestamp = 0, 0
 		if x, y := a.AppendJSON(nil), b.AppendJSON(nil); !bytes.Equal(x, y) {
 			t.Fatalf("fast and reference messages differ:\n%s\n%s", x, y)
+		}
+	}
+	// The OpenClaw rules (chat's reasoning-tag partitioner, the Responses
+	// output tracker, ...): no panic, a stop reason, and the fast and
+	// reference paths agree (generated ids by presence).
+	oc := o
+	oc.OpenClaw = true
+	ro := decodeBytes(w, body, oc)
+	if ro.msg.StopReason == llm.StopNone {
+		t.Fatal("openclaw: no stop reason")
+	}
+	refo := NewDecoder(w, bytes.NewReader(body), oc)
+	refo.ref = true
+	rro := drain(refo)
+	// The transports' own messages for JSON that does not parse: the
+	// lenient reference may accept what JSON.parse refuses.
+	ocSyntaxish := func(x result) bool {
+		return syntaxish(x) || x.err != nil && (strings.Contains(x.err.Error(), "malformed_streaming_fragment") ||
+			strings.Contains(x.err.Error(), "malformed server-sent event JSON"))
+	}
+	if !ocSyntaxish(ro) && !ocSyntaxish(rro) && !hasSurrogateEscape(body) {
+		a, b := *ro.msg, *rro.msg
+		a.Timestamp, b.Timestamp = 0, 0
+		x := generatedRE.ReplaceAll(a.AppendJSON(nil), []byte("${1}<random>"))
+		y := generatedRE.ReplaceAll(b.AppendJSON(nil), []byte("${1}<random>"))
+		if !bytes.Equal(x, y) {
+			t.Fatalf("openclaw: fast and reference messages differ:\n%s\n%s\nbody: %q", x, y, body)
 		}
 	}
 	// Differential: decoding without shapes (every event through the

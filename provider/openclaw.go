@@ -1349,3 +1349,12 @@ func (d *Decoder) ocReasoningDetails(choice int32, rd *fastjson.Value) (bool, er
 	}
 	return used, nil
 }
+
+// ocWhole reports whether data holds one JSON value from i on. With the
+// OpenClaw rules an event is JSON.parse'd whole before any of it counts;
+// the one-pass scans apply members as they validate them, so an event
+// that turns out malformed further on is refused before they start.
+func ocWhole(data []byte, i int) bool {
+	e := skipValue(data, i)
+	return e >= 0 && skipWS(data, e) == len(data)
+}

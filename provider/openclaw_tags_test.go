@@ -166,3 +166,21 @@ func TestOpenClawReasoningTags(t *testing.T) {
 		t.Fatalf("open span, no finish: %q %s", got, r.msg.AppendJSON(nil))
 	}
 }
+
+// With the OpenClaw rules an event counts only when its JSON parses
+// whole: the one-pass scans must not apply a delta whose event turns out
+// malformed after it (found by FuzzOpenAIChat comparing the fast path
+// with the reference; OpenClaw keeps "Hello").
+func TestOpenClawMalformedEventAppliesNothing(t *testing.T) {
+	chat := sse(`{"choices":[{"delta":{"content":"Hello"}}]}`, `{"choices":[{"delta":{"content":"0"}}`)
+	if r := decodeBytes(WireOpenAIChat, chat, Options{OpenClaw: true}); r.msg.TextContent() != "Hello" || r.msg.StopReason != llm.StopError {
+		t.Fatalf("chat: %s", r.msg.AppendJSON(nil))
+	}
+	anth := []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"c\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"X\"}\n\n")
+	if r := decodeBytes(WireAnthropic, anth, Options{OpenClaw: true}); r.msg.TextContent() != "Hi" || r.msg.StopReason != llm.StopError {
+		t.Fatalf("anthropic: %s", r.msg.AppendJSON(nil))
+	}
+}

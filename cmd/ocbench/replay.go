@@ -211,7 +211,14 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 			}
 		}
 	}
-	buf = s.Message().AppendJSON(buf[:0])
+	m := s.Message()
+	if c.profile == repair.ProfileOpenClaw && c.model == "" && m.Model == "" {
+		// OpenClaw's message names the configured model; a replay of a
+		// stream that names none is configured as "replay" (the oracle's
+		// default too).
+		m.Model = "replay"
+	}
+	buf = m.AppendJSON(buf[:0])
 	buf = append(buf, '\n')
 	_, err = out.Write(buf)
 	return err
