@@ -60,9 +60,7 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 		if !reflect.DeepEqual(r.events, rr.events) {
 			t.Fatalf("fast and reference events differ:\n%v\n%v\nerrs %v / %v", r.events, rr.events, r.err, rr.err)
 		}
-		a, b := *r.msg, *rr.msg
-		a.Timestamp, b.Timestamp = 0, 0
-		if x, y := a.AppendJSON(nil), b.AppendJSON(nil); !bytes.Equal(x, y) {
+		if x, y, ok := sameMessage(r.msg, rr.msg, false); !ok {
 			t.Fatalf("fast and reference messages differ:\n%s\n%s", x, y)
 		}
 	}
@@ -85,11 +83,7 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 			strings.Contains(x.err.Error(), "malformed server-sent event JSON"))
 	}
 	if !ocSyntaxish(ro) && !ocSyntaxish(rro) && !hasSurrogateEscape(body) {
-		a, b := *ro.msg, *rro.msg
-		a.Timestamp, b.Timestamp = 0, 0
-		x := generatedRE.ReplaceAll(a.AppendJSON(nil), []byte("${1}<random>"))
-		y := generatedRE.ReplaceAll(b.AppendJSON(nil), []byte("${1}<random>"))
-		if !bytes.Equal(x, y) {
+		if x, y, ok := sameMessage(ro.msg, rro.msg, true); !ok {
 			t.Fatalf("openclaw: fast and reference messages differ:\n%s\n%s\nbody: %q", x, y, body)
 		}
 	}
@@ -152,6 +146,19 @@ func addSeeds(f *testing.F, prefix string) {
 			f.Add(readStream(f, c.file))
 		}
 	}
+}
+
+// sameMessage compares two decoded messages as JSON, timestamps aside
+// (and generated ids by presence when generated is set).
+func sameMessage(m, n *llm.Message, generated bool) (x, y []byte, ok bool) {
+	a, b := *m, *n
+	a.Timestamp, b.Timestamp = 0, 0
+	x, y = a.AppendJSON(nil), b.AppendJSON(nil)
+	if generated {
+		x = generatedRE.ReplaceAll(x, []byte("${1}<random>"))
+		y = generatedRE.ReplaceAll(y, []byte("${1}<random>"))
+	}
+	return x, y, bytes.Equal(x, y)
 }
 
 func FuzzOpenAIChat(f *testing.F) {
