@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/tokenize"
 )
 
@@ -53,7 +54,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request, body []byte
 		count(t.GetStringBytes("name"))
 		count(t.GetStringBytes("description"))
 		if sc := t.Get("input_schema"); sc != nil {
-			count(sc.MarshalTo(nil))
+			count(llm.AppendJSONValue(nil, sc))
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -78,7 +79,7 @@ func countContent(v *fastjson.Value, count func([]byte)) {
 			case "tool_use":
 				count(b.GetStringBytes("name"))
 				if in := b.Get("input"); in != nil {
-					count(in.MarshalTo(nil))
+					count(llm.AppendJSONValue(nil, in))
 				}
 			case "tool_result":
 				countContent(b.Get("content"), count)

@@ -178,7 +178,7 @@ func upstreamBody(w wire, body []byte, pr proxyRequest, c provider.Compat) ([]by
 	if chat && !c.StreamOptions {
 		v.Del("stream_options")
 	}
-	return v.MarshalTo(nil), nil
+	return llm.AppendJSONValue(nil, v), nil
 }
 
 // proxy forwards a client's request to the upstream, runs the upstream's

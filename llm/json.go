@@ -63,6 +63,47 @@ func AppendJSONString[T ~string | ~[]byte](dst []byte, s T) []byte {
 	return append(dst, '"')
 }
 
+// AppendJSONValue appends v to dst as JSON text. Use it instead of
+// fastjson's MarshalTo, which writes a string it has unescaped with Go's
+// quoting: \x01, \x80 and \U0001f600 escapes that are not JSON, so that a
+// control character or invalid UTF-8 in a tool call's arguments or a
+// transcript entry would come back as different text, or not parse at all.
+// Strings and keys are written as AppendJSONString writes them; numbers keep
+// their text.
+func AppendJSONValue(dst []byte, v *fastjson.Value) []byte {
+	switch v.Type() {
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		return AppendJSONString(dst, s)
+	case fastjson.TypeObject:
+		o, _ := v.Object()
+		dst = append(dst, '{')
+		n := 0
+		o.Visit(func(k []byte, e *fastjson.Value) {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			n++
+			dst = AppendJSONString(dst, k)
+			dst = append(dst, ':')
+			dst = AppendJSONValue(dst, e)
+		})
+		return append(dst, '}')
+	case fastjson.TypeArray:
+		a, _ := v.Array()
+		dst = append(dst, '[')
+		for i, e := range a {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSONValue(dst, e)
+		}
+		return append(dst, ']')
+	}
+	// Numbers (their own text), true, false and null.
+	return v.MarshalTo(dst)
+}
+
 // AppendJSON appends m to dst as one JSON object in the shape of pi-ai's
 // messages (AssistantMessage, UserMessage, ToolResultMessage). A tool call
 // whose Arguments are not decided yet is written with arguments {}.
@@ -331,7 +372,7 @@ func parseBlock(v *fastjson.Value) (Block, bool) {
 			args = v.Get("input")
 		}
 		if args != nil {
-			b.Arguments = args.MarshalTo(nil)
+			b.Arguments = AppendJSONValue(nil, args)
 		}
 		return b, true
 	case "image":

@@ -166,7 +166,7 @@ func (d *Decoder) anthropicStart(v *fastjson.Value) error {
 			// @openclaw/ai takes one that is not an object or an array as
 			// {}.
 			off := len(d.side)
-			d.side = in.MarshalTo(d.side)
+			d.side = llm.AppendJSONValue(d.side, in)
 			if len(d.side)-off > d.opts.MaxArgBytes {
 				return &LimitError{What: "tool-call arguments", Limit: d.opts.MaxArgBytes}
 			}

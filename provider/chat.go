@@ -110,7 +110,7 @@ func providerError(e *fastjson.Value) error {
 	}
 	pe := &ProviderError{Type: string(typ), Message: string(e.GetStringBytes("message"))}
 	if pe.Message == "" {
-		pe.Message = excerpt(e.MarshalTo(nil))
+		pe.Message = excerpt(llm.AppendJSONValue(nil, e))
 	}
 	return pe
 }

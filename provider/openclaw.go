@@ -1307,7 +1307,7 @@ func (d *Decoder) ocBackfillReasoning(items []*fastjson.Value) {
 				// present (falsy), else added last
 				o, _ := stored.Object()
 				o.Set("encrypted_content", it.Get("encrypted_content"))
-				b.Signature = stored.MarshalTo(b.Signature[:0])
+				b.Signature = llm.AppendJSONValue(b.Signature[:0], stored)
 			}
 			b.ReplayMarked = true
 			break

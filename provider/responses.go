@@ -395,7 +395,7 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 		// pi-ai keeps the whole reasoning item (with its encrypted
 		// content) as the signature, to send it back.
 		b := &d.msg.Content[d.slots[si].ci]
-		b.Signature = item.MarshalTo(b.Signature[:0])
+		b.Signature = llm.AppendJSONValue(b.Signature[:0], item)
 		if d.opts.OpenClaw {
 			if err := d.ocReasoningDone(b, item); err != nil {
 				return err

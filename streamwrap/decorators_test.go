@@ -3,6 +3,7 @@ package streamwrap
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -246,6 +247,24 @@ func TestTransformOutputText(t *testing.T) {
 		t.Fatalf("deltas %q message %s", deltas, m.AppendJSON(nil))
 	}
 	s.Close()
+}
+
+// TestTransformOutputTextControlChars: arguments rewritten by a transform
+// stay JSON when a string holds a control character or DEL (fastjson's own
+// MarshalTo wrote them as Go's \x01 and \x7f).
+func TestTransformOutputTextControlChars(t *testing.T) {
+	base, _ := scriptBase("read", []string{`{"q":"secret-1\u0001\u007f\"","k\u0002":1}`}, llm.StopToolUse)
+	up := func(dst, src []byte) []byte {
+		return append(dst, strings.ReplaceAll(string(src), "secret-1", "[x]")...)
+	}
+	m, _ := drain(t, func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		return TransformOutputText(base, up)(ctx, req)
+	}, chatReq())
+	args := m.Content[len(m.Content)-1].Arguments
+	var got map[string]any
+	if err := json.Unmarshal(args, &got); err != nil || got["q"] != "[x]\x01\x7f\"" || got["k\x02"] != 1.0 {
+		t.Fatalf("arguments %s: %v %v", args, got, err)
+	}
 }
 
 func TestSensitiveStopReasonRaw(t *testing.T) {

@@ -50,10 +50,10 @@ type transformStream struct {
 	own      bool
 	delta    []byte
 	scratch  []byte
+	leaf     []byte
 	textDone []bool
 	argsDone []producedArgs
 	parser   fastjson.Parser
-	arena    fastjson.Arena
 	finished bool
 }
 
@@ -116,36 +116,45 @@ func (s *transformStream) args(i int, b *llm.Block) {
 	}
 	v, err := s.parser.ParseBytes(b.Arguments)
 	if err == nil {
-		s.arena.Reset()
-		s.transformValue(v)
-		s.scratch = v.MarshalTo(s.scratch[:0])
+		s.scratch = s.appendTransformed(s.scratch[:0], v)
 		b.Arguments = setBytes(b.Arguments, s.scratch)
 	}
 	s.argsDone[i] = producedArgs{n: len(b.Arguments), hash: xxhash.Sum64(b.Arguments), ok: true}
 }
 
-// transformValue rewrites the string leaves of v in place.
-func (s *transformStream) transformValue(v *fastjson.Value) {
+// appendTransformed appends v to dst as JSON with t applied to its string
+// values (keys as they are). It writes the JSON itself: a string made by
+// fastjson's Arena is stored with Go's quoting, which reads back wrong.
+func (s *transformStream) appendTransformed(dst []byte, v *fastjson.Value) []byte {
 	switch v.Type() {
+	case fastjson.TypeString:
+		s.leaf = s.t(s.leaf[:0], v.GetStringBytes())
+		return llm.AppendJSONString(dst, s.leaf)
 	case fastjson.TypeObject:
 		o, _ := v.Object()
+		dst = append(dst, '{')
+		n := 0
 		o.Visit(func(k []byte, c *fastjson.Value) {
-			if c.Type() == fastjson.TypeString {
-				o.Set(string(k), s.arena.NewStringBytes(s.t(nil, c.GetStringBytes())))
-				return
+			if n > 0 {
+				dst = append(dst, ',')
 			}
-			s.transformValue(c)
+			n++
+			dst = append(llm.AppendJSONString(dst, k), ':')
+			dst = s.appendTransformed(dst, c)
 		})
+		return append(dst, '}')
 	case fastjson.TypeArray:
 		a, _ := v.Array()
+		dst = append(dst, '[')
 		for i, c := range a {
-			if c.Type() == fastjson.TypeString {
-				v.SetArrayItem(i, s.arena.NewStringBytes(s.t(nil, c.GetStringBytes())))
-				continue
+			if i > 0 {
+				dst = append(dst, ',')
 			}
-			s.transformValue(c)
+			dst = s.appendTransformed(dst, c)
 		}
+		return append(dst, ']')
 	}
+	return llm.AppendJSONValue(dst, v)
 }
 
 func (s *transformStream) finish() {
@@ -173,7 +182,7 @@ func (s *transformStream) Close() error {
 	err := s.closeInner()
 	s.textDone = s.textDone[:0]
 	s.argsDone = s.argsDone[:0]
-	*s = transformStream{delta: s.delta[:0], scratch: s.scratch[:0], textDone: s.textDone, argsDone: s.argsDone}
+	*s = transformStream{delta: s.delta[:0], scratch: s.scratch[:0], leaf: s.leaf[:0], textDone: s.textDone, argsDone: s.argsDone}
 	transformPool.Put(s)
 	return err
 }

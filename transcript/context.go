@@ -330,7 +330,7 @@ func agentMessage(p *fastjson.Parser, e *Entry) (llm.Message, bool) {
 	case "custom", "hookMessage":
 		var raw []byte
 		if c := v.Get("content"); c != nil {
-			raw = c.MarshalTo(nil)
+			raw = llm.AppendJSONValue(nil, c)
 		}
 		return userContent(p, raw, ts)
 	case "branchSummary":

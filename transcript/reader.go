@@ -443,7 +443,7 @@ func rawTo(buf *[]byte, v *fastjson.Value) []byte {
 	if v == nil {
 		return nil
 	}
-	*buf = v.MarshalTo((*buf)[:0])
+	*buf = llm.AppendJSONValue((*buf)[:0], v)
 	return *buf
 }
 

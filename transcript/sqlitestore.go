@@ -563,11 +563,11 @@ func reportFacts(ev []byte) (string, error) {
 	b = llm.AppendJSONString(b, v.GetStringBytes("id"))
 	if pv := v.Get("parentId"); pv != nil {
 		b = append(b, `,"parentId":`...)
-		b = pv.MarshalTo(b)
+		b = llm.AppendJSONValue(b, pv)
 	}
 	if ts := v.Get("timestamp"); ts != nil {
 		b = append(b, `,"timestamp":`...)
-		b = ts.MarshalTo(b)
+		b = llm.AppendJSONValue(b, ts)
 	}
 	b = append(b, `,"type":`...)
 	b = llm.AppendJSONString(b, typ)

@@ -360,11 +360,12 @@ func (w *Writer) migrate() error {
 	defer os.Remove(tmp)
 	r := NewReader(io.NewSectionReader(w.f, 0, w.size), Options{MaxLineSize: w.opts.MaxLineSize, KeepUnknown: true, RawMessages: true})
 	var a fastjson.Arena
-	var buf []byte
+	var idp fastjson.Parser
+	var buf, ids []byte
 	wroteHeader := false
 	var werr error
 	put := func(v *fastjson.Value) {
-		buf = append(v.MarshalTo(buf[:0]), '\n')
+		buf = append(llm.AppendJSONValue(buf[:0], v), '\n')
 		if werr == nil {
 			_, werr = out.Write(buf)
 		}
@@ -381,7 +382,7 @@ func (w *Writer) migrate() error {
 		} else {
 			var ha fastjson.Arena
 			v.Set("version", ha.NewNumberInt(3))
-			buf = append(v.MarshalTo(buf[:0]), '\n')
+			buf = append(llm.AppendJSONValue(buf[:0], v), '\n')
 		}
 		_, werr = out.Write(buf)
 		wroteHeader = true
@@ -392,16 +393,24 @@ func (w *Writer) migrate() error {
 		}
 		e, v := r.Entry(), r.cur
 		a.Reset()
-		v.Set("id", a.NewStringBytes(e.ID))
+		// The strings are parsed from JSON text: fastjson's Arena would
+		// store them with Go's quoting, which reads back wrong.
+		ids = append(llm.AppendJSONString(append(ids[:0], '['), e.ID), ',')
+		ids = append(llm.AppendJSONString(append(llm.AppendJSONString(ids, e.ParentID), ','), e.FirstKeptEntryID), ']')
+		sv, perr := idp.ParseBytes(ids)
+		if perr != nil {
+			return perr // not reached: the text is AppendJSONString's
+		}
+		v.Set("id", sv.Get("0"))
 		if len(e.ParentID) == 0 {
 			v.Set("parentId", a.NewNull())
 		} else {
-			v.Set("parentId", a.NewStringBytes(e.ParentID))
+			v.Set("parentId", sv.Get("1"))
 		}
 		if e.Type == TypeCompaction && v.Get("firstKeptEntryIndex") != nil {
 			v.Del("firstKeptEntryIndex")
 			if len(e.FirstKeptEntryID) > 0 {
-				v.Set("firstKeptEntryId", a.NewStringBytes(e.FirstKeptEntryID))
+				v.Set("firstKeptEntryId", sv.Get("2"))
 			}
 		}
 		put(v)
@@ -813,7 +822,7 @@ func (w *Writer) writeKept(tmp string, keep map[int32]bool) error {
 			first = false
 			a.Reset()
 			r.cur.Set("parentId", a.NewNull())
-			buf = append(r.cur.MarshalTo(buf[:0]), '\n')
+			buf = append(llm.AppendJSONValue(buf[:0], r.cur), '\n')
 		} else {
 			buf = append(append(buf[:0], r.raw...), '\n')
 		}

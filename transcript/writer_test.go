@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -297,6 +298,37 @@ func TestWriterMigratesV1(t *testing.T) {
 	}
 	if messagesJSON(before.Messages) != messagesJSON(after.Messages) || before.ThinkingLevel != after.ThinkingLevel || before.ModelID != after.ModelID {
 		t.Error("context changed by migration")
+	}
+}
+
+// TestWriterMigratesControlCharIDs: a v2 file whose ids hold control
+// characters, quotes and DEL migrates to lines that are JSON and keep them
+// (fastjson's Arena strings were written with Go's \x01 quoting).
+func TestWriterMigratesControlCharIDs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.jsonl")
+	lines := `{"type":"session","version":2,"id":"s"}` + "\n" +
+		`{"type":"message","id":"a\u0001\"","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi"}}` + "\n" +
+		`{"type":"message","id":"b\u007f","parentId":"a\u0001\"","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"hookMessage","content":"x"}}` + "\n"
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenWriter(path, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Recovery().MigratedFrom != 2 {
+		t.Fatalf("recovery %+v", w.Recovery())
+	}
+	w.Close()
+	raw, _ := os.ReadFile(path)
+	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
+		if !json.Valid(line) {
+			t.Fatalf("migrated line is not JSON: %s", line)
+		}
+	}
+	es, _, _ := readFile(t, path, Options{Strict: true})
+	if len(es) != 2 || string(es[0].ID) != "a\x01\"" || string(es[1].ID) != "b\x7f" || string(es[1].ParentID) != "a\x01\"" {
+		t.Fatalf("entries after migration: %+v", es)
 	}
 }
 

@@ -96,7 +96,7 @@ func parseRequest(w wireenc.Wire, body []byte) (*llm.Request, requestInfo, error
 					case "tool_use":
 						var args []byte
 						if in := b.Get("input"); in != nil {
-							args = in.MarshalTo(nil)
+							args = llm.AppendJSONValue(nil, in)
 						}
 						am.Content = append(am.Content, llm.Block{Type: llm.BlockToolCall,
 							ID: clone(b.GetStringBytes("id")), Name: clone(b.GetStringBytes("name")), Arguments: args})
