@@ -111,6 +111,7 @@ type Decoder struct {
 	data []byte // current event's data: dbuf, or borrowed from the read buffer
 	name []byte // current event's name: nbuf, or borrowed
 	dbuf []byte
+	u8   []byte // with Options.OpenClaw: data with ill-formed UTF-8 replaced
 	nbuf []byte
 	win  []byte // buffered bytes not yet framed (a window on br's buffer)
 	wn   int    // bytes taken from win not yet discarded from br
@@ -344,8 +345,8 @@ func PutDecoder(d *Decoder) {
 	d.err = nil
 	d.ev = llm.Event{}
 	// Do not let one huge stream pin its buffers in the pool.
-	if cap(d.dbuf) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer {
-		d.dbuf, d.long, d.sbuf, d.side = nil, nil, nil, nil
+	if cap(d.dbuf) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer || cap(d.u8) > maxPooledBuffer {
+		d.dbuf, d.long, d.sbuf, d.side, d.u8 = nil, nil, nil, nil, nil
 	}
 	for i := range d.msg.Content[:cap(d.msg.Content)] {
 		b := &d.msg.Content[:cap(d.msg.Content)][i]
@@ -485,6 +486,12 @@ func (d *Decoder) event() error {
 		if data == nil {
 			return nil
 		}
+	}
+	if d.opts.OpenClaw && !validUTF8(data) {
+		// OpenClaw reads the body through TextDecoder: ill-formed UTF-8
+		// is U+FFFD there, not an error.
+		d.u8 = appendWHATWGUTF8(d.u8[:0], data)
+		data, d.data, d.dataBorrowed = d.u8, d.u8, false
 	}
 	d.beginEvent(data)
 	switch {

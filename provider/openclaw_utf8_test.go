@@ -1,0 +1,58 @@
+package provider
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestWHATWGUTF8MatchesTextDecoder checks appendWHATWGUTF8 against what
+// Node's TextDecoder made of 3,000 random byte strings
+// (testdata/whatwgutf8/gen.mjs).
+func TestWHATWGUTF8MatchesTextDecoder(t *testing.T) {
+	f, err := os.Open("testdata/whatwgutf8/cases.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		var c struct{ In, Out string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		in, _ := hex.DecodeString(c.In)
+		want, _ := hex.DecodeString(c.Out)
+		if got := appendWHATWGUTF8(nil, in); !bytes.Equal(got, want) {
+			t.Fatalf("%x: got %x, TextDecoder %x", in, got, want)
+		}
+		n++
+	}
+	if n != 3000 {
+		t.Fatalf("%d cases, want 3000", n)
+	}
+}
+
+func FuzzWHATWGUTF8(f *testing.F) {
+	for _, s := range []string{"a\xe4\xb8b", "\xed\xa0\x80", "\xf0\x9f\x98", "\xf4\x90\x80\x80", "\xc0\xaf", "é😀"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := appendWHATWGUTF8(nil, b)
+		if !utf8.Valid(got) {
+			t.Fatalf("%x: output %x is not UTF-8", b, got)
+		}
+		if utf8.Valid(b) != bytes.Equal(got, b) {
+			t.Fatalf("%x: valid input must come back unchanged, invalid changed: %x", b, got)
+		}
+		// Per-byte replacement never yields fewer U+FFFD than subparts do.
+		if g, p := bytes.Count(got, []byte("\uFFFD")), bytes.Count(bytes.ToValidUTF8(b, []byte("\uFFFD")), []byte("\uFFFD")); g < p {
+			t.Fatalf("%x: %d replacements, fewer than the %d runs of bad bytes", b, g, p)
+		}
+	})
+}
