@@ -13,7 +13,10 @@ import (
 )
 
 // AppendJSONString appends s to dst as a JSON string literal. Invalid UTF-8
-// becomes U+FFFD, as encoding/json does.
+// becomes U+FFFD, as encoding/json does, byte by byte, except a surrogate
+// code point in its three-byte (WTF-8) encoding, how a JavaScript string's
+// lone surrogate is held: it is written as JSON.stringify writes it, a \u
+// escape (two halves in a row are the character they make).
 func AppendJSONString[T ~string | ~[]byte](dst []byte, s T) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
@@ -45,6 +48,10 @@ func AppendJSONString[T ~string | ~[]byte](dst []byte, s T) []byte {
 		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
+			if out, n := appendSurrogate(dst, s, i); n > 0 {
+				dst, i, start = out, i+n, i+n
+				continue
+			}
 			dst = append(dst, `\ufffd`...)
 			i++
 			start = i
@@ -61,6 +68,32 @@ func AppendJSONString[T ~string | ~[]byte](dst []byte, s T) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendSurrogate appends what JSON.stringify writes for a lone surrogate
+// held in its three-byte (WTF-8) encoding at s[i:] (the provider decoder
+// keeps JavaScript's lone surrogates that way): its \u escape or, with the
+// low half right after a high one, the character the pair makes. n is the
+// number of bytes of s used, 0 when s[i:] starts no surrogate.
+func appendSurrogate[T ~string | ~[]byte](dst []byte, s T, i int) (out []byte, n int) {
+	const hex = "0123456789abcdef"
+	u, ok := wtf8Surrogate(s, i)
+	if !ok {
+		return dst, 0
+	}
+	if lo, ok := wtf8Surrogate(s, i+3); ok && u < 0xDC00 && lo >= 0xDC00 {
+		return utf8.AppendRune(dst, utf16.DecodeRune(u, lo)), 6
+	}
+	return append(dst, '\\', 'u', hex[u>>12], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf]), 3
+}
+
+// wtf8Surrogate returns the surrogate code point encoded at s[i:i+3]
+// (0xED 0xA0-0xBF 0x80-0xBF); ok is false for anything else.
+func wtf8Surrogate[T ~string | ~[]byte](s T, i int) (rune, bool) {
+	if i+3 > len(s) || s[i] != 0xED || s[i+1] < 0xA0 || s[i+1] > 0xBF || s[i+2] < 0x80 || s[i+2] > 0xBF {
+		return 0, false
+	}
+	return 0xD000 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F), true
 }
 
 // AppendJSONValue appends v to dst as JSON text. Use it instead of
@@ -386,11 +419,12 @@ func parseBlock(v *fastjson.Value) (Block, bool) {
 // keep the model's own text otherwise). Within strings, JSON has no raw
 // line breaks to keep.
 func appendCompactJSON(dst, js []byte) []byte {
-	if bytes.IndexAny(js, "\n\r\t") < 0 {
+	if bytes.IndexAny(js, "\n\r\t") < 0 && bytes.IndexByte(js, 0xED) < 0 {
 		return append(dst, js...)
 	}
 	in, esc := false, false
-	for _, c := range js {
+	for i := 0; i < len(js); i++ {
+		c := js[i]
 		switch {
 		case esc:
 			esc = false
@@ -400,6 +434,12 @@ func appendCompactJSON(dst, js []byte) []byte {
 			in = !in
 		case !in && (c == '\n' || c == '\r' || c == '\t'):
 			continue
+		case in && c == 0xED:
+			// A lone surrogate the decoder kept (see AppendJSONString).
+			if out, n := appendSurrogate(dst, js, i); n > 0 {
+				dst, i = out, i+n-1
+				continue
+			}
 		}
 		dst = append(dst, c)
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -61,7 +62,8 @@ func TestAppendJSONValueControlChars(t *testing.T) {
 // held returns the value fastjson holds for v, in encoding/json's terms:
 // strings as StringBytes gives them (a lone surrogate escape is read as its
 // own six characters, the project-wide reading of fastjson), with each byte
-// of invalid UTF-8 as U+FFFD.
+// of invalid UTF-8 as U+FFFD but a surrogate's three-byte encoding read as
+// AppendJSONString writes it.
 func held(t *testing.T, v *fastjson.Value) any {
 	switch v.Type() {
 	case fastjson.TypeString:
@@ -69,7 +71,16 @@ func held(t *testing.T, v *fastjson.Value) any {
 		var sb strings.Builder
 		for len(b) > 0 {
 			r, n := utf8.DecodeRune(b)
-			if r == utf8.RuneError && n == 1 {
+			if u, ok := wtf8Surrogate(b, 0); ok {
+				// A lone surrogate is written as its escape, which
+				// encoding/json reads as U+FFFD; two halves in a row
+				// make their character.
+				r, n = utf8.RuneError, 3
+				if lo, ok := wtf8Surrogate(b, 3); ok && u < 0xDC00 && lo >= 0xDC00 {
+					r, n = utf16.DecodeRune(u, lo), 6
+				}
+				sb.WriteRune(r)
+			} else if r == utf8.RuneError && n == 1 {
 				sb.WriteRune(utf8.RuneError)
 			} else {
 				sb.Write(b[:n])
@@ -134,4 +145,28 @@ func FuzzAppendJSONValue(f *testing.F) {
 			t.Fatalf("%q: wrote %q, not the value fastjson holds %#v", in, out, want)
 		}
 	})
+}
+
+// TestAppendJSONStringSurrogates: a surrogate held in its three-byte form
+// is written as JSON.stringify writes a JavaScript string's lone
+// surrogate, and a high half followed by a low half as their character,
+// in strings and in tool-call arguments.
+func TestAppendJSONStringSurrogates(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a\xed\xa0\x80b", `"a\ud800b"`},
+		{"\xed\xa0\xbd\xed\xb8\x80", `"😀"`},
+		{"\xed\xb8\x80\xed\xa0\xbd", `"\ude00\ud83d"`},
+		{"\xed\xa0\xbd\xed\xa0\xbd\xed\xb8\x80", `"\ud83d😀"`},
+		{"\xed\xa0", `"\ufffd\ufffd"`},
+		{"\xed\x9f\xbf", "\"\uD7FF\""},
+	} {
+		if got := string(AppendJSONString(nil, c.in)); got != c.want {
+			t.Errorf("AppendJSONString(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	b := Block{Type: BlockToolCall, ID: []byte("c"), Name: []byte("n"), Arguments: []byte("{\"p\":\"\xed\xa0\xbd\xed\xb8\x80 \xed\xb0\x80\",\n\"q\":1}")}
+	got := string(b.AppendJSON(nil))
+	if !strings.Contains(got, `"arguments":{"p":"😀 \udc00","q":1}`) {
+		t.Fatalf("tool call %s", got)
+	}
 }

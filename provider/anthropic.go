@@ -254,7 +254,7 @@ func (d *Decoder) anthropicDelta(v *fastjson.Value) error {
 		if s.kind == llm.BlockThinking {
 			sig := dv.GetStringBytes("signature")
 			b := &d.msg.Content[s.ci]
-			if !validUTF8(sig) {
+			if !d.validText(sig) {
 				return d.badUTF8(sig)
 			}
 			if d.opts.OpenClaw && !s.delta {

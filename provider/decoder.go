@@ -398,7 +398,7 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		if sh, e := d.shapes.laneMatch(d.win); e >= 0 {
 			// The most recently used shape, with a lane (lane.go): what
 			// find would have matched first.
-			if e-sh.pre <= d.opts.MaxEventBytes {
+			if e-sh.pre <= d.opts.MaxEventBytes && d.ocClean(d.win[sh.pre:e]) {
 				d.frame = nil
 				d.take(d.win, sh.name, sh.pre, e)
 				d.beginEvent(d.data)
@@ -409,7 +409,7 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 			} else {
 				err = d.event()
 			}
-		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes {
+		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes && d.ocClean(data) {
 			d.frame = nil
 			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
 			d.beginEvent(data)
@@ -487,11 +487,8 @@ func (d *Decoder) event() error {
 			return nil
 		}
 	}
-	if d.opts.OpenClaw && !validUTF8(data) {
-		// OpenClaw reads the body through TextDecoder: ill-formed UTF-8
-		// is U+FFFD there, not an error.
-		d.u8 = appendWHATWGUTF8(d.u8[:0], data)
-		data, d.data, d.dataBorrowed = d.u8, d.u8, false
+	if d.opts.OpenClaw {
+		data = d.ocText(data)
 	}
 	d.beginEvent(data)
 	switch {
@@ -750,7 +747,7 @@ func (d *Decoder) appendText(si int, frag []byte) error { return d.addText(si, f
 // addText is appendText; with queue false it leaves the delta event in
 // d.ev instead (a lane's, the only event of its data).
 func (d *Decoder) addText(si int, frag []byte, queue bool) error {
-	if !validUTF8(frag) {
+	if !d.validText(frag) {
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
@@ -771,7 +768,7 @@ func (d *Decoder) appendArgs(si int, frag []byte) error { return d.addArgs(si, f
 // addArgs is appendArgs; with queue false it leaves the delta event in
 // d.ev instead.
 func (d *Decoder) addArgs(si int, frag []byte, queue bool) error {
-	if !validUTF8(frag) {
+	if !d.validText(frag) {
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
@@ -829,7 +826,7 @@ func (d *Decoder) badJSON() error {
 
 // setField copies an identifier into dst after checking its UTF-8.
 func (d *Decoder) setField(dst *[]byte, v []byte) error {
-	if !utf8.Valid(v) {
+	if !d.validText(v) {
 		return d.badUTF8(v)
 	}
 	*dst = append((*dst)[:0], v...)

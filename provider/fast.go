@@ -1069,7 +1069,7 @@ func (d *Decoder) anthropicApply(data []byte, sp []span, sawDelta bool, sh *shap
 		}
 	case adSignature:
 		if s.kind == llm.BlockThinking {
-			if !validUTF8(v) {
+			if !d.validText(v) {
 				return true, d.badUTF8(v)
 			}
 			b := &d.msg.Content[s.ci]

@@ -82,7 +82,7 @@ func (d *Decoder) ocMessageText(key int64, frag []byte) error {
 	if !m.held || textKey(m.heldOI, 0) != key {
 		return nil
 	}
-	if !validUTF8(frag) {
+	if !d.validText(frag) {
 		return d.badUTF8(frag)
 	}
 	m.heldText = append(m.heldText, frag...)
@@ -141,7 +141,7 @@ func (d *Decoder) ocMessageDone(v, item *fastjson.Value, oi int64) error {
 	} else if si >= 0 {
 		text = d.msg.Content[d.slots[si].ci].Text
 	}
-	if !validUTF8(text) {
+	if !d.validText(text) {
 		return d.badUTF8(text)
 	}
 	phase, has := itemPhase(item)

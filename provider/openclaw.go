@@ -1123,7 +1123,7 @@ func (d *Decoder) ocTerminalCall(it *fastjson.Value, oi int64) error {
 	// The listed arguments replace what streamed, with no delta: the call
 	// ends with them.
 	args := it.GetStringBytes("arguments")
-	if !validUTF8(args) {
+	if !d.validText(args) {
 		return d.badUTF8(args)
 	}
 	if len(args) > d.opts.MaxArgBytes {
@@ -1148,7 +1148,7 @@ func (d *Decoder) ocTerminalText(it *fastjson.Value, oi int64) error {
 	if si < 0 && len(text) == 0 {
 		return nil
 	}
-	if !validUTF8(text) {
+	if !d.validText(text) {
 		return d.badUTF8(text)
 	}
 	id := it.GetStringBytes("id")

@@ -33,7 +33,7 @@ import (
 // ocChatText runs a content delta through the partitioner and appends
 // what it settles.
 func (d *Decoder) ocChatText(choice int32, s []byte) error {
-	if !validUTF8(s) {
+	if !d.validText(s) {
 		return d.badUTF8(s)
 	}
 	d.ocChatVisible(choice, d.oc.tags.push(s))

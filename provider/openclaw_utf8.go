@@ -1,6 +1,10 @@
 package provider
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // appendWHATWGUTF8 appends src to dst decoded as the WHATWG Encoding
 // Standard's UTF-8 decoder (JavaScript's TextDecoder, which reads every
@@ -63,4 +67,105 @@ func appendWHATWGUTF8(dst, src []byte) []byte {
 		i = j
 	}
 	return dst
+}
+
+// ocText is what the OpenClaw rules make of an event's data before it is
+// decoded: ill-formed UTF-8 replaced as TextDecoder replaces it, and every
+// \uD800-\uDFFF escape that pairs with nothing written as its three-byte
+// (WTF-8) encoding, so that the string keeps the lone surrogate a
+// JavaScript string would hold (JSON.parse keeps it; JSON.stringify writes
+// it back as the escape, as llm.AppendJSONString does). Data that needs
+// neither is returned as it is.
+func (d *Decoder) ocText(data []byte) []byte {
+	valid := validUTF8(data)
+	at := nextLoneSurrogate(data, 0)
+	if valid && at < 0 {
+		return data
+	}
+	buf := d.u8[:0]
+	if valid {
+		buf = append(buf, data...)
+	} else {
+		buf = appendWHATWGUTF8(buf, data)
+		at = nextLoneSurrogate(buf, 0)
+	}
+	// In place: each six-byte escape becomes three bytes.
+	w, i := 0, 0
+	for at >= 0 {
+		w += copy(buf[w:], buf[i:at])
+		r, _ := hex4(buf[at+2:])
+		buf[w], buf[w+1], buf[w+2] = 0xED, 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F
+		w += 3
+		i = at + 6
+		at = nextLoneSurrogate(buf, i)
+	}
+	w += copy(buf[w:], buf[i:])
+	d.u8 = buf[:w]
+	d.data, d.dataBorrowed = d.u8, false
+	return d.u8
+}
+
+// nextLoneSurrogate returns the offset of the first \u escape at or after
+// i (i not inside an escape) of a surrogate that JSON.parse leaves lone: a
+// low one, or a high one not followed at once by a low one; -1 when there
+// is none.
+func nextLoneSurrogate(b []byte, i int) int {
+	for {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+1 >= len(b) {
+			return -1 // a trailing backslash escapes nothing
+		}
+		if b[i+1] != 'u' {
+			i += 2
+			continue
+		}
+		r, ok := hex4(b[i+2:])
+		if !ok {
+			i += 2
+			continue
+		}
+		if !utf16.IsSurrogate(r) {
+			i += 6
+			continue
+		}
+		if r < 0xDC00 && i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+			if r2, ok := hex4(b[i+8:]); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
+				i += 12
+				continue
+			}
+		}
+		return i
+	}
+}
+
+// validText reports whether a decoded string may be kept: valid UTF-8 and,
+// with the OpenClaw rules, also the lone surrogates ocText writes.
+func (d *Decoder) validText(b []byte) bool {
+	return validUTF8(b) || d.opts.OpenClaw && validWTF8(b)
+}
+
+// validWTF8 is utf8.Valid allowing surrogate code points in their
+// three-byte encoding (0xED 0xA0-0xBF 0x80-0xBF).
+func validWTF8(b []byte) bool {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			if len(b) < 3 || b[0] != 0xED || b[1] < 0xA0 || b[1] > 0xBF || b[2] < 0x80 || b[2] > 0xBF {
+				return false
+			}
+			n = 3
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// ocClean reports whether ocText leaves data as it is (always, without
+// the OpenClaw rules): a learned shape's offsets hold for it.
+func (d *Decoder) ocClean(data []byte) bool {
+	return !d.opts.OpenClaw || validUTF8(data) && nextLoneSurrogate(data, 0) < 0
 }

@@ -56,3 +56,39 @@ func FuzzWHATWGUTF8(f *testing.F) {
 		}
 	})
 }
+
+// TestOCTextLoneSurrogates checks what a string decodes to under the
+// OpenClaw rules against what JSON.parse made of 2,000 random string
+// bodies (testdata/lonesurrogate/gen.mjs): lone surrogates kept, in their
+// three-byte form, pairs joined, escaped backslashes left alone.
+func TestOCTextLoneSurrogates(t *testing.T) {
+	f, err := os.Open("testdata/lonesurrogate/cases.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	d := &Decoder{opts: Options{OpenClaw: true}}
+	for sc.Scan() {
+		var c struct{ Body, WTF8 string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := hex.DecodeString(c.WTF8)
+		data := d.ocText([]byte(`{"t":"` + c.Body + `"}`))
+		body := data[len(`{"t":"`) : len(data)-len(`"}`)]
+		got, ok := unescapeTo(nil, body)
+		if !ok || !bytes.Equal(got, want) || !d.validText(got) {
+			t.Fatalf("%s: got %x (%v), JSON.parse %x", c.Body, got, ok, want)
+		}
+		n++
+	}
+	if n != 2000 {
+		t.Fatalf("%d cases, want 2000", n)
+	}
+	// Without the OpenClaw rules a lone surrogate is not kept.
+	if (&Decoder{}).validText([]byte("\xed\xa0\x80")) {
+		t.Fatal("validText accepted a surrogate without the OpenClaw rules")
+	}
+}

@@ -184,7 +184,7 @@ func (d *Decoder) ocReasoningDone(b *llm.Block, item *fastjson.Value) error {
 		if len(joined) == 0 {
 			continue
 		}
-		if !validUTF8(joined) {
+		if !d.validText(joined) {
 			return d.badUTF8(joined)
 		}
 		b.Text = append(b.Text[:0], joined...)
@@ -296,7 +296,7 @@ func (d *Decoder) setToolIdentity(si int, item *fastjson.Value) error {
 		// resolveResponsesToolCallId: both trimmed, a generated call id
 		// when there is none, and no "|" without an item id.
 		callID, itemID = jsTrim(callID), jsTrim(itemID)
-		if !validUTF8(callID) || !validUTF8(itemID) {
+		if !d.validText(callID) || !d.validText(itemID) {
 			return d.badUTF8(append(callID[:len(callID):len(callID)], itemID...))
 		}
 		if len(callID) > 0 {
@@ -309,7 +309,7 @@ func (d *Decoder) setToolIdentity(si int, item *fastjson.Value) error {
 		}
 	}
 	if len(b.ID) == 0 && (len(callID) > 0 || len(itemID) > 0) {
-		if !validUTF8(callID) || !validUTF8(itemID) {
+		if !d.validText(callID) || !d.validText(itemID) {
 			return d.badUTF8(append(callID[:len(callID):len(callID)], itemID...))
 		}
 		b.ID = append(b.ID[:0], callID...)
@@ -428,7 +428,7 @@ func (d *Decoder) reconcileArgs(si int, full []byte) error {
 		}
 		return nil
 	}
-	if !validUTF8(full) {
+	if !d.validText(full) {
 		return d.badUTF8(full)
 	}
 	if len(full) > d.opts.MaxArgBytes {
