@@ -18,7 +18,7 @@ var reasoningFields = [...]string{"reasoning_content", "reasoning", "reasoning_t
 
 // chatEvent decodes one Chat Completions chunk.
 func (d *Decoder) chatEvent(data []byte) error {
-	if isDone(data) {
+	if d.isDone(data) {
 		d.oc.sawDone = true
 		d.finish()
 		return nil
@@ -89,6 +89,16 @@ func isDone(data []byte) bool {
 		return false // the common case, a JSON object, needs no trimming to tell
 	}
 	return string(bytes.TrimSpace(data)) == "[DONE]"
+}
+
+// isDone is isDone, but with the OpenClaw rules only the exact data
+// "[DONE]" ends the stream: the openai SDK compares it as it is and
+// JSON.parses anything else, so " [DONE]" is malformed JSON there.
+func (d *Decoder) isDone(data []byte) bool {
+	if d.opts.OpenClaw {
+		return string(data) == "[DONE]"
+	}
+	return isDone(data)
 }
 
 // providerError converts an in-band {"type":..., "message":...} or

@@ -187,9 +187,84 @@ var (
 type source struct {
 	r   io.Reader
 	act func()
+	// The SSE line rules the decoder's framing (which splits at '\n') does
+	// not see: a stream's leading byte order mark is dropped, and a '\r'
+	// not followed by '\n' ends a line as '\n' does. head holds the first
+	// nhead bytes while they could still be a BOM, cr a '\r' read last,
+	// until the byte after it is known.
+	head  [2]byte
+	nhead int
+	begun bool
+	cr    bool
+	// keepCR: '\r' alone is no line end (OpenClaw's own Anthropic SSE
+	// parser turns only "\r\n" into "\n").
+	keepCR bool
 }
 
 func (s *source) Read(p []byte) (int, error) {
+	if len(p) < 4 {
+		return s.read(p) // bufio's buffer never is this small
+	}
+	// Room ahead of what is read for what is held: a '\r' or the head.
+	held := s.nhead
+	if s.cr {
+		held = 1
+	}
+	n, err := s.read(p[held:])
+	if !s.begun {
+		copy(p, s.head[:s.nhead])
+		n += s.nhead
+		const bom = "\xEF\xBB\xBF"
+		if n < len(bom) && string(p[:n]) == bom[:n] && err == nil {
+			s.nhead = copy(s.head[:], p[:n])
+			return 0, nil // could still be a BOM
+		}
+		s.begun, s.nhead = true, 0
+		if n >= len(bom) && string(p[:len(bom)]) == bom {
+			n = copy(p, p[len(bom):n])
+		}
+		if s.keepCR || bytes.IndexByte(p[:n], '\r') < 0 {
+			return n, err
+		}
+	} else if s.cr {
+		// The '\r' held back: a line end by itself unless a '\n' follows.
+		p[0] = '\n'
+		if n > 0 && p[1] == '\n' {
+			p[0] = '\r'
+		}
+		if n == 0 && err == nil {
+			return 0, nil // still unknown
+		}
+		s.cr = false
+		n++
+	}
+	if s.keepCR {
+		return n, err
+	}
+	q := p[:n]
+	for i := bytes.IndexByte(q, '\r'); i >= 0; {
+		switch {
+		case i+1 < len(q):
+			if q[i+1] != '\n' {
+				q[i] = '\n'
+			}
+		case err == nil:
+			// The last byte: what follows decides.
+			s.cr = true
+			return n - 1, nil
+		default:
+			q[i] = '\n'
+		}
+		j := bytes.IndexByte(q[i+1:], '\r')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return n, err
+}
+
+func (s *source) read(p []byte) (int, error) {
 	if s.act == nil {
 		return s.r.Read(p)
 	}
@@ -212,7 +287,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.wire = w
 	d.opts = o
 	d.r = r
-	d.src = source{r: r}
+	d.src = source{r: r, keepCR: o.OpenClaw && w == WireAnthropic}
 	if d.br == nil {
 		d.br = bufio.NewReaderSize(&d.src, readBufferSize)
 	} else {

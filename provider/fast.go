@@ -106,7 +106,7 @@ func (d *Decoder) applyShape(data []byte, sh *shape) error {
 // ---- Chat Completions ----
 
 func (d *Decoder) chatFast(data []byte) error {
-	if isDone(data) {
+	if d.isDone(data) {
 		d.oc.sawDone = true
 		d.finish()
 		return nil
@@ -1096,7 +1096,7 @@ const (
 )
 
 func (d *Decoder) responsesFast(data []byte) error {
-	if isDone(data) {
+	if d.isDone(data) {
 		return d.responsesEvent(data)
 	}
 	if sh := d.shapeMatch(data); sh != nil {

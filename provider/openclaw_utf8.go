@@ -76,10 +76,15 @@ func appendWHATWGUTF8(dst, src []byte) []byte {
 // JavaScript string would hold (JSON.parse keeps it; JSON.stringify writes
 // it back as the escape, as llm.AppendJSONString does). Data that needs
 // neither is returned as it is.
+//
+// On Anthropic, OpenClaw's own SSE parser takes each data line's value with
+// trimStart (every leading JavaScript space, not one ' '): a value that
+// starts with one is trimmed so.
 func (d *Decoder) ocText(data []byte) []byte {
 	valid := validUTF8(data)
 	at := nextLoneSurrogate(data, 0)
-	if valid && at < 0 {
+	trim := d.wire == WireAnthropic && spacedLine(data)
+	if valid && at < 0 && !trim {
 		return data
 	}
 	buf := d.u8[:0]
@@ -87,6 +92,10 @@ func (d *Decoder) ocText(data []byte) []byte {
 		buf = append(buf, data...)
 	} else {
 		buf = appendWHATWGUTF8(buf, data)
+		at = nextLoneSurrogate(buf, 0)
+	}
+	if trim {
+		buf = trimLineStarts(buf)
 		at = nextLoneSurrogate(buf, 0)
 	}
 	// In place: each six-byte escape becomes three bytes.
@@ -167,5 +176,44 @@ func validWTF8(b []byte) bool {
 // ocClean reports whether ocText leaves data as it is (always, without
 // the OpenClaw rules): a learned shape's offsets hold for it.
 func (d *Decoder) ocClean(data []byte) bool {
-	return !d.opts.OpenClaw || validUTF8(data) && nextLoneSurrogate(data, 0) < 0
+	return !d.opts.OpenClaw || validUTF8(data) && nextLoneSurrogate(data, 0) < 0 &&
+		(d.wire != WireAnthropic || !spacedLine(data))
+}
+
+// spacedLine reports whether a line of data (lines joined with '\n')
+// starts with a byte that may begin a JavaScript space.
+func spacedLine(data []byte) bool {
+	for i := 0; ; {
+		if i < len(data) {
+			if c := data[i]; c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || c >= utf8.RuneSelf {
+				return true
+			}
+		}
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+	}
+}
+
+// trimLineStarts removes, in place, the JavaScript spaces each line of b
+// starts with (String.prototype.trimStart on each data line's value).
+func trimLineStarts(b []byte) []byte {
+	w := 0
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if w > 0 {
+			b[w] = '\n'
+			w++
+		}
+		for len(line) > 0 {
+			r, n := utf8.DecodeRune(line)
+			if !jsSpace(r) {
+				break
+			}
+			line = line[n:]
+		}
+		w += copy(b[w:], line)
+	}
+	return b[:w]
 }

@@ -23,7 +23,7 @@ func (d *Decoder) textKey(outIdx, partIdx int64) int64 {
 
 // responsesEvent decodes one Responses API event.
 func (d *Decoder) responsesEvent(data []byte) error {
-	if isDone(data) {
+	if d.isDone(data) {
 		if d.stopped {
 			d.finish()
 			return nil
