@@ -2,6 +2,10 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -82,58 +86,130 @@ func WireOf(api llm.API) (Wire, bool) {
 	return 0, false
 }
 
-// DetectWire guesses the wire format from the first bytes of a response
-// body (one or a few events are enough). ok is false when head shows no
-// sign of any of the three formats.
-func DetectWire(head []byte) (Wire, bool) {
-	for len(head) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(head, '\n'); i >= 0 {
-			line, head = head[:i], head[i+1:]
-		} else {
-			line, head = head, nil
+// DetectWire tells the wire format from the first bytes of a response body
+// as OpenClaw's replay tool does: among the first 40 event and data fields
+// (sseFields), an event name that starts with "response." (Responses) or
+// "message_" or "content_block_", or is "ping" (Anthropic), or data that
+// parses as a JSON object whose object is "chat.completion.chunk" or whose
+// choices is an array (Chat Completions), or whose type starts with
+// "response." or "message_" or "content_block_". ok is false when head
+// shows none of them; the replay tool then takes Chat Completions.
+func DetectWire(head []byte) (w Wire, ok bool) {
+	sseFields(head, 40, func(event bool, v []byte) bool {
+		if event {
+			w, ok = wireOfType(v)
+			return ok
 		}
-		line = bytes.TrimRight(line, "\r")
-		var val []byte
+		j, isObj := sniffObject(v)
+		if !isObj {
+			return false
+		}
+		if s, _ := j["object"].(string); s == "chat.completion.chunk" {
+			w, ok = WireOpenAIChat, true
+		} else if _, arr := j["choices"].([]any); arr {
+			w, ok = WireOpenAIChat, true
+		} else if t, isStr := j["type"].(string); isStr && (strings.HasPrefix(t, "response.") || strings.HasPrefix(t, "message_") || strings.HasPrefix(t, "content_block_")) {
+			w, ok = wireOfType([]byte(t))
+		}
+		return ok
+	})
+	return w, ok
+}
+
+// DetectModel returns the model a response body names as OpenClaw's replay
+// tool finds it: among the first 200 event and data fields, the first data
+// that parses as JSON with a non-empty string model, message.model or
+// response.model (in that order); "" when head names none. fields is the
+// number of fields head was searched in: a longer head can still name a
+// model when it is under 200 (and head is not the whole body).
+func DetectModel(head []byte) (model string, fields int) {
+	fields = sseFields(head, 200, func(event bool, v []byte) bool {
+		if event {
+			return false
+		}
+		j, isObj := sniffObject(v)
+		if !isObj {
+			return false
+		}
+		for _, m := range []any{j["model"], member(j["message"], "model"), member(j["response"], "model")} {
+			if s, isStr := m.(string); isStr && s != "" {
+				model = s
+				return true
+			}
+		}
+		return false
+	})
+	return model, fields
+}
+
+func member(v any, key string) any {
+	if o, ok := v.(map[string]any); ok {
+		return o[key]
+	}
+	return nil
+}
+
+// sniffObject parses v as one JSON value (numbers kept as text, so that
+// none is out of range); isObj is false when it is not JSON or not an
+// object.
+func sniffObject(v []byte) (j map[string]any, isObj bool) {
+	if !json.Valid(v) {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	var x any
+	if d.Decode(&x) != nil {
+		return nil, false
+	}
+	j, isObj = x.(map[string]any)
+	return j, isObj
+}
+
+// sseFields calls f with the value of each of the first limit "event:" and
+// "data:" lines of head, lines ending at "\r\n", "\r" or "\n", the value
+// without one leading whitespace character (a JavaScript \s), until f
+// returns true; it returns the number of fields f was called with. A line
+// cut off by the end of head counts as it is.
+func sseFields(head []byte, limit int, f func(event bool, value []byte) bool) int {
+	n := 0
+	for len(head) > 0 && n < limit {
+		i := bytes.IndexAny(head, "\r\n")
+		var line []byte
+		if i < 0 {
+			line, head = head, nil
+		} else {
+			line = head[:i]
+			if head[i] == '\r' && i+1 < len(head) && head[i+1] == '\n' {
+				i++
+			}
+			head = head[i+1:]
+		}
+		var event bool
 		switch {
 		case bytes.HasPrefix(line, []byte("event:")):
-			val = bytes.TrimSpace(line[len("event:"):])
-			if w, ok := wireOfType(val); ok {
-				return w, true
-			}
-			continue
+			event, line = true, line[len("event:"):]
 		case bytes.HasPrefix(line, []byte("data:")):
-			val = bytes.TrimSpace(line[len("data:"):])
+			line = line[len("data:"):]
 		default:
 			continue
 		}
-		if bytes.Contains(val, []byte(`"chat.completion.chunk"`)) || bytes.Contains(val, []byte(`"choices"`)) {
-			return WireOpenAIChat, true
+		if r, size := utf8.DecodeRune(line); r == '\uFEFF' || r != 0x85 && unicode.IsSpace(r) {
+			line = line[size:]
 		}
-		if i := bytes.Index(val, []byte(`"type"`)); i >= 0 {
-			rest := bytes.TrimLeft(val[i+len(`"type"`):], " \t")
-			if len(rest) > 0 && rest[0] == ':' {
-				rest = bytes.TrimLeft(rest[1:], " \t")
-				if len(rest) > 1 && rest[0] == '"' {
-					if j := bytes.IndexByte(rest[1:], '"'); j >= 0 {
-						if w, ok := wireOfType(rest[1 : 1+j]); ok {
-							return w, true
-						}
-					}
-				}
-			}
+		n++
+		if f(event, line) {
+			break
 		}
 	}
-	return 0, false
+	return n
 }
 
 func wireOfType(t []byte) (Wire, bool) {
-	if bytes.HasPrefix(t, []byte("response.")) {
+	switch {
+	case bytes.HasPrefix(t, []byte("response.")):
 		return WireOpenAIResponses, true
-	}
-	switch string(t) {
-	case "message_start", "content_block_start", "content_block_delta", "content_block_stop",
-		"message_delta", "message_stop", "ping":
+	case bytes.HasPrefix(t, []byte("message_")), bytes.HasPrefix(t, []byte("content_block_")), string(t) == "ping":
 		return WireAnthropic, true
 	}
 	return 0, false

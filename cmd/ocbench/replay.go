@@ -167,14 +167,16 @@ func newReplayChain(c replayConfig) func(base llm.StreamFunc) llm.StreamFunc {
 // names it in errorMessage; contentIndex values of the events index the
 // content as it was streamed, not the final message's.
 func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c replayConfig, r io.Reader, out io.Writer) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, 1<<20) // the room detectWire and detectModel look in
 	w := c.wire
 	if !c.wireSet {
-		var ok bool
-		w, ok = detectWire(br)
-		if !ok {
-			return errors.New("cannot detect the wire format of the input; use --wire")
-		}
+		w = detectWire(br)
+	}
+	model := c.model
+	if model == "" && c.profile == repair.ProfileOpenClaw {
+		// OpenClaw's messages name the configured model: the replay
+		// tool configures the one the stream names first, else "replay".
+		model = detectModel(br)
 	}
 	api := llm.API(c.api)
 	if api == "" {
@@ -195,7 +197,7 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 		d.SetContext(ctx)
 		return d, nil
 	}
-	req := &llm.Request{Model: llm.Model{ID: c.model, API: api, Provider: c.provider, HTMLEntityArgs: c.htmlEntities, Reasoning: c.reasoning}}
+	req := &llm.Request{Model: llm.Model{ID: model, API: api, Provider: c.provider, HTMLEntityArgs: c.htmlEntities, Reasoning: c.reasoning}}
 	s, err := chain(base)(ctx, req)
 	if err != nil {
 		return err
@@ -212,12 +214,6 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 		}
 	}
 	m := s.Message()
-	if c.profile == repair.ProfileOpenClaw && c.model == "" && m.Model == "" {
-		// OpenClaw's message names the configured model; a replay of a
-		// stream that names none is configured as "replay" (the oracle's
-		// default too).
-		m.Model = "replay"
-	}
 	buf = m.AppendJSON(buf[:0])
 	buf = append(buf, '\n')
 	_, err = out.Write(buf)
@@ -225,15 +221,31 @@ func replayOne(ctx context.Context, chain func(llm.StreamFunc) llm.StreamFunc, c
 }
 
 // detectWire peeks at growing prefixes of the input until the wire format
-// shows (or 1 MiB / the end of input is reached).
-func detectWire(br *bufio.Reader) (provider.Wire, bool) {
+// shows (provider.DetectWire), up to 1 MiB or the end of the input; Chat
+// Completions when it never does, as OpenClaw's replay tool takes it.
+func detectWire(br *bufio.Reader) provider.Wire {
 	for n := 512; ; n *= 2 {
 		head, err := br.Peek(min(n, br.Size()))
 		if w, ok := provider.DetectWire(head); ok {
-			return w, true
+			return w
 		}
 		if err != nil || n >= br.Size() {
-			return 0, false
+			return provider.WireOpenAIChat
+		}
+	}
+}
+
+// detectModel peeks at growing prefixes of the input until
+// provider.DetectModel finds the model or has searched 200 fields, up to
+// the reader's size or the end of the input; "replay" when it finds none,
+// as OpenClaw's replay tool names such a stream's model.
+func detectModel(br *bufio.Reader) string {
+	for n := 512; ; n *= 2 {
+		head, err := br.Peek(min(n, br.Size()))
+		if m, fields := provider.DetectModel(head); m != "" {
+			return m
+		} else if fields >= 200 || err != nil || n >= br.Size() {
+			return "replay"
 		}
 	}
 }

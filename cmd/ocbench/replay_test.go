@@ -380,11 +380,43 @@ func TestReplayBadUsage(t *testing.T) {
 	}
 }
 
+// TestReplayUndetectableWire: input that shows no wire is read as Chat
+// Completions, as OpenClaw's replay tool reads it, and its message names
+// the model "replay" under the openclaw profile.
 func TestReplayUndetectableWire(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "junk.sse")
 	os.WriteFile(f, []byte("hello\nworld\n"), 0o644)
-	if _, errs, code := replay(t, f); code != 2 || !strings.Contains(errs, "--wire") {
-		t.Errorf("exit %d, stderr %q", code, errs)
+	out, errs, code := replay(t, "--repair", "openclaw", f)
+	m := lastLine(out)
+	if code != 0 || errs != "" || string(m.GetStringBytes("api")) != "openai-completions" ||
+		string(m.GetStringBytes("model")) != "replay" || string(m.GetStringBytes("stopReason")) != "error" {
+		t.Errorf("exit %d, stderr %q, last line %s", code, errs, m)
+	}
+}
+
+// TestReplayDetectsModelAsOpenClaw: under the openclaw profile the message
+// names the first model among the stream's first 200 fields, even one the
+// decoder never reads (a data line that is not an event of the wire), and
+// "replay" past them.
+func TestReplayDetectsModelAsOpenClaw(t *testing.T) {
+	dir := t.TempDir()
+	body := func(pre string) string {
+		return pre + "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"claude-x\",\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":1}}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	}
+	for _, c := range []struct{ name, pre, want string }{
+		{"plain", "", "claude-x"},
+		{"earlier-data", "data: {\"model\":\"early\"}\n\n", "early"},
+		{"empty-model-skipped", "data: {\"model\":\"\"}\n\n", "claude-x"},
+		{"response-model", "data:{\"response\":{\"model\":\"r\"}}\n\n", "r"},
+		{"past-200-fields", strings.Repeat("event: ping\n", 200), "replay"},
+	} {
+		f := filepath.Join(dir, c.name+".sse")
+		os.WriteFile(f, []byte(body(c.pre)), 0o644)
+		out, errs, code := replay(t, "--wire", "anthropic", "--repair", "openclaw", f)
+		if m := lastLine(out); code != 0 || string(m.GetStringBytes("model")) != c.want {
+			t.Errorf("%s: exit %d, stderr %q, model %q, want %q", c.name, code, errs, m.GetStringBytes("model"), c.want)
+		}
 	}
 }
 
