@@ -564,6 +564,11 @@ func (d *Decoder) event() error {
 	}
 	if d.opts.OpenClaw {
 		data = d.ocText(data)
+		if d.wire != WireAnthropic && string(data) != "[DONE]" {
+			if handled, err := d.ocSDKEvent(data); handled {
+				return err
+			}
+		}
 	}
 	d.beginEvent(data)
 	switch {
@@ -685,6 +690,9 @@ func (d *Decoder) fail(err error) {
 func (d *Decoder) terminalError(reason llm.StopReason, err error, msg string) {
 	if d.state >= stateFinished {
 		return
+	}
+	if d.opts.OpenClaw && d.wire == WireOpenAIResponses {
+		d.ocResponsesFailedCalls()
 	}
 	if d.opts.OpenClaw && d.wire != WireOpenAIResponses {
 		// The chat and Anthropic transports' error cleanup removes every

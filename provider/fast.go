@@ -287,6 +287,9 @@ type chatScan struct {
 // chatLearn keeps a chunk of one choice, scanned and applied without
 // error, as a shape.
 func (d *Decoder) chatLearn(data []byte, model, id, usage, errv span) {
+	if d.opts.OpenClaw && errv.ok() {
+		return // an error member is looked at in every chunk (ocSDKEvent)
+	}
 	var sp [chatRoles]span
 	cs := &d.chScan
 	sp[crModel], sp[crID], sp[crUsage], sp[crErr], sp[crChUsage] = model, id, usage, errv, d.chUsage

@@ -198,18 +198,20 @@ func isHex4(b []byte) bool {
 // calls when the error goes out.
 func (d *Decoder) ocFail(msg string, truncated, drop bool) {
 	d.oc.dropCalls = d.oc.dropCalls || drop
-	if d.wire == WireOpenAIResponses {
-		// The failed turn keeps its open tool calls with the arguments
-		// @openclaw/ai parsed so far: only at arguments.done, or at preview
-		// checkpoints from 512 characters on; before either, {}.
-		for i := range d.slots {
-			s := &d.slots[i]
-			if b := &d.msg.Content[s.ci]; s.kind == llm.BlockToolCall && !s.done && len(b.RawArgs) < 512 {
-				b.Arguments = append(b.Arguments[:0], "{}"...)
-			}
+	d.fail(&TransportError{Message: msg, Truncated: truncated})
+}
+
+// ocResponsesFailedCalls: a failed Responses turn, whatever failed it, keeps
+// its open tool calls with the arguments @openclaw/ai parsed so far: only
+// at arguments.done, or at preview checkpoints from 512 characters on;
+// before either, {}.
+func (d *Decoder) ocResponsesFailedCalls() {
+	for i := range d.slots {
+		s := &d.slots[i]
+		if b := &d.msg.Content[s.ci]; s.kind == llm.BlockToolCall && !s.done && len(b.RawArgs) < 512 {
+			b.Arguments = append(b.Arguments[:0], "{}"...)
 		}
 	}
-	d.fail(&TransportError{Message: msg, Truncated: truncated})
 }
 
 // ocChatFinish is finalizeOpenAICompletionsToolCalls at the end of a chat

@@ -147,6 +147,9 @@ func (d *Decoder) responsesEvent(data []byte) error {
 	case "response.completed", "response.incomplete", "response.failed", "response.cancelled", "response.done":
 		return d.responsesTerminal(v)
 	case "error":
+		if d.opts.OpenClaw {
+			return ocResponsesError(v)
+		}
 		return providerError(v)
 	}
 	return nil
