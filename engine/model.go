@@ -195,11 +195,29 @@ func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc
 	size := 0
 	tooLarge := false
 	emit := p.OnEvent != nil
-	for s.Next() {
-		e := s.Event()
+	// A chain whose outer layer steps (llm.Stepper) gives the event and
+	// the message in one call instead of three.
+	st, _ := s.(llm.Stepper)
+	for {
+		var e *llm.Event
+		var msg *llm.Message
+		if st != nil {
+			var ok bool
+			if e, msg, ok = st.Step(); !ok {
+				break
+			}
+		} else {
+			if !s.Next() {
+				break
+			}
+			e = s.Event()
+		}
 		size += len(e.Delta)
 		if emit {
-			r.ev = Event{Kind: EventStream, Turn: r.turn, Stream: e, Message: r.redactedStreamMessage(e, s.Message())}
+			if msg == nil {
+				msg = s.Message()
+			}
+			r.ev = Event{Kind: EventStream, Turn: r.turn, Stream: e, Message: r.redactedStreamMessage(e, msg)}
 			p.OnEvent(&r.ev)
 		}
 		if size > p.MaxMessageBytes && !tooLarge {

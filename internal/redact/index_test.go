@@ -63,3 +63,25 @@ func BenchmarkIndexProse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIndexText scans 2 KB of other text that holds no secret: a
+// command's numeric output, and Russian and Chinese prose (bytes of
+// non-Latin scripts start no secret).
+func BenchmarkIndexText(b *testing.B) {
+	r := New("sk-proj-configured-key-0123456789", "another-secret-value")
+	for _, c := range []struct{ name, line string }{
+		{"numbers", "2026-12-02 19:30:27  1024  0.75  42.0  13  7 -\n"},
+		{"russian", "Ассистент прочитал файл, исправил оба обработчика и запустил тесты; все 42 прошли. "},
+		{"chinese", "助手读取了文件，修复了两个处理程序并运行了测试；全部四十二个都通过了。"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			text := []byte(strings.Repeat(c.line, 2048/len(c.line)+1)[:2048])
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				if i, _ := r.index(text); i >= 0 {
+					b.Fatal("found a secret in text")
+				}
+			}
+		})
+	}
+}

@@ -235,9 +235,14 @@ func (r *Redactor) index(s []byte) (int, int) {
 		if f == 0 {
 			continue
 		}
+		// Reject here, without calling match, what match would reject
+		// at its first test: a literal candidate whose first 4 bytes
+		// start no form, a pattern candidate inside a word or whose first
+		// 2 bytes start no key prefix or scheme.
 		atWord := i == 0 || !tokenBytes[s[i-1]]
-		if f&startLiteral == 0 && !atWord {
-			continue // a key prefix inside a word
+		lit := f&startLiteral != 0 && len(s)-i >= MinSecretLen && r.hasHead(s[i:])
+		if !lit && (f&startPattern == 0 || !atWord || len(s)-i < 2 || !patternPairs.has(c, s[i+1])) {
+			continue
 		}
 		if n := r.match(s[i:], atWord); n > 0 {
 			return i, n
@@ -245,6 +250,43 @@ func (r *Redactor) index(s []byte) (int, int) {
 	}
 	return -1, 0
 }
+
+// hasHead reports whether the first 4 bytes of s (at least 4 long) are
+// the first 4 of a literal form.
+func (r *Redactor) hasHead(s []byte) bool {
+	h := binary.LittleEndian.Uint32(s)
+	for _, x := range r.heads {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+// pairSet is a set of byte pairs.
+type pairSet [256 * 256 / 64]uint64
+
+func (p *pairSet) add(a, b byte) {
+	k := uint(a)<<8 | uint(b)
+	p[k/64] |= 1 << (k % 64)
+}
+
+func (p *pairSet) has(a, b byte) bool {
+	k := uint(a)<<8 | uint(b)
+	return p[k/64]&(1<<(k%64)) != 0
+}
+
+// patternPairs holds the first two bytes of every key prefix and
+// authorization scheme.
+var patternPairs = func() (p pairSet) {
+	for _, x := range secretPrefixes {
+		p.add(x[0], x[1])
+	}
+	for _, x := range authSchemes {
+		p.add(x[0], x[1])
+	}
+	return p
+}()
 
 // Append appends s to dst with every secret replaced by Marker.
 func (r *Redactor) Append(dst, s []byte) []byte {
