@@ -13,7 +13,9 @@ import (
 )
 
 // AppendJSONString appends s to dst as a JSON string literal. Invalid UTF-8
-// becomes U+FFFD, as encoding/json does, byte by byte, except a surrogate
+// becomes U+FFFD (the character itself, not its escape, so that writing
+// what was read back gives the same bytes), byte by byte as encoding/json
+// replaces it, except a surrogate
 // code point in its three-byte (WTF-8) encoding, how a JavaScript string's
 // lone surrogate is held: it is written as JSON.stringify writes it, a \u
 // escape (two halves in a row are the character they make).
@@ -52,7 +54,7 @@ func AppendJSONString[T ~string | ~[]byte](dst []byte, s T) []byte {
 				dst, i, start = out, i+n, i+n
 				continue
 			}
-			dst = append(dst, `\ufffd`...)
+			dst = append(dst, "\uFFFD"...) // as JSON.stringify writes it: a rewrite reads back the same
 			i++
 			start = i
 			continue

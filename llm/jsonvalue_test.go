@@ -157,7 +157,7 @@ func TestAppendJSONStringSurrogates(t *testing.T) {
 		{"\xed\xa0\xbd\xed\xb8\x80", `"😀"`},
 		{"\xed\xb8\x80\xed\xa0\xbd", `"\ude00\ud83d"`},
 		{"\xed\xa0\xbd\xed\xa0\xbd\xed\xb8\x80", `"\ud83d😀"`},
-		{"\xed\xa0", `"\ufffd\ufffd"`},
+		{"\xed\xa0", "\"\uFFFD\uFFFD\""},
 		{"\xed\x9f\xbf", "\"\uD7FF\""},
 	} {
 		if got := string(AppendJSONString(nil, c.in)); got != c.want {

@@ -2,8 +2,9 @@ package provider
 
 import (
 	"bytes"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // appendWHATWGUTF8 appends src to dst decoded as the WHATWG Encoding
@@ -82,7 +83,7 @@ func appendWHATWGUTF8(dst, src []byte) []byte {
 // starts with one is trimmed so.
 func (d *Decoder) ocText(data []byte) []byte {
 	valid := validUTF8(data)
-	at := nextLoneSurrogate(data, 0)
+	at := llm.NextLoneSurrogate(data, 0)
 	trim := d.wire == WireAnthropic && spacedLine(data)
 	if valid && at < 0 && !trim {
 		return data
@@ -92,63 +93,18 @@ func (d *Decoder) ocText(data []byte) []byte {
 		buf = append(buf, data...)
 	} else {
 		buf = appendWHATWGUTF8(buf, data)
-		at = nextLoneSurrogate(buf, 0)
+		at = llm.NextLoneSurrogate(buf, 0)
 	}
 	if trim {
 		buf = trimLineStarts(buf)
-		at = nextLoneSurrogate(buf, 0)
+		at = llm.NextLoneSurrogate(buf, 0)
 	}
-	// In place: each six-byte escape becomes three bytes.
-	w, i := 0, 0
-	for at >= 0 {
-		w += copy(buf[w:], buf[i:at])
-		r, _ := hex4(buf[at+2:])
-		buf[w], buf[w+1], buf[w+2] = 0xED, 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F
-		w += 3
-		i = at + 6
-		at = nextLoneSurrogate(buf, i)
+	if at >= 0 {
+		buf = llm.LoneSurrogatesToWTF8(buf, at)
 	}
-	w += copy(buf[w:], buf[i:])
-	d.u8 = buf[:w]
+	d.u8 = buf
 	d.data, d.dataBorrowed = d.u8, false
 	return d.u8
-}
-
-// nextLoneSurrogate returns the offset of the first \u escape at or after
-// i (i not inside an escape) of a surrogate that JSON.parse leaves lone: a
-// low one, or a high one not followed at once by a low one; -1 when there
-// is none.
-func nextLoneSurrogate(b []byte, i int) int {
-	for {
-		j := bytes.IndexByte(b[i:], '\\')
-		if j < 0 {
-			return -1
-		}
-		i += j
-		if i+1 >= len(b) {
-			return -1 // a trailing backslash escapes nothing
-		}
-		if b[i+1] != 'u' {
-			i += 2
-			continue
-		}
-		r, ok := hex4(b[i+2:])
-		if !ok {
-			i += 2
-			continue
-		}
-		if !utf16.IsSurrogate(r) {
-			i += 6
-			continue
-		}
-		if r < 0xDC00 && i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-			if r2, ok := hex4(b[i+8:]); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
-				i += 12
-				continue
-			}
-		}
-		return i
-	}
 }
 
 // validText reports whether a decoded string may be kept: valid UTF-8 and,
@@ -176,7 +132,7 @@ func validWTF8(b []byte) bool {
 // ocClean reports whether ocText leaves data as it is (always, without
 // the OpenClaw rules): a learned shape's offsets hold for it.
 func (d *Decoder) ocClean(data []byte) bool {
-	return !d.opts.OpenClaw || validUTF8(data) && nextLoneSurrogate(data, 0) < 0 &&
+	return !d.opts.OpenClaw || validUTF8(data) && llm.NextLoneSurrogate(data, 0) < 0 &&
 		(d.wire != WireAnthropic || !spacedLine(data))
 }
 

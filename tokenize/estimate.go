@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // CharsPerToken is the divisor of OpenClaw's (pi-coding-agent's) token
@@ -52,7 +54,9 @@ func UTF16LenBytes(b []byte) int { return UTF16Len(unsafe.String(unsafe.SliceDat
 
 // UTF16Len returns the length of s in UTF-16 code units, the unit of every
 // character count in OpenClaw. Invalid bytes count one unit each, as
-// replacement characters do.
+// replacement characters do, but for a surrogate in its three-byte (WTF-8)
+// form, a JavaScript string's lone surrogate (see
+// llm.LoneSurrogatesToWTF8): one unit.
 func UTF16Len(s string) int {
 	// Every byte counts one unit, but for the continuation bytes of a
 	// multi-byte rune, and a rune past U+FFFF is two (a surrogate pair).
@@ -74,6 +78,9 @@ func UTF16Len(s string) int {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
+		if size == 1 && r == utf8.RuneError && i+3 <= len(s) && s[i] == 0xED && s[i+1]&0xE0 == 0xA0 && s[i+2]&0xC0 == 0x80 {
+			size = 3 // a lone surrogate held in three bytes: one unit
+		}
 		n -= size - 1
 		if r >= 0x10000 {
 			n++
@@ -107,6 +114,10 @@ var estimateParsers fastjson.ParserPool
 func EstimateMessageJSON(msg []byte) (int, error) {
 	p := estimateParsers.Get()
 	defer estimateParsers.Put(p)
+	if at := llm.NextLoneSurrogate(msg, 0); at >= 0 {
+		// JSON.parse keeps a lone surrogate, one unit long.
+		msg = llm.LoneSurrogatesToWTF8(append([]byte(nil), msg...), at)
+	}
 	v, err := p.ParseBytes(msg)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrEstimateInput, err)
@@ -184,6 +195,9 @@ func JSONValueChars(js, buf []byte) (n int, grown []byte, ok bool) {
 	// At the depth the arguments have in a message (message, content,
 	// block), so that the parser's depth limit applies alike.
 	buf = append(append(append(buf[:0], "[[["...), js...), "]]]"...)
+	if at := llm.NextLoneSurrogate(buf, 0); at >= 0 {
+		buf = llm.LoneSurrogatesToWTF8(buf, at) // as EstimateMessageJSON reads it
+	}
 	p := estimateParsers.Get()
 	defer estimateParsers.Put(p)
 	v, err := p.ParseBytes(buf)

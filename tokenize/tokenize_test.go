@@ -320,11 +320,15 @@ func FuzzEstimateMessageJSON(f *testing.F) {
 	})
 }
 
-// utf16LenRunes is UTF16Len the plain way, rune by rune.
+// utf16LenRunes is UTF16Len the plain way, rune by rune (a surrogate's
+// three-byte form is one rune).
 func utf16LenRunes(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		if size == 1 && i+3 <= len(s) && s[i] == 0xED && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2] >= 0x80 && s[i+2] <= 0xBF {
+			size = 3
+		}
 		n++
 		if r >= 0x10000 {
 			n++
@@ -348,4 +352,18 @@ func FuzzUTF16Len(f *testing.F) {
 			t.Fatalf("UTF16LenBytes(%q) = %d, want %d", s, got, want)
 		}
 	})
+}
+
+// TestEstimateLoneSurrogates: a lone surrogate escape in a transcript is one
+// UTF-16 unit, as JSON.parse gives it (fastjson alone reads it as its six
+// characters); a pair is two.
+func TestEstimateLoneSurrogates(t *testing.T) {
+	lone := `{"role":"user","content":"` + strings.Repeat(`\ud800`, 8) + `"}`
+	pair := `{"role":"user","content":"` + strings.Repeat(`\ud83d\ude00`, 8) + `"}`
+	if n, err := EstimateMessageJSON([]byte(lone)); err != nil || n != 2 {
+		t.Errorf("8 lone surrogates: %d tokens (%v), want 2", n, err)
+	}
+	if n, err := EstimateMessageJSON([]byte(pair)); err != nil || n != 4 {
+		t.Errorf("8 pairs: %d tokens (%v), want 4", n, err)
+	}
 }

@@ -78,6 +78,7 @@ type Reader struct {
 
 	idBuf, prevBuf, fkBuf                   []byte
 	dataBuf, detailsBuf, contentBuf, msgBuf []byte
+	surBuf                                  []byte // a line with lone surrogates, as parsed
 
 	closers []io.Closer
 
@@ -321,7 +322,15 @@ func (r *Reader) Next() bool {
 			r.st.Blank++
 			continue
 		}
-		v, perr := r.p.ParseBytes(line)
+		parsed := line
+		if at := llm.NextLoneSurrogate(line, 0); at >= 0 {
+			// JSON.parse keeps a lone surrogate: read it in its
+			// three-byte form (AppendJSONString writes it back as the
+			// escape); the line itself stays as written.
+			r.surBuf = llm.LoneSurrogatesToWTF8(append(r.surBuf[:0], line...), at)
+			parsed = r.surBuf
+		}
+		v, perr := r.p.ParseBytes(parsed)
 		if perr == nil && v.Type() != fastjson.TypeObject {
 			perr = errNotObject
 		}

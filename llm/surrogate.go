@@ -1,0 +1,85 @@
+package llm
+
+import (
+	"bytes"
+	"unicode/utf16"
+)
+
+// NextLoneSurrogate returns the offset of the first \u escape at or after
+// i (i not inside an escape) of a surrogate that JSON.parse leaves lone: a
+// low one, or a high one not followed at once by a low one; -1 when there
+// is none.
+func NextLoneSurrogate(b []byte, i int) int {
+	for {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+1 >= len(b) {
+			return -1 // a trailing backslash escapes nothing
+		}
+		if b[i+1] != 'u' {
+			i += 2
+			continue
+		}
+		r, ok := hex4(b[i+2:])
+		if !ok {
+			i += 2
+			continue
+		}
+		if !utf16.IsSurrogate(r) {
+			i += 6
+			continue
+		}
+		if r < 0xDC00 && i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+			if r2, ok := hex4(b[i+8:]); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
+				i += 12
+				continue
+			}
+		}
+		return i
+	}
+}
+
+// LoneSurrogatesToWTF8 rewrites in place, from the escape at offset at
+// (NextLoneSurrogate's answer, at least 0) on, every \u escape of JSON text
+// b that JSON.parse leaves a lone surrogate as the surrogate's three-byte
+// (WTF-8) encoding, and returns the shortened text. A parser that reads it
+// then holds the lone surrogate as JavaScript does (fastjson reads the
+// escape as its six characters, encoding/json as U+FFFD), and
+// AppendJSONString writes it back as the escape.
+func LoneSurrogatesToWTF8(b []byte, at int) []byte {
+	w, i := 0, 0
+	for at >= 0 {
+		w += copy(b[w:], b[i:at])
+		r, _ := hex4(b[at+2:])
+		b[w], b[w+1], b[w+2] = 0xED, 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F
+		w += 3
+		i = at + 6
+		at = NextLoneSurrogate(b, i)
+	}
+	w += copy(b[w:], b[i:])
+	return b[:w]
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
