@@ -60,9 +60,17 @@ func (o *Options) setDefault(w Wire) {
 	}
 	if o.MaxEventBytes <= 0 {
 		o.MaxEventBytes = DefaultMaxEventBytes
+		if o.OpenClaw {
+			// OpenClaw's SSE sanitizer bounds an event by its length in
+			// UTF-16 units (ocMaxEventUnits); three bytes at most each.
+			o.MaxEventBytes = 3*ocMaxEventUnits + 1<<10
+		}
 	}
 	if o.MaxArgBytes <= 0 {
 		o.MaxArgBytes = DefaultMaxArgBytes
+		if o.OpenClaw {
+			o.MaxArgBytes = 64 << 20 // OpenClaw has no bound of its own
+		}
 	}
 }
 
@@ -563,6 +571,10 @@ func (d *Decoder) event() error {
 		}
 	}
 	if d.opts.OpenClaw {
+		if len(data) > ocMaxEventUnits && utf16Units(data) > ocMaxEventUnits {
+			d.ocFail(MsgSSEBufferExceeded, false, false)
+			return nil
+		}
 		data = d.ocText(data)
 		if d.wire != WireAnthropic && string(data) != "[DONE]" {
 			if handled, err := d.ocSDKEvent(data); handled {
@@ -647,6 +659,10 @@ func (d *Decoder) readFailed(err error) {
 			}
 		}
 		d.fail(ErrTruncated)
+		return
+	}
+	if d.opts.OpenClaw && isEventLimit(err) {
+		d.ocFail(MsgSSEBufferExceeded, false, false)
 		return
 	}
 	if d.done != nil {

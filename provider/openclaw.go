@@ -30,6 +30,7 @@ const (
 	MsgResponsesEndedUnresolved   = "Responses stream ended with unresolved tool calls"
 	MsgResponsesNoTerminal        = "OpenAI Responses stream ended before a terminal response event"
 	MsgResponsesUntypedEvent      = "Responses stream delivered a malformed event without a string type"
+	MsgSSEBufferExceeded          = "SSE response exceeded max buffer size (16777216 chars) without event boundary"
 	MsgSSEMalformedJSON           = "Error reading response: malformed server-sent event JSON."
 	msgResponsesChangedNamePrefix = "Responses stream changed tool-call function name from "
 )

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"errors"
 	"unicode/utf8"
 
 	"github.com/ocbench/ocbench/llm"
@@ -172,4 +173,31 @@ func trimLineStarts(b []byte) []byte {
 		w += copy(b[w:], line)
 	}
 	return b[:w]
+}
+
+// ocMaxEventUnits is OpenClaw's SSE sanitizer's bound
+// (SSE_SANITIZE_BUFFER_MAX_CHARS): an event that grows past it without a
+// boundary fails the stream with MsgSSEBufferExceeded.
+const ocMaxEventUnits = 16777216
+
+// isEventLimit reports whether err is the decoder's bound on an SSE line or
+// event.
+func isEventLimit(err error) bool {
+	var le *LimitError
+	return errors.As(err, &le) && (le.What == "SSE line" || le.What == "SSE event")
+}
+
+// utf16Units is the length of b in UTF-16 code units, each ill-formed byte
+// one (b has been through TextDecoder's replacement when it counts).
+func utf16Units(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c&0xC0 != 0x80 {
+			n++ // ASCII or a lead byte
+		}
+		if c >= 0xF0 {
+			n++ // a four-byte character is two units
+		}
+	}
+	return n
 }

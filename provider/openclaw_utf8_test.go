@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // TestWHATWGUTF8MatchesTextDecoder checks appendWHATWGUTF8 against what
@@ -90,5 +93,28 @@ func TestOCTextLoneSurrogates(t *testing.T) {
 	// Without the OpenClaw rules a lone surrogate is not kept.
 	if (&Decoder{}).validText([]byte("\xed\xa0\x80")) {
 		t.Fatal("validText accepted a surrogate without the OpenClaw rules")
+	}
+}
+
+// TestOCEventBound: with the OpenClaw rules an event is bounded as
+// OpenClaw's SSE sanitizer bounds it, at 16,777,216 UTF-16 units, with its
+// message; a 9 MiB event passes (the plain decoder's bound is 4 MiB).
+func TestOCEventBound(t *testing.T) {
+	ev := func(n int) string {
+		return "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("é", n) + "\"}}]}\n\n" +
+			"data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+	}
+	d := NewDecoder(WireOpenAIChat, strings.NewReader(ev(9<<20/2)), Options{OpenClaw: true})
+	for d.Next() {
+	}
+	if m := d.Message(); m.StopReason != llm.StopStop || len(m.Content) != 1 {
+		t.Fatalf("9 MiB event: %s %q", m.StopReason, m.ErrorMessage)
+	}
+	// 16,777,300 units of two bytes each: past the bound in units.
+	d = NewDecoder(WireOpenAIChat, strings.NewReader(ev(16777300)), Options{OpenClaw: true})
+	for d.Next() {
+	}
+	if m := d.Message(); m.StopReason != llm.StopError || m.ErrorMessage != MsgSSEBufferExceeded {
+		t.Fatalf("over the bound: %s %q", m.StopReason, m.ErrorMessage)
 	}
 }
