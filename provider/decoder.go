@@ -571,6 +571,11 @@ func (d *Decoder) event() error {
 		}
 	}
 	if d.opts.OpenClaw {
+		if len(jsTrim(data)) == 0 {
+			// OpenClaw's SSE sanitizer drops an event whose data lines
+			// hold only spaces (hasReadableSseData).
+			return nil
+		}
 		if len(data) > ocMaxEventUnits && utf16Units(data) > ocMaxEventUnits {
 			d.ocFail(MsgSSEBufferExceeded, false, false)
 			return nil
