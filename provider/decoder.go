@@ -120,6 +120,7 @@ type Decoder struct {
 	name []byte // current event's name: nbuf, or borrowed
 	dbuf []byte
 	u8   []byte // with Options.OpenClaw: data with ill-formed UTF-8 replaced
+	dd   []byte // with Options.OpenClaw: data without repeated member names
 	nbuf []byte
 	win  []byte // buffered bytes not yet framed (a window on br's buffer)
 	wn   int    // bytes taken from win not yet discarded from br
@@ -428,8 +429,8 @@ func PutDecoder(d *Decoder) {
 	d.err = nil
 	d.ev = llm.Event{}
 	// Do not let one huge stream pin its buffers in the pool.
-	if cap(d.dbuf) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer || cap(d.u8) > maxPooledBuffer {
-		d.dbuf, d.long, d.sbuf, d.side, d.u8 = nil, nil, nil, nil, nil
+	if cap(d.dbuf) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer || cap(d.u8) > maxPooledBuffer || cap(d.dd) > maxPooledBuffer {
+		d.dbuf, d.long, d.sbuf, d.side, d.u8, d.dd = nil, nil, nil, nil, nil, nil
 	}
 	for i := range d.msg.Content[:cap(d.msg.Content)] {
 		b := &d.msg.Content[:cap(d.msg.Content)][i]
@@ -581,6 +582,9 @@ func (d *Decoder) event() error {
 			return nil
 		}
 		data = d.ocText(data)
+		if maybeDupKeys(data) {
+			data = d.ocDedup(data)
+		}
 		if d.wire != WireAnthropic && string(data) != "[DONE]" {
 			if handled, err := d.ocSDKEvent(data); handled {
 				return err

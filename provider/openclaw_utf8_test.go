@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/valyala/fastjson"
+
 	"github.com/ocbench/ocbench/llm"
 )
 
@@ -117,4 +119,43 @@ func TestOCEventBound(t *testing.T) {
 	if m := d.Message(); m.StopReason != llm.StopError || m.ErrorMessage != MsgSSEBufferExceeded {
 		t.Fatalf("over the bound: %s %q", m.StopReason, m.ErrorMessage)
 	}
+}
+
+// TestOCDuplicateNames: with the OpenClaw rules a repeated member name
+// takes its last value, as JSON.parse does, at every depth; maybeDupKeys
+// never misses one.
+func TestOCDuplicateNames(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a":1,"b":2,"a":3}`, `{"a":3,"b":2}`},
+		{`{"x":{"c":"a","c":"b"},"y":[{"k":1,"k":[1,{"z":0,"z":1}]}]}`, `{"x":{"c":"b"},"y":[{"k":[1,{"z":1}]}]}`},
+		{`{"\u0061":1,"a":2}`, `{"a":2}`},
+	} {
+		if !maybeDupKeys([]byte(c.in)) {
+			t.Errorf("maybeDupKeys(%s) = false", c.in)
+		}
+		out, changed := dedupKeys(nil, fastjson.MustParse(c.in))
+		if !changed || string(out) != c.want {
+			t.Errorf("dedupKeys(%s) = %s %v, want %s", c.in, out, changed, c.want)
+		}
+	}
+	for _, s := range []string{`{"a":1,"b":{"a":2}}`, `[{"a":1},{"a":2}]`, `"x"`, `{}`} {
+		if maybeDupKeys([]byte(s)) {
+			t.Errorf("maybeDupKeys(%s) = true", s)
+		}
+	}
+}
+
+func FuzzMaybeDupKeys(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":1,"b":2}}`, `[{"a":1},{"a":1}]`, `{"\u0061":1,"a":2}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := fastjson.Parse(s)
+		if err != nil {
+			return
+		}
+		if _, changed := dedupKeys(nil, v); changed && !maybeDupKeys([]byte(s)) {
+			t.Fatalf("%s repeats a name that maybeDupKeys missed", s)
+		}
+	})
 }
