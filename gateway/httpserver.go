@@ -614,10 +614,21 @@ var (
 	}()
 )
 
+// keysByLen lists the indexes into commonKeys of each name length, so
+// that a name is compared with the one or two of its length only.
+var keysByLen = func() (t [18][]uint8) {
+	for i, k := range commonKeys {
+		t[len(k)] = append(t[len(k)], uint8(i))
+	}
+	return t
+}()
+
 func canonicalKey(name []byte) string {
-	for i, k := range lowerKeys {
-		if asciiEqualFold(name, k) {
-			return commonKeys[i]
+	if len(name) < len(keysByLen) {
+		for _, i := range keysByLen[len(name)] {
+			if asciiEqualFold(name, lowerKeys[i]) {
+				return commonKeys[i]
+			}
 		}
 	}
 	return textproto.CanonicalMIMEHeaderKey(string(name))
@@ -850,11 +861,11 @@ func (w *respWriter) writeHead(end bool) {
 	w.headDone = true
 	h := w.hdr
 	head := w.r.Method == http.MethodHead
+	setLen := false // Content-Length: w.clen, written in its place below
 	if w.clen < 0 && (!w.noBody || head && end && w.written > 0) {
 		switch {
 		case end:
-			w.clen = w.written
-			h["Content-Length"] = []string{strconv.FormatInt(w.written, 10)}
+			w.clen, setLen = w.written, true
 		case w.r.ProtoMinor == 0:
 			w.closeAfter = true // an HTTP/1.0 body ends with the connection
 		default:
@@ -889,9 +900,18 @@ func (w *respWriter) writeHead(end bool) {
 	for k := range h {
 		w.keys = append(w.keys, k)
 	}
+	if _, ok := h["Content-Length"]; setLen && !ok {
+		w.keys = append(w.keys, "Content-Length")
+	}
 	slices.Sort(w.keys)
 	for _, k := range w.keys {
 		if !validHeaderName(k) || k == "Transfer-Encoding" {
+			continue
+		}
+		if setLen && k == "Content-Length" {
+			b = append(b, "Content-Length: "...)
+			b = strconv.AppendInt(b, w.clen, 10)
+			b = append(b, crlf...)
 			continue
 		}
 		for _, v := range h[k] {

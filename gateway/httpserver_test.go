@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"testing"
 	"time"
@@ -301,6 +302,40 @@ func TestServerLongStreamKeepsDeadlinesApart(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || m.TextContent() != "ab" || m.StopReason != llm.StopStop {
 			t.Fatalf("stream %d: %d %q %v %s", i, resp.StatusCode, m.TextContent(), m.StopReason, m.ErrorMessage)
+		}
+	}
+}
+
+// Header names are canonical as net/http makes them, the common ones (found
+// by their length) and the rest alike.
+func TestCanonicalKey(t *testing.T) {
+	names := []string{"x-api-keys", "accepts", "content-lengthx", "a", "", "anthropic-versions-and-more", "x_y"}
+	for _, k := range commonKeys {
+		names = append(names, k, strings.ToLower(k), strings.ToUpper(k), k[:len(k)-1]+"q")
+	}
+	for _, n := range names {
+		if got, want := canonicalKey([]byte(n)), textproto.CanonicalMIMEHeaderKey(n); got != want {
+			t.Errorf("%q: %q, want %q", n, got, want)
+		}
+	}
+}
+
+// An answer ended whole gets its length in the sorted head, in place of a
+// Content-Length set after WriteHeader.
+func TestServerHeadLength(t *testing.T) {
+	for _, late := range []string{"", "99"} {
+		w := &respWriter{c: &srvConn{hs: &httpServer{}}, r: &http.Request{Method: http.MethodPost, ProtoMinor: 1}, hdr: http.Header{}, clen: -1}
+		w.hdr.Set("X-B", "b")
+		w.hdr.Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusOK)
+		if late != "" {
+			w.hdr.Set("Content-Length", late)
+		}
+		w.Write([]byte("hello"))
+		w.writeHead(true)
+		head, _, _ := strings.Cut(string(w.out), "Date: ")
+		if want := "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\nX-B: b\r\n"; head != want || !strings.HasSuffix(string(w.out), "\r\n\r\nhello") {
+			t.Errorf("late %q: %q", late, w.out)
 		}
 	}
 }

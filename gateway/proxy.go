@@ -72,10 +72,34 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 	if v.Type() != fastjson.TypeObject {
 		return proxyRequest{}, errors.New("body is not a JSON object")
 	}
+	// The top-level members in one pass (Get would scan them per
+	// field); the first of a repeated key counts, as with Get.
+	var mv, sv, so, tv, msgs, input *fastjson.Value
 	var pr proxyRequest
-	mv := v.Get("model")
+	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
+		switch string(k) {
+		case "model":
+			mv = first(mv, x)
+		case "stream":
+			sv = first(sv, x)
+		case "stream_options":
+			so = first(so, x)
+		case "tools":
+			tv = first(tv, x)
+		case "messages":
+			msgs = first(msgs, x)
+		case "input":
+			input = first(input, x)
+		case "max_tokens":
+			pr.hasMaxTokens = true
+		case "max_completion_tokens":
+			pr.hasMaxCompletion = true
+		case "prompt_cache_key":
+			pr.hasCacheKey = true
+		}
+	})
 	if mv == nil || mv.Type() != fastjson.TypeString || len(mv.GetStringBytes()) == 0 {
-		return pr, errors.New(`"model" is required`)
+		return proxyRequest{}, errors.New(`"model" is required`)
 	}
 	if mb := mv.GetStringBytes(); ps != nil && string(mb) == ps.model {
 		pr.model = ps.model
@@ -85,15 +109,17 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 			ps.model = pr.model
 		}
 	}
-	pr.stream = v.GetBool("stream")
+	pr.stream = sv != nil && sv.Type() == fastjson.TypeTrue
 	if w == provider.WireOpenAIChat {
-		pr.includeUsage = v.GetBool("stream_options", "include_usage")
-		pr.hasStreamOptions = v.Get("stream_options") != nil
-		pr.hasMaxTokens = v.Get("max_tokens") != nil
-		pr.hasMaxCompletion = v.Get("max_completion_tokens") != nil
-		pr.hasCacheKey = v.Get("prompt_cache_key") != nil
+		pr.includeUsage = so != nil && so.GetBool("include_usage")
+		pr.hasStreamOptions = so != nil
+	} else {
+		pr.hasMaxTokens, pr.hasMaxCompletion, pr.hasCacheKey = false, false, false
 	}
-	tools := v.GetArray("tools")
+	var tools []*fastjson.Value
+	if tv != nil && tv.Type() == fastjson.TypeArray {
+		tools, _ = tv.Array()
+	}
 	toolName := func(t *fastjson.Value) []byte {
 		if w == provider.WireOpenAIChat {
 			return t.GetStringBytes("function", "name")
@@ -110,12 +136,20 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 		}
 	}
 	switch {
-	case w == provider.WireOpenAIResponses && v.Get("input") == nil:
+	case w == provider.WireOpenAIResponses && input == nil:
 		return pr, errors.New(`"input" is required`)
-	case w != provider.WireOpenAIResponses && v.Get("messages") == nil:
+	case w != provider.WireOpenAIResponses && msgs == nil:
 		return pr, errors.New(`"messages" is required`)
 	}
 	return pr, nil
+}
+
+// first is the value of a member seen first: known when already set.
+func first(known, v *fastjson.Value) *fastjson.Value {
+	if known != nil {
+		return known
+	}
+	return v
 }
 
 // sameTools reports whether the named tools of list are known, in order.
