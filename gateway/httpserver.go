@@ -753,7 +753,7 @@ type respWriter struct {
 	deadline   bool // the handler set a write deadline
 	pre        []byte
 	out        []byte
-	keys       []string
+	keys       []headerEntry // writeHead's, reused
 	err        error
 }
 
@@ -875,13 +875,30 @@ func (w *respWriter) writeHead(end bool) {
 	if w.noBody && !head {
 		delete(h, "Content-Length")
 	}
-	if _, ok := h["Content-Type"]; !ok && !w.noBody && len(w.pre) > 0 {
-		h["Content-Type"] = []string{http.DetectContentType(w.pre)}
+	// The header's entries in one pass, sorted by name; what the head
+	// depends on is noted on the way.
+	w.keys = w.keys[:0]
+	hasType, hasLen, closeAsked := false, false, false
+	for k, vs := range h {
+		switch k {
+		case "Content-Type":
+			hasType = true
+		case "Content-Length":
+			hasLen = true
+		case "Connection":
+			closeAsked = hasTokenStr(vs, "close")
+		}
+		w.keys = append(w.keys, headerEntry{k, vs})
 	}
-	if w.c.hs.closing.Load() {
-		w.closeAfter = true
+	if !hasType && !w.noBody && len(w.pre) > 0 {
+		ct := []string{http.DetectContentType(w.pre)}
+		h["Content-Type"] = ct
+		w.keys = append(w.keys, headerEntry{"Content-Type", ct})
 	}
-	if hasTokenStr(h["Connection"], "close") {
+	if setLen && !hasLen {
+		w.keys = append(w.keys, headerEntry{name: "Content-Length"})
+	}
+	if w.c.hs.closing.Load() || closeAsked {
 		w.closeAfter = true
 	}
 	b := append(w.out, "HTTP/1."...)
@@ -896,15 +913,9 @@ func (w *respWriter) writeHead(end bool) {
 		b = strconv.AppendInt(b, int64(w.status), 10)
 	}
 	b = append(b, crlf...)
-	w.keys = w.keys[:0]
-	for k := range h {
-		w.keys = append(w.keys, k)
-	}
-	if _, ok := h["Content-Length"]; setLen && !ok {
-		w.keys = append(w.keys, "Content-Length")
-	}
-	slices.Sort(w.keys)
-	for _, k := range w.keys {
+	slices.SortFunc(w.keys, func(a, b headerEntry) int { return strings.Compare(a.name, b.name) })
+	for _, e := range w.keys {
+		k := e.name
 		if !validHeaderName(k) || k == "Transfer-Encoding" {
 			continue
 		}
@@ -914,7 +925,7 @@ func (w *respWriter) writeHead(end bool) {
 			b = append(b, crlf...)
 			continue
 		}
-		for _, v := range h[k] {
+		for _, v := range e.values {
 			b = append(b, k...)
 			b = append(b, ": "...)
 			b = appendHeaderValue(b, v)
@@ -927,7 +938,7 @@ func (w *respWriter) writeHead(end bool) {
 	if w.chunked {
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	}
-	if w.closeAfter && !hasTokenStr(h["Connection"], "close") {
+	if w.closeAfter && !closeAsked {
 		b = append(b, "Connection: close\r\n"...)
 	} else if !w.closeAfter && w.r.ProtoMinor == 0 {
 		b = append(b, "Connection: keep-alive\r\n"...)
@@ -942,6 +953,12 @@ func (w *respWriter) writeHead(end bool) {
 		}
 	}
 	w.pre = w.pre[:0]
+}
+
+// headerEntry is one name of a header and its values.
+type headerEntry struct {
+	name   string
+	values []string
 }
 
 func hasTokenStr(vs []string, tok string) bool {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net/http"
 	"reflect"
 	"testing"
 
@@ -61,4 +62,37 @@ func FuzzParseProxyRequestFields(f *testing.F) {
 			t.Fatalf("%q on %v: %+v %v, paths give %+v (error %v)", body, w, got, err, want, wantErr)
 		}
 	})
+}
+
+// The headers passed upstream, found by one pass over a small header or
+// by lookups in a larger one, come in the same order and number.
+func TestUpstreamHeadersPassed(t *testing.T) {
+	small := http.Header{"Authorization": {"Bearer c"}, "Anthropic-Beta": {"b1", "b2"}, "Openai-Project": {"p"}, "User-Agent": {"x"}}
+	large := small.Clone()
+	for _, k := range []string{"A", "B", "C", "D"} {
+		large[k] = []string{k}
+	}
+	for _, cfg := range []Config{{}, {AuthKey: "g"}, {UpstreamKey: "u"}} {
+		for _, w := range []provider.Wire{provider.WireOpenAIChat, provider.WireAnthropic} {
+			var got [2][]string
+			for i, h := range []http.Header{small, large} {
+				(&Server{cfg: cfg}).eachUpstreamHeader(h, w, func(k, v string) error {
+					got[i] = append(got[i], k+": "+v)
+					return nil
+				})
+			}
+			want := []string{"Authorization: Bearer c", "Anthropic-Beta: b1", "Anthropic-Beta: b2", "Openai-Project: p"}
+			switch {
+			case cfg.UpstreamKey != "" && w == provider.WireAnthropic:
+				want[0] = "X-Api-Key: u"
+			case cfg.UpstreamKey != "":
+				want[0] = "Authorization: Bearer u"
+			case cfg.AuthKey != "":
+				want = want[1:]
+			}
+			if !reflect.DeepEqual(got[0], want) || !reflect.DeepEqual(got[1], want) {
+				t.Errorf("%+v %v: %q and %q, want %q", cfg, w, got[0], got[1], want)
+			}
+		}
+	}
 }
