@@ -1079,7 +1079,13 @@ func (w *respWriter) finish() error {
 // a read of the connection (a request whose body came with its head is
 // read without one, so its header and body deadlines cost nothing), and
 // a write deadline within slack of the one in force is left as it is (a
-// keep-alive connection's answers move it on once per slack).
+// keep-alive connection's answers move it on once per slack). A read
+// deadline moved later is set slack beyond what is asked, and one asked
+// up to slack before the one in force is left as it is: the keep-alive
+// wait, renewed before every request, changes the connection's timer once
+// per slack, and an idle connection is closed at most slack late. A read
+// deadline asked earlier than that (a request's header and body waits
+// after the keep-alive one) is set as asked.
 type deadlineConn struct {
 	net.Conn
 	slack       time.Duration
@@ -1099,15 +1105,25 @@ func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 
 func (c *deadlineConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
-	if !c.interrupted && !c.rd.Equal(c.rdSet) {
-		if err := c.Conn.SetReadDeadline(c.rd); err != nil {
+	if !c.interrupted && !c.rd.Equal(c.rdSet) && !c.readSlack() {
+		t := c.rd
+		if !t.IsZero() && !c.rdSet.IsZero() && t.After(c.rdSet) {
+			t = t.Add(c.slack)
+		}
+		if err := c.Conn.SetReadDeadline(t); err != nil {
 			c.mu.Unlock()
 			return 0, err
 		}
-		c.rdSet = c.rd
+		c.rdSet = t
 	}
 	c.mu.Unlock()
 	return c.Conn.Read(p)
+}
+
+// readSlack reports whether the read deadline asked for is at most slack
+// before the one in force, which then stays.
+func (c *deadlineConn) readSlack() bool {
+	return !c.rd.IsZero() && !c.rd.After(c.rdSet) && c.rdSet.Sub(c.rd) <= c.slack
 }
 
 // interrupt ends a read under way (or about to start) at once; resume

@@ -339,3 +339,52 @@ func TestServerHeadLength(t *testing.T) {
 		}
 	}
 }
+
+// deadlineRecorder is a connection that records the read deadlines set.
+type deadlineRecorder struct {
+	net.Conn
+	set []time.Time
+}
+
+func (d *deadlineRecorder) SetReadDeadline(t time.Time) error { d.set = append(d.set, t); return nil }
+func (d *deadlineRecorder) Read(p []byte) (int, error)        { return 0, nil }
+
+// The keep-alive wait, renewed before each request, moves the timer once
+// per slack, and never sooner than asked; an earlier deadline (a header
+// wait) and a cleared one are set as asked.
+func TestServerReadDeadlineSlack(t *testing.T) {
+	rec := &deadlineRecorder{}
+	const slack = time.Second
+	c := &deadlineConn{Conn: rec, slack: slack}
+	t0 := time.Now()
+	read := func(rd time.Time) time.Time {
+		c.SetReadDeadline(rd)
+		c.Read(nil)
+		if !c.rdSet.IsZero() && (c.rdSet.Before(rd) || c.rdSet.Sub(rd) > slack) {
+			t.Fatalf("asked %v, in force %v", rd.Sub(t0), c.rdSet.Sub(t0))
+		}
+		return c.rdSet
+	}
+	first := read(t0.Add(time.Minute))
+	if !first.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("a first deadline is set as asked: %v", first.Sub(t0))
+	}
+	moved := read(t0.Add(time.Minute + time.Millisecond))
+	if !moved.Equal(t0.Add(time.Minute + time.Millisecond + slack)) {
+		t.Fatalf("moved later: %v", moved.Sub(t0))
+	}
+	for i := 2; i < 100; i++ { // keep-alive renewals within slack
+		read(t0.Add(time.Minute + time.Duration(i)*time.Millisecond))
+	}
+	if len(rec.set) != 2 {
+		t.Errorf("%d timer changes for renewals within slack", len(rec.set))
+	}
+	if hdr := read(t0.Add(10 * time.Second)); !hdr.Equal(t0.Add(10 * time.Second)) {
+		t.Errorf("an earlier deadline: %v", hdr.Sub(t0))
+	}
+	c.SetReadDeadline(time.Time{})
+	c.Read(nil)
+	if !rec.set[len(rec.set)-1].IsZero() || !c.rdSet.IsZero() {
+		t.Errorf("a cleared deadline: %v", rec.set)
+	}
+}
