@@ -169,6 +169,7 @@ type srvConn struct {
 	url  url.URL
 	hdr  http.Header
 	vals []string // backing of the header values
+	host string   // the last request's Host
 	body srvBody
 	w    respWriter
 
@@ -429,7 +430,10 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 			if hosts++; hosts > 1 || !validHost(value) {
 				return badRequest("invalid or repeated Host header")
 			}
-			r.Host = string(value)
+			if string(value) != c.host { // a keep-alive client names the same host each time
+				c.host = string(value)
+			}
+			r.Host = c.host
 			return nil // as net/http: Host is not in the header map
 		case asciiEqualFold(name, "content-length"):
 			n, ok := parseContentLength(value)
@@ -591,10 +595,17 @@ func validHost(v []byte) bool {
 // connection's value backing.
 func (c *srvConn) addHeader(name, value []byte) {
 	k := canonicalKey(name)
-	v := intern(value)
 	if old, ok := c.hdr[k]; ok {
-		c.hdr[k] = append(old[:len(old):len(old)], v)
+		c.hdr[k] = append(old[:len(old):len(old)], intern(value))
 		return
+	}
+	// The previous request's value in the same place, when it repeats
+	// (a keep-alive client sends the same headers in the same order).
+	var v string
+	if n := len(c.vals); n < cap(c.vals) && c.vals[:n+1][n] == string(value) {
+		v = c.vals[:n+1][n]
+	} else {
+		v = intern(value)
 	}
 	c.vals = append(c.vals, v)
 	n := len(c.vals)

@@ -388,3 +388,35 @@ func TestServerReadDeadlineSlack(t *testing.T) {
 		t.Errorf("a cleared deadline: %v", rec.set)
 	}
 }
+
+// Requests read one after the other on a connection get their own header
+// values and Host, whether they repeat the previous request's or not.
+func TestServerRequestValuesPerRequest(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := newSrvConn(&httpServer{s: &Server{cfg: Config{WriteTimeout: time.Second}}}, a)
+	reqs := []string{
+		"GET / HTTP/1.1\r\nHost: h1\r\nUser-Agent: u1\r\nX-A: a1\r\nX-A: a2\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h1\r\nUser-Agent: u1\r\nX-A: a1\r\nX-A: a3\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nUser-Agent: u2\r\nX-B: b\r\nX-A: a1\r\n\r\n",
+	}
+	go func() {
+		for _, r := range reqs {
+			b.Write([]byte(r))
+		}
+	}()
+	for _, raw := range reqs {
+		want, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.readRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Host != want.Host || fmt.Sprint(got.Header) != fmt.Sprint(want.Header) {
+			t.Errorf("%q: host %q header %v, want %q %v", raw, got.Host, got.Header, want.Host, want.Header)
+		}
+	}
+}
