@@ -74,30 +74,16 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 	}
 	// The top-level members in one pass (Get would scan them per
 	// field); the first of a repeated key counts, as with Get.
-	var mv, sv, so, tv, msgs, input *fastjson.Value
-	var pr proxyRequest
+	var m [len(requestMembers)]*fastjson.Value
 	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
-		switch string(k) {
-		case "model":
-			mv = first(mv, x)
-		case "stream":
-			sv = first(sv, x)
-		case "stream_options":
-			so = first(so, x)
-		case "tools":
-			tv = first(tv, x)
-		case "messages":
-			msgs = first(msgs, x)
-		case "input":
-			input = first(input, x)
-		case "max_tokens":
-			pr.hasMaxTokens = true
-		case "max_completion_tokens":
-			pr.hasMaxCompletion = true
-		case "prompt_cache_key":
-			pr.hasCacheKey = true
+		for i, name := range requestMembers {
+			if string(k) == name && m[i] == nil {
+				m[i] = x
+			}
 		}
 	})
+	mv, sv, so, tv, msgs, input := m[0], m[1], m[2], m[3], m[4], m[5]
+	var pr proxyRequest
 	if mv == nil || mv.Type() != fastjson.TypeString || len(mv.GetStringBytes()) == 0 {
 		return proxyRequest{}, errors.New(`"model" is required`)
 	}
@@ -113,8 +99,7 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 	if w == provider.WireOpenAIChat {
 		pr.includeUsage = so != nil && so.GetBool("include_usage")
 		pr.hasStreamOptions = so != nil
-	} else {
-		pr.hasMaxTokens, pr.hasMaxCompletion, pr.hasCacheKey = false, false, false
+		pr.hasMaxTokens, pr.hasMaxCompletion, pr.hasCacheKey = m[6] != nil, m[7] != nil, m[8] != nil
 	}
 	var tools []*fastjson.Value
 	if tv != nil && tv.Type() == fastjson.TypeArray {
@@ -144,13 +129,10 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 	return pr, nil
 }
 
-// first is the value of a member seen first: known when already set.
-func first(known, v *fastjson.Value) *fastjson.Value {
-	if known != nil {
-		return known
-	}
-	return v
-}
+// requestMembers are the top-level members of a request the proxy reads,
+// in the order parseProxyRequest takes them.
+var requestMembers = [...]string{"model", "stream", "stream_options", "tools", "messages", "input",
+	"max_tokens", "max_completion_tokens", "prompt_cache_key"}
 
 // sameTools reports whether the named tools of list are known, in order.
 func sameTools(list []*fastjson.Value, name func(*fastjson.Value) []byte, known []string) bool {
