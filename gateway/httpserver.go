@@ -612,37 +612,58 @@ func (c *srvConn) addHeader(name, value []byte) {
 	c.hdr[k] = c.vals[n-1 : n : n]
 }
 
-// commonKeys are the canonical names of the headers SDKs send, and
-// lowerKeys the same in lower case.
+// commonKeys are the canonical names of the headers SDKs send.
 var (
 	commonKeys = [...]string{"Accept", "Accept-Encoding", "Anthropic-Beta", "Anthropic-Version", "Authorization",
 		"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key"}
-	lowerKeys = func() (l [len(commonKeys)]string) {
-		for i, k := range commonKeys {
-			l[i] = strings.ToLower(k)
-		}
-		return l
-	}()
+	commonKeyTable = newNameTable(commonKeys[:]...)
 )
 
-// keysByLen lists the indexes into commonKeys of each name length, so
-// that a name is compared with the one or two of its length only.
-var keysByLen = func() (t [18][]uint8) {
-	for i, k := range commonKeys {
-		t[len(k)] = append(t[len(k)], uint8(i))
+func canonicalKey(name []byte) string {
+	if i := commonKeyTable.indexFold(name); i >= 0 {
+		return commonKeys[i]
+	}
+	return textproto.CanonicalMIMEHeaderKey(string(name))
+}
+
+// nameTable finds a name among a few, comparing only those of its length.
+type nameTable struct {
+	names []string
+	lower []string // names in lower case
+	byLen [32][]uint8
+}
+
+func newNameTable(names ...string) *nameTable {
+	t := &nameTable{names: names}
+	for i, n := range names {
+		t.lower = append(t.lower, strings.ToLower(n))
+		t.byLen[len(n)] = append(t.byLen[len(n)], uint8(i))
 	}
 	return t
-}()
+}
 
-func canonicalKey(name []byte) string {
-	if len(name) < len(keysByLen) {
-		for _, i := range keysByLen[len(name)] {
-			if asciiEqualFold(name, lowerKeys[i]) {
-				return commonKeys[i]
+// index is the index of b among the names, or -1.
+func (t *nameTable) index(b []byte) int {
+	if len(b) < len(t.byLen) {
+		for _, i := range t.byLen[len(b)] {
+			if string(b) == t.names[i] {
+				return int(i)
 			}
 		}
 	}
-	return textproto.CanonicalMIMEHeaderKey(string(name))
+	return -1
+}
+
+// indexFold is index with ASCII case ignored.
+func (t *nameTable) indexFold(b []byte) int {
+	if len(b) < len(t.byLen) {
+		for _, i := range t.byLen[len(b)] {
+			if asciiEqualFold(b, t.lower[i]) {
+				return int(i)
+			}
+		}
+	}
+	return -1
 }
 
 // intern returns the methods, paths and header values that nearly every

@@ -76,10 +76,8 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 	// field); the first of a repeated key counts, as with Get.
 	var m [len(requestMembers)]*fastjson.Value
 	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
-		for i, name := range requestMembers {
-			if string(k) == name && m[i] == nil {
-				m[i] = x
-			}
+		if i := requestMemberTable.index(k); i >= 0 && m[i] == nil {
+			m[i] = x
 		}
 	})
 	mv, sv, so, tv, msgs, input := m[0], m[1], m[2], m[3], m[4], m[5]
@@ -131,8 +129,11 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 
 // requestMembers are the top-level members of a request the proxy reads,
 // in the order parseProxyRequest takes them.
-var requestMembers = [...]string{"model", "stream", "stream_options", "tools", "messages", "input",
-	"max_tokens", "max_completion_tokens", "prompt_cache_key"}
+var (
+	requestMembers = [...]string{"model", "stream", "stream_options", "tools", "messages", "input",
+		"max_tokens", "max_completion_tokens", "prompt_cache_key"}
+	requestMemberTable = newNameTable(requestMembers[:]...)
+)
 
 // sameTools reports whether the named tools of list are known, in order.
 func sameTools(list []*fastjson.Value, name func(*fastjson.Value) []byte, known []string) bool {

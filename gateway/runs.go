@@ -480,7 +480,7 @@ func (s *Server) eachUpstreamHeader(src http.Header, w wire, add func(k, v strin
 	if len(src) <= len(passedHeaders) {
 		present = 0
 		for k := range src {
-			if i := slices.Index(passedHeaders[:], k); i >= 0 {
+			if i := passedHeaderTable.index([]byte(k)); i >= 0 {
 				present |= 1 << i
 			}
 		}
@@ -507,7 +507,10 @@ func (s *Server) eachUpstreamHeader(src http.Header, w wire, add func(k, v strin
 
 // passedHeaders are the client headers the upstream may get: the
 // credentials first, then the version and organisation ones.
-var passedHeaders = [...]string{"Authorization", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project"}
+var (
+	passedHeaders     = [...]string{"Authorization", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project"}
+	passedHeaderTable = newNameTable(passedHeaders[:]...)
+)
 
 // copyHeaders adds src's values of passedHeaders[from:to], those present.
 func copyHeaders(add func(k, v string) error, src http.Header, present uint8, from, to int) error {
