@@ -185,7 +185,9 @@ type srvConn struct {
 
 func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 	c := &srvConn{hs: hs, nc: nc, hdr: http.Header{}}
-	c.dc = &deadlineConn{Conn: nc, slack: hs.s.cfg.WriteTimeout / 8}
+	cfg := &hs.s.cfg
+	c.dc = &deadlineConn{Conn: nc, slack: cfg.WriteTimeout / 8,
+		readSlack: min(cfg.KeepAliveTimeout, cfg.HeaderTimeout, cfg.BodyTimeout) / 8}
 	c.in.nc = c.dc
 	c.in.buf = make([]byte, upBufSize)
 	c.cs = new(connState)
@@ -1112,20 +1114,22 @@ func (w *respWriter) finish() error {
 // read without one, so its header and body deadlines cost nothing), and
 // a write deadline within slack of the one in force is left as it is (a
 // keep-alive connection's answers move it on once per slack). A read
-// deadline moved later is set slack beyond what is asked, and one asked
-// up to slack before the one in force is left as it is: the keep-alive
-// wait, renewed before every request, changes the connection's timer once
-// per slack, and an idle connection is closed at most slack late. A read
+// deadline moved later is set readSlack beyond what is asked, and one
+// asked up to readSlack before the one in force is left as it is: the
+// keep-alive wait, renewed before every request, changes the connection's
+// timer once per readSlack, and an idle connection is closed at most
+// readSlack (an eighth of the shortest read wait) late. A read
 // deadline asked earlier than that (a request's header and body waits
 // after the keep-alive one) is set as asked.
 type deadlineConn struct {
 	net.Conn
-	slack       time.Duration
-	mu          sync.Mutex // rd, rdSet, interrupted: the watcher reads while the handler sets
-	rd          time.Time  // the read deadline asked for
-	rdSet       time.Time  // the one in force
-	interrupted bool       // a read is being ended: rd waits
-	wdSet       time.Time  // the write deadline in force
+	slack       time.Duration // of write deadlines
+	readSlack   time.Duration // of read deadlines
+	mu          sync.Mutex    // rd, rdSet, interrupted: the watcher reads while the handler sets
+	rd          time.Time     // the read deadline asked for
+	rdSet       time.Time     // the one in force
+	interrupted bool          // a read is being ended: rd waits
+	wdSet       time.Time     // the write deadline in force
 }
 
 func (c *deadlineConn) SetReadDeadline(t time.Time) error {
@@ -1137,10 +1141,10 @@ func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 
 func (c *deadlineConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
-	if !c.interrupted && !c.rd.Equal(c.rdSet) && !c.readSlack() {
+	if !c.interrupted && !c.rd.Equal(c.rdSet) && !c.withinSlack() {
 		t := c.rd
 		if !t.IsZero() && !c.rdSet.IsZero() && t.After(c.rdSet) {
-			t = t.Add(c.slack)
+			t = t.Add(c.readSlack)
 		}
 		if err := c.Conn.SetReadDeadline(t); err != nil {
 			c.mu.Unlock()
@@ -1152,10 +1156,10 @@ func (c *deadlineConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
-// readSlack reports whether the read deadline asked for is at most slack
-// before the one in force, which then stays.
-func (c *deadlineConn) readSlack() bool {
-	return !c.rd.IsZero() && !c.rd.After(c.rdSet) && c.rdSet.Sub(c.rd) <= c.slack
+// withinSlack reports whether the read deadline asked for is at most
+// readSlack before the one in force, which then stays.
+func (c *deadlineConn) withinSlack() bool {
+	return !c.rd.IsZero() && !c.rd.After(c.rdSet) && c.rdSet.Sub(c.rd) <= c.readSlack
 }
 
 // interrupt ends a read under way (or about to start) at once; resume

@@ -355,7 +355,7 @@ func (d *deadlineRecorder) Read(p []byte) (int, error)        { return 0, nil }
 func TestServerReadDeadlineSlack(t *testing.T) {
 	rec := &deadlineRecorder{}
 	const slack = time.Second
-	c := &deadlineConn{Conn: rec, slack: slack}
+	c := &deadlineConn{Conn: rec, slack: time.Hour, readSlack: slack}
 	t0 := time.Now()
 	read := func(rd time.Time) time.Time {
 		c.SetReadDeadline(rd)
