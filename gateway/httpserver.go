@@ -169,6 +169,7 @@ type srvConn struct {
 	url  url.URL
 	hdr  http.Header
 	vals []string // backing of the header values
+	host string   // the last request's Host
 	body srvBody
 	w    respWriter
 
@@ -184,7 +185,9 @@ type srvConn struct {
 
 func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 	c := &srvConn{hs: hs, nc: nc, hdr: http.Header{}}
-	c.dc = &deadlineConn{Conn: nc, slack: hs.s.cfg.WriteTimeout / 8}
+	cfg := &hs.s.cfg
+	c.dc = &deadlineConn{Conn: nc, slack: cfg.WriteTimeout / 8,
+		readSlack: min(cfg.KeepAliveTimeout, cfg.HeaderTimeout, cfg.BodyTimeout) / 8}
 	c.in.nc = c.dc
 	c.in.buf = make([]byte, upBufSize)
 	c.cs = new(connState)
@@ -429,7 +432,10 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 			if hosts++; hosts > 1 || !validHost(value) {
 				return badRequest("invalid or repeated Host header")
 			}
-			r.Host = string(value)
+			if string(value) != c.host { // a keep-alive client names the same host each time
+				c.host = string(value)
+			}
+			r.Host = c.host
 			return nil // as net/http: Host is not in the header map
 		case asciiEqualFold(name, "content-length"):
 			n, ok := parseContentLength(value)
@@ -591,36 +597,75 @@ func validHost(v []byte) bool {
 // connection's value backing.
 func (c *srvConn) addHeader(name, value []byte) {
 	k := canonicalKey(name)
-	v := intern(value)
 	if old, ok := c.hdr[k]; ok {
-		c.hdr[k] = append(old[:len(old):len(old)], v)
+		c.hdr[k] = append(old[:len(old):len(old)], intern(value))
 		return
+	}
+	// The previous request's value in the same place, when it repeats
+	// (a keep-alive client sends the same headers in the same order).
+	var v string
+	if n := len(c.vals); n < cap(c.vals) && c.vals[:n+1][n] == string(value) {
+		v = c.vals[:n+1][n]
+	} else {
+		v = intern(value)
 	}
 	c.vals = append(c.vals, v)
 	n := len(c.vals)
 	c.hdr[k] = c.vals[n-1 : n : n]
 }
 
-// commonKeys are the canonical names of the headers SDKs send, and
-// lowerKeys the same in lower case.
+// commonKeys are the canonical names of the headers SDKs send.
 var (
 	commonKeys = [...]string{"Accept", "Accept-Encoding", "Anthropic-Beta", "Anthropic-Version", "Authorization",
 		"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key"}
-	lowerKeys = func() (l [len(commonKeys)]string) {
-		for i, k := range commonKeys {
-			l[i] = strings.ToLower(k)
-		}
-		return l
-	}()
+	commonKeyTable = newNameTable(commonKeys[:]...)
 )
 
 func canonicalKey(name []byte) string {
-	for i, k := range lowerKeys {
-		if asciiEqualFold(name, k) {
-			return commonKeys[i]
-		}
+	if i := commonKeyTable.indexFold(name); i >= 0 {
+		return commonKeys[i]
 	}
 	return textproto.CanonicalMIMEHeaderKey(string(name))
+}
+
+// nameTable finds a name among a few, comparing only those of its length.
+type nameTable struct {
+	names []string
+	lower []string // names in lower case
+	byLen [32][]uint8
+}
+
+func newNameTable(names ...string) *nameTable {
+	t := &nameTable{names: names}
+	for i, n := range names {
+		t.lower = append(t.lower, strings.ToLower(n))
+		t.byLen[len(n)] = append(t.byLen[len(n)], uint8(i))
+	}
+	return t
+}
+
+// index is the index of b among the names, or -1.
+func (t *nameTable) index(b []byte) int {
+	if len(b) < len(t.byLen) {
+		for _, i := range t.byLen[len(b)] {
+			if string(b) == t.names[i] {
+				return int(i)
+			}
+		}
+	}
+	return -1
+}
+
+// indexFold is index with ASCII case ignored.
+func (t *nameTable) indexFold(b []byte) int {
+	if len(b) < len(t.byLen) {
+		for _, i := range t.byLen[len(b)] {
+			if asciiEqualFold(b, t.lower[i]) {
+				return int(i)
+			}
+		}
+	}
+	return -1
 }
 
 // intern returns the methods, paths and header values that nearly every
@@ -742,7 +787,7 @@ type respWriter struct {
 	deadline   bool // the handler set a write deadline
 	pre        []byte
 	out        []byte
-	keys       []string
+	keys       []headerEntry // writeHead's, reused
 	err        error
 }
 
@@ -850,11 +895,11 @@ func (w *respWriter) writeHead(end bool) {
 	w.headDone = true
 	h := w.hdr
 	head := w.r.Method == http.MethodHead
+	setLen := false // Content-Length: w.clen, written in its place below
 	if w.clen < 0 && (!w.noBody || head && end && w.written > 0) {
 		switch {
 		case end:
-			w.clen = w.written
-			h["Content-Length"] = []string{strconv.FormatInt(w.written, 10)}
+			w.clen, setLen = w.written, true
 		case w.r.ProtoMinor == 0:
 			w.closeAfter = true // an HTTP/1.0 body ends with the connection
 		default:
@@ -864,13 +909,30 @@ func (w *respWriter) writeHead(end bool) {
 	if w.noBody && !head {
 		delete(h, "Content-Length")
 	}
-	if _, ok := h["Content-Type"]; !ok && !w.noBody && len(w.pre) > 0 {
-		h["Content-Type"] = []string{http.DetectContentType(w.pre)}
+	// The header's entries in one pass, sorted by name; what the head
+	// depends on is noted on the way.
+	w.keys = w.keys[:0]
+	hasType, hasLen, closeAsked := false, false, false
+	for k, vs := range h {
+		switch k {
+		case "Content-Type":
+			hasType = true
+		case "Content-Length":
+			hasLen = true
+		case "Connection":
+			closeAsked = hasTokenStr(vs, "close")
+		}
+		w.keys = append(w.keys, headerEntry{k, vs})
 	}
-	if w.c.hs.closing.Load() {
-		w.closeAfter = true
+	if !hasType && !w.noBody && len(w.pre) > 0 {
+		ct := []string{http.DetectContentType(w.pre)}
+		h["Content-Type"] = ct
+		w.keys = append(w.keys, headerEntry{"Content-Type", ct})
 	}
-	if hasTokenStr(h["Connection"], "close") {
+	if setLen && !hasLen {
+		w.keys = append(w.keys, headerEntry{name: "Content-Length"})
+	}
+	if w.c.hs.closing.Load() || closeAsked {
 		w.closeAfter = true
 	}
 	b := append(w.out, "HTTP/1."...)
@@ -885,16 +947,19 @@ func (w *respWriter) writeHead(end bool) {
 		b = strconv.AppendInt(b, int64(w.status), 10)
 	}
 	b = append(b, crlf...)
-	w.keys = w.keys[:0]
-	for k := range h {
-		w.keys = append(w.keys, k)
-	}
-	slices.Sort(w.keys)
-	for _, k := range w.keys {
+	slices.SortFunc(w.keys, func(a, b headerEntry) int { return strings.Compare(a.name, b.name) })
+	for _, e := range w.keys {
+		k := e.name
 		if !validHeaderName(k) || k == "Transfer-Encoding" {
 			continue
 		}
-		for _, v := range h[k] {
+		if setLen && k == "Content-Length" {
+			b = append(b, "Content-Length: "...)
+			b = strconv.AppendInt(b, w.clen, 10)
+			b = append(b, crlf...)
+			continue
+		}
+		for _, v := range e.values {
 			b = append(b, k...)
 			b = append(b, ": "...)
 			b = appendHeaderValue(b, v)
@@ -907,7 +972,7 @@ func (w *respWriter) writeHead(end bool) {
 	if w.chunked {
 		b = append(b, "Transfer-Encoding: chunked\r\n"...)
 	}
-	if w.closeAfter && !hasTokenStr(h["Connection"], "close") {
+	if w.closeAfter && !closeAsked {
 		b = append(b, "Connection: close\r\n"...)
 	} else if !w.closeAfter && w.r.ProtoMinor == 0 {
 		b = append(b, "Connection: keep-alive\r\n"...)
@@ -922,6 +987,12 @@ func (w *respWriter) writeHead(end bool) {
 		}
 	}
 	w.pre = w.pre[:0]
+}
+
+// headerEntry is one name of a header and its values.
+type headerEntry struct {
+	name   string
+	values []string
 }
 
 func hasTokenStr(vs []string, tok string) bool {
@@ -1042,15 +1113,23 @@ func (w *respWriter) finish() error {
 // a read of the connection (a request whose body came with its head is
 // read without one, so its header and body deadlines cost nothing), and
 // a write deadline within slack of the one in force is left as it is (a
-// keep-alive connection's answers move it on once per slack).
+// keep-alive connection's answers move it on once per slack). A read
+// deadline moved later is set readSlack beyond what is asked, and one
+// asked up to readSlack before the one in force is left as it is: the
+// keep-alive wait, renewed before every request, changes the connection's
+// timer once per readSlack, and an idle connection is closed at most
+// readSlack (an eighth of the shortest read wait) late. A read
+// deadline asked earlier than that (a request's header and body waits
+// after the keep-alive one) is set as asked.
 type deadlineConn struct {
 	net.Conn
-	slack       time.Duration
-	mu          sync.Mutex // rd, rdSet, interrupted: the watcher reads while the handler sets
-	rd          time.Time  // the read deadline asked for
-	rdSet       time.Time  // the one in force
-	interrupted bool       // a read is being ended: rd waits
-	wdSet       time.Time  // the write deadline in force
+	slack       time.Duration // of write deadlines
+	readSlack   time.Duration // of read deadlines
+	mu          sync.Mutex    // rd, rdSet, interrupted: the watcher reads while the handler sets
+	rd          time.Time     // the read deadline asked for
+	rdSet       time.Time     // the one in force
+	interrupted bool          // a read is being ended: rd waits
+	wdSet       time.Time     // the write deadline in force
 }
 
 func (c *deadlineConn) SetReadDeadline(t time.Time) error {
@@ -1062,15 +1141,25 @@ func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 
 func (c *deadlineConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
-	if !c.interrupted && !c.rd.Equal(c.rdSet) {
-		if err := c.Conn.SetReadDeadline(c.rd); err != nil {
+	if !c.interrupted && !c.rd.Equal(c.rdSet) && !c.withinSlack() {
+		t := c.rd
+		if !t.IsZero() && !c.rdSet.IsZero() && t.After(c.rdSet) {
+			t = t.Add(c.readSlack)
+		}
+		if err := c.Conn.SetReadDeadline(t); err != nil {
 			c.mu.Unlock()
 			return 0, err
 		}
-		c.rdSet = c.rd
+		c.rdSet = t
 	}
 	c.mu.Unlock()
 	return c.Conn.Read(p)
+}
+
+// withinSlack reports whether the read deadline asked for is at most
+// readSlack before the one in force, which then stays.
+func (c *deadlineConn) withinSlack() bool {
+	return !c.rd.IsZero() && !c.rd.After(c.rdSet) && c.rdSet.Sub(c.rd) <= c.readSlack
 }
 
 // interrupt ends a read under way (or about to start) at once; resume

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"testing"
 	"time"
@@ -301,6 +302,121 @@ func TestServerLongStreamKeepsDeadlinesApart(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || m.TextContent() != "ab" || m.StopReason != llm.StopStop {
 			t.Fatalf("stream %d: %d %q %v %s", i, resp.StatusCode, m.TextContent(), m.StopReason, m.ErrorMessage)
+		}
+	}
+}
+
+// Header names are canonical as net/http makes them, the common ones (found
+// by their length) and the rest alike.
+func TestCanonicalKey(t *testing.T) {
+	names := []string{"x-api-keys", "accepts", "content-lengthx", "a", "", "anthropic-versions-and-more", "x_y"}
+	for _, k := range commonKeys {
+		names = append(names, k, strings.ToLower(k), strings.ToUpper(k), k[:len(k)-1]+"q")
+	}
+	for _, n := range names {
+		if got, want := canonicalKey([]byte(n)), textproto.CanonicalMIMEHeaderKey(n); got != want {
+			t.Errorf("%q: %q, want %q", n, got, want)
+		}
+	}
+}
+
+// An answer ended whole gets its length in the sorted head, in place of a
+// Content-Length set after WriteHeader.
+func TestServerHeadLength(t *testing.T) {
+	for _, late := range []string{"", "99"} {
+		w := &respWriter{c: &srvConn{hs: &httpServer{}}, r: &http.Request{Method: http.MethodPost, ProtoMinor: 1}, hdr: http.Header{}, clen: -1}
+		w.hdr.Set("X-B", "b")
+		w.hdr.Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusOK)
+		if late != "" {
+			w.hdr.Set("Content-Length", late)
+		}
+		w.Write([]byte("hello"))
+		w.writeHead(true)
+		head, _, _ := strings.Cut(string(w.out), "Date: ")
+		if want := "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\nX-B: b\r\n"; head != want || !strings.HasSuffix(string(w.out), "\r\n\r\nhello") {
+			t.Errorf("late %q: %q", late, w.out)
+		}
+	}
+}
+
+// deadlineRecorder is a connection that records the read deadlines set.
+type deadlineRecorder struct {
+	net.Conn
+	set []time.Time
+}
+
+func (d *deadlineRecorder) SetReadDeadline(t time.Time) error { d.set = append(d.set, t); return nil }
+func (d *deadlineRecorder) Read(p []byte) (int, error)        { return 0, nil }
+
+// The keep-alive wait, renewed before each request, moves the timer once
+// per slack, and never sooner than asked; an earlier deadline (a header
+// wait) and a cleared one are set as asked.
+func TestServerReadDeadlineSlack(t *testing.T) {
+	rec := &deadlineRecorder{}
+	const slack = time.Second
+	c := &deadlineConn{Conn: rec, slack: time.Hour, readSlack: slack}
+	t0 := time.Now()
+	read := func(rd time.Time) time.Time {
+		c.SetReadDeadline(rd)
+		c.Read(nil)
+		if !c.rdSet.IsZero() && (c.rdSet.Before(rd) || c.rdSet.Sub(rd) > slack) {
+			t.Fatalf("asked %v, in force %v", rd.Sub(t0), c.rdSet.Sub(t0))
+		}
+		return c.rdSet
+	}
+	first := read(t0.Add(time.Minute))
+	if !first.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("a first deadline is set as asked: %v", first.Sub(t0))
+	}
+	moved := read(t0.Add(time.Minute + time.Millisecond))
+	if !moved.Equal(t0.Add(time.Minute + time.Millisecond + slack)) {
+		t.Fatalf("moved later: %v", moved.Sub(t0))
+	}
+	for i := 2; i < 100; i++ { // keep-alive renewals within slack
+		read(t0.Add(time.Minute + time.Duration(i)*time.Millisecond))
+	}
+	if len(rec.set) != 2 {
+		t.Errorf("%d timer changes for renewals within slack", len(rec.set))
+	}
+	if hdr := read(t0.Add(10 * time.Second)); !hdr.Equal(t0.Add(10 * time.Second)) {
+		t.Errorf("an earlier deadline: %v", hdr.Sub(t0))
+	}
+	c.SetReadDeadline(time.Time{})
+	c.Read(nil)
+	if !rec.set[len(rec.set)-1].IsZero() || !c.rdSet.IsZero() {
+		t.Errorf("a cleared deadline: %v", rec.set)
+	}
+}
+
+// Requests read one after the other on a connection get their own header
+// values and Host, whether they repeat the previous request's or not.
+func TestServerRequestValuesPerRequest(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := newSrvConn(&httpServer{s: &Server{cfg: Config{WriteTimeout: time.Second}}}, a)
+	reqs := []string{
+		"GET / HTTP/1.1\r\nHost: h1\r\nUser-Agent: u1\r\nX-A: a1\r\nX-A: a2\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h1\r\nUser-Agent: u1\r\nX-A: a1\r\nX-A: a3\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nUser-Agent: u2\r\nX-B: b\r\nX-A: a1\r\n\r\n",
+	}
+	go func() {
+		for _, r := range reqs {
+			b.Write([]byte(r))
+		}
+	}()
+	for _, raw := range reqs {
+		want, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.readRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Host != want.Host || fmt.Sprint(got.Header) != fmt.Sprint(want.Header) {
+			t.Errorf("%q: host %q header %v, want %q %v", raw, got.Host, got.Header, want.Host, want.Header)
 		}
 	}
 }

@@ -72,10 +72,18 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 	if v.Type() != fastjson.TypeObject {
 		return proxyRequest{}, errors.New("body is not a JSON object")
 	}
+	// The top-level members in one pass (Get would scan them per
+	// field); the first of a repeated key counts, as with Get.
+	var m [len(requestMembers)]*fastjson.Value
+	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
+		if i := requestMemberTable.index(k); i >= 0 && m[i] == nil {
+			m[i] = x
+		}
+	})
+	mv, sv, so, tv, msgs, input := m[0], m[1], m[2], m[3], m[4], m[5]
 	var pr proxyRequest
-	mv := v.Get("model")
 	if mv == nil || mv.Type() != fastjson.TypeString || len(mv.GetStringBytes()) == 0 {
-		return pr, errors.New(`"model" is required`)
+		return proxyRequest{}, errors.New(`"model" is required`)
 	}
 	if mb := mv.GetStringBytes(); ps != nil && string(mb) == ps.model {
 		pr.model = ps.model
@@ -85,15 +93,16 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 			ps.model = pr.model
 		}
 	}
-	pr.stream = v.GetBool("stream")
+	pr.stream = sv != nil && sv.Type() == fastjson.TypeTrue
 	if w == provider.WireOpenAIChat {
-		pr.includeUsage = v.GetBool("stream_options", "include_usage")
-		pr.hasStreamOptions = v.Get("stream_options") != nil
-		pr.hasMaxTokens = v.Get("max_tokens") != nil
-		pr.hasMaxCompletion = v.Get("max_completion_tokens") != nil
-		pr.hasCacheKey = v.Get("prompt_cache_key") != nil
+		pr.includeUsage = so != nil && so.GetBool("include_usage")
+		pr.hasStreamOptions = so != nil
+		pr.hasMaxTokens, pr.hasMaxCompletion, pr.hasCacheKey = m[6] != nil, m[7] != nil, m[8] != nil
 	}
-	tools := v.GetArray("tools")
+	var tools []*fastjson.Value
+	if tv != nil && tv.Type() == fastjson.TypeArray {
+		tools, _ = tv.Array()
+	}
 	toolName := func(t *fastjson.Value) []byte {
 		if w == provider.WireOpenAIChat {
 			return t.GetStringBytes("function", "name")
@@ -110,13 +119,21 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 		}
 	}
 	switch {
-	case w == provider.WireOpenAIResponses && v.Get("input") == nil:
+	case w == provider.WireOpenAIResponses && input == nil:
 		return pr, errors.New(`"input" is required`)
-	case w != provider.WireOpenAIResponses && v.Get("messages") == nil:
+	case w != provider.WireOpenAIResponses && msgs == nil:
 		return pr, errors.New(`"messages" is required`)
 	}
 	return pr, nil
 }
+
+// requestMembers are the top-level members of a request the proxy reads,
+// in the order parseProxyRequest takes them.
+var (
+	requestMembers = [...]string{"model", "stream", "stream_options", "tools", "messages", "input",
+		"max_tokens", "max_completion_tokens", "prompt_cache_key"}
+	requestMemberTable = newNameTable(requestMembers[:]...)
+)
 
 // sameTools reports whether the named tools of list are known, in order.
 func sameTools(list []*fastjson.Value, name func(*fastjson.Value) []byte, known []string) bool {

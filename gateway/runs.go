@@ -474,6 +474,20 @@ func (s *Server) upstreamAuth(dst, src http.Header, w wire) {
 // eachUpstreamHeader calls add with every header upstreamAuth sets, and
 // stops at add's first error.
 func (s *Server) eachUpstreamHeader(src http.Header, w wire, add func(k, v string) error) error {
+	// Which of the passed names src holds: one pass over a small header
+	// (a client's usual few) instead of a lookup per name.
+	present := uint8(1<<len(passedHeaders) - 1)
+	if len(src) <= len(passedHeaders) {
+		present = 0
+		for k := range src {
+			if i := passedHeaderTable.index([]byte(k)); i >= 0 {
+				present |= 1 << i
+			}
+		}
+	}
+	if present == 0 && s.cfg.UpstreamKey == "" {
+		return nil
+	}
 	switch {
 	case s.cfg.UpstreamKey != "" && w == wireAnthropic:
 		if err := add("X-Api-Key", s.cfg.UpstreamKey); err != nil {
@@ -484,15 +498,26 @@ func (s *Server) eachUpstreamHeader(src http.Header, w wire, add func(k, v strin
 			return err
 		}
 	case s.cfg.AuthKey == "":
-		if err := copyHeaders(add, src, "Authorization", "X-Api-Key"); err != nil {
+		if err := copyHeaders(add, src, present, 0, 2); err != nil {
 			return err
 		}
 	}
-	return copyHeaders(add, src, "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project")
+	return copyHeaders(add, src, present, 2, len(passedHeaders))
 }
 
-func copyHeaders(add func(k, v string) error, src http.Header, keys ...string) error {
-	for _, k := range keys {
+// passedHeaders are the client headers the upstream may get: the
+// credentials first, then the version and organisation ones.
+var (
+	passedHeaders     = [...]string{"Authorization", "X-Api-Key", "Anthropic-Version", "Anthropic-Beta", "Openai-Organization", "Openai-Project"}
+	passedHeaderTable = newNameTable(passedHeaders[:]...)
+)
+
+// copyHeaders adds src's values of passedHeaders[from:to], those present.
+func copyHeaders(add func(k, v string) error, src http.Header, present uint8, from, to int) error {
+	for i, k := range passedHeaders[from:to] {
+		if present&(1<<(from+i)) == 0 {
+			continue
+		}
 		for _, v := range src[k] {
 			if err := add(k, v); err != nil {
 				return err

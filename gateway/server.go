@@ -55,7 +55,9 @@ type Config struct {
 	// request holds no stream slot until its body is read. WriteTimeout
 	// bounds each write to a client (default 30 s), so that a client that
 	// stops reading loses its slot by then. KeepAliveTimeout closes
-	// keep-alive connections idle that long (default 60 s).
+	// keep-alive connections idle that long (default 60 s), at most an
+	// eighth of the shortest of the three read waits later: the gateway's
+	// own server moves a connection's read timer only that often.
 	HeaderTimeout    time.Duration
 	BodyTimeout      time.Duration
 	WriteTimeout     time.Duration
