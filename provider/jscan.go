@@ -246,6 +246,29 @@ func validEscapes(s []byte) bool {
 }
 
 func skipNumber(b []byte, i int) int {
+	// The common number, a positive integer of one to seven digits not
+	// followed by a fraction or exponent, from one word: m has a zero byte
+	// for each digit (a byte whose high nibble, and that of the byte plus
+	// 6, is 3), and its lowest non-zero byte is the first non-digit (a
+	// carry of the addition only reaches the bytes after a non-digit).
+	if i+8 <= len(b) && b[i] != '0' {
+		w := binary.LittleEndian.Uint64(b[i:])
+		m := (w&swarHigh | ((w+0x0606060606060606)&swarHigh)>>4) ^ 0x3333333333333333
+		if n := bits.TrailingZeros64(m) >> 3; n > 0 && n < 8 {
+			if c := b[i+n]; c != '.' && c != 'e' && c != 'E' {
+				return i + n
+			}
+		}
+	}
+	return skipNumberSlow(b, i)
+}
+
+// swarHigh selects the high nibble of every byte of a word.
+const swarHigh = 0xF0F0F0F0F0F0F0F0
+
+// skipNumberSlow is skipNumber byte by byte: the reference of its word
+// path, and every number that path leaves.
+func skipNumberSlow(b []byte, i int) int {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}

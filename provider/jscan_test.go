@@ -221,3 +221,17 @@ func FuzzCheckString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkipNumber: skipNumber's word path ends every number where the byte
+// by byte scan does, from any offset.
+func FuzzSkipNumber(f *testing.F) {
+	for _, s := range []string{"1234,\"x\"", "7}\n\nabcdefgh", "1234567,", "12345678,", "0123456789", "-12,345678", "12.5,xxxxx", "3e7,xxxxxx", "42E-1,xxxx", "9\xfa\xff\xff\xff\xff\xff", "5:::::::::", "1/2345678"} {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, at uint8) {
+		i := int(at) % (len(b) + 1)
+		if got, want := skipNumber(b, i), skipNumberSlow(b, i); got != want {
+			t.Fatalf("skipNumber %d, byte by byte %d, for %q at %d", got, want, b, i)
+		}
+	})
+}
