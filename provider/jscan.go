@@ -626,7 +626,48 @@ func intOf(b []byte, v span) int64 {
 // unescapeTo appends the unescaped content of the raw string body s to
 // dst. ok is false for an invalid escape. Lone surrogates become U+FFFD,
 // as encoding/json does.
+//
+// A short string (most escaped deltas: ` \"quoted\"`, `{\"pat`) is
+// copied byte by byte with its one-character escapes, which costs less
+// than a search and a copy per run between escapes; from a \u escape on,
+// or for a longer string, unescapeRuns does the rest.
 func unescapeTo(dst, s []byte) ([]byte, bool) {
+	if len(s) > 64 {
+		return unescapeRuns(dst, s)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		if i+1 == len(s) {
+			return dst, false
+		}
+		switch s[i+1] {
+		case '"', '\\', '/':
+			dst = append(dst, s[i+1])
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case 'r':
+			dst = append(dst, '\r')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		default: // \u, or not an escape
+			return unescapeRuns(dst, s[i:])
+		}
+		i++
+	}
+	return dst, true
+}
+
+// unescapeRuns is unescapeTo copying the runs between escapes whole: the
+// reference of its byte loop, and the way for long strings.
+func unescapeRuns(dst, s []byte) ([]byte, bool) {
 	for {
 		n := indexBackslash(s)
 		if n < 0 {

@@ -235,3 +235,18 @@ func FuzzSkipNumber(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnescape: unescapeTo's byte loop for short strings appends what the
+// run-by-run unescape appends, and agrees on validity.
+func FuzzUnescape(f *testing.F) {
+	for _, s := range []string{`a`, `\"quoted\"`, `{\"pat`, `x\ny\tz\r\b\f\/\\`, `\u00e9x`, `\ud83d\ude00 \u12`, `\q`, `abc\`, `\`, `\ud83d`, strings.Repeat(`x\"`, 30)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		got, ok := unescapeTo([]byte("p"), s)
+		want, wok := unescapeRuns([]byte("p"), s)
+		if ok != wok || string(got) != string(want) {
+			t.Fatalf("unescapeTo %q %v, unescapeRuns %q %v, for %q", got, ok, want, wok, s)
+		}
+	})
+}
