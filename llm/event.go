@@ -66,8 +66,17 @@ func (t EventType) IsTerminal() bool { return t == EventDone || t == EventError 
 // is borrowed and valid only until the next call to Stream.Next. The
 // content of *_end events and the tool call of toolcall_end are the block at
 // ContentIndex in the stream's Message. Reason is set on done and error.
+//
+// ArgsOnly is a hint, never part of what the event means (false is always
+// right): set on a toolcall_delta whose making appended Delta to the raw
+// arguments of the call at ContentIndex and changed nothing else of the
+// message (no name, id, arguments decision, other block). Decorators that
+// look only at names and ids, or only at decided arguments, pass such an
+// event without looking at the message. A decorator that re-emits an event
+// after changing more of the message than that must clear it.
 type Event struct {
 	Type         EventType
+	ArgsOnly     bool
 	ContentIndex int
 	Delta        []byte
 	Reason       StopReason

@@ -93,12 +93,19 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 	flat.flat = true
 	flat.Reset(w, bytes.NewReader(body), o)
 	sameDecode(t, "without shapes", r, drain(flat))
-	// Differential: a decoder that decoded a stream of the wire before,
+	// Differential: a decoder that decoded streams of the wire before,
 	// keeping the shapes it learned (as a pooled one does), must give the
-	// same result: after the same body, and after a synthetic stream.
-	for _, prior := range [][]byte{body, synthBody(w)} {
-		again := NewDecoder(w, bytes.NewReader(prior), o)
+	// same result: after the same body, after a synthetic stream, and
+	// after streams whose ids differ from one to the next (kept shapes
+	// rebased on each, with the holes that vary across streams).
+	other := bytes.ReplaceAll(synthBody(w), []byte("SYNTH"), []byte("SYNTX"))
+	for _, priors := range [][][]byte{{body}, {synthBody(w)}, {synthBody(w), other}, {other, synthBody(w), body}} {
+		again := NewDecoder(w, bytes.NewReader(priors[0]), o)
 		drain(again)
+		for _, prior := range priors[1:] {
+			again.Reset(w, bytes.NewReader(prior), o)
+			drain(again)
+		}
 		again.Reset(w, bytes.NewReader(body), o)
 		sameDecode(t, "with kept shapes", r, drain(again))
 	}

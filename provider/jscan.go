@@ -246,6 +246,29 @@ func validEscapes(s []byte) bool {
 }
 
 func skipNumber(b []byte, i int) int {
+	// The common number, a positive integer of one to seven digits not
+	// followed by a fraction or exponent, from one word: m has a zero byte
+	// for each digit (a byte whose high nibble, and that of the byte plus
+	// 6, is 3), and its lowest non-zero byte is the first non-digit (a
+	// carry of the addition only reaches the bytes after a non-digit).
+	if i+8 <= len(b) && b[i] != '0' {
+		w := binary.LittleEndian.Uint64(b[i:])
+		m := (w&swarHigh | ((w+0x0606060606060606)&swarHigh)>>4) ^ 0x3333333333333333
+		if n := bits.TrailingZeros64(m) >> 3; n > 0 && n < 8 {
+			if c := b[i+n]; c != '.' && c != 'e' && c != 'E' {
+				return i + n
+			}
+		}
+	}
+	return skipNumberSlow(b, i)
+}
+
+// swarHigh selects the high nibble of every byte of a word.
+const swarHigh = 0xF0F0F0F0F0F0F0F0
+
+// skipNumberSlow is skipNumber byte by byte: the reference of its word
+// path, and every number that path leaves.
+func skipNumberSlow(b []byte, i int) int {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -603,7 +626,48 @@ func intOf(b []byte, v span) int64 {
 // unescapeTo appends the unescaped content of the raw string body s to
 // dst. ok is false for an invalid escape. Lone surrogates become U+FFFD,
 // as encoding/json does.
+//
+// A short string (most escaped deltas: ` \"quoted\"`, `{\"pat`) is
+// copied byte by byte with its one-character escapes, which costs less
+// than a search and a copy per run between escapes; from a \u escape on,
+// or for a longer string, unescapeRuns does the rest.
 func unescapeTo(dst, s []byte) ([]byte, bool) {
+	if len(s) > 64 {
+		return unescapeRuns(dst, s)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		if i+1 == len(s) {
+			return dst, false
+		}
+		switch s[i+1] {
+		case '"', '\\', '/':
+			dst = append(dst, s[i+1])
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case 'r':
+			dst = append(dst, '\r')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		default: // \u, or not an escape
+			return unescapeRuns(dst, s[i:])
+		}
+		i++
+	}
+	return dst, true
+}
+
+// unescapeRuns is unescapeTo copying the runs between escapes whole: the
+// reference of its byte loop, and the way for long strings.
+func unescapeRuns(dst, s []byte) ([]byte, bool) {
 	for {
 		n := indexBackslash(s)
 		if n < 0 {

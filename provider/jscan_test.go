@@ -221,3 +221,32 @@ func FuzzCheckString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkipNumber: skipNumber's word path ends every number where the byte
+// by byte scan does, from any offset.
+func FuzzSkipNumber(f *testing.F) {
+	for _, s := range []string{"1234,\"x\"", "7}\n\nabcdefgh", "1234567,", "12345678,", "0123456789", "-12,345678", "12.5,xxxxx", "3e7,xxxxxx", "42E-1,xxxx", "9\xfa\xff\xff\xff\xff\xff", "5:::::::::", "1/2345678"} {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, at uint8) {
+		i := int(at) % (len(b) + 1)
+		if got, want := skipNumber(b, i), skipNumberSlow(b, i); got != want {
+			t.Fatalf("skipNumber %d, byte by byte %d, for %q at %d", got, want, b, i)
+		}
+	})
+}
+
+// FuzzUnescape: unescapeTo's byte loop for short strings appends what the
+// run-by-run unescape appends, and agrees on validity.
+func FuzzUnescape(f *testing.F) {
+	for _, s := range []string{`a`, `\"quoted\"`, `{\"pat`, `x\ny\tz\r\b\f\/\\`, `\u00e9x`, `\ud83d\ude00 \u12`, `\q`, `abc\`, `\`, `\ud83d`, strings.Repeat(`x\"`, 30)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		got, ok := unescapeTo([]byte("p"), s)
+		want, wok := unescapeRuns([]byte("p"), s)
+		if ok != wok || string(got) != string(want) {
+			t.Fatalf("unescapeTo %q %v, unescapeRuns %q %v, for %q", got, ok, want, wok, s)
+		}
+	})
+}

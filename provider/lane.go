@@ -178,9 +178,11 @@ func (d *Decoder) laneApply(sh *shape) (direct bool, err error) {
 			d.slots[si].delta = true
 		}
 		err = d.addArgs(si, v, false)
+		d.ev.ArgsOnly = err == nil // the append was all the event did
 	case laneRArgs:
 		d.slots[si].delta = true // the arguments were streamed
 		err = d.addArgs(si, v, false)
+		d.ev.ArgsOnly = err == nil
 	default:
 		err = d.addText(si, v, false)
 	}

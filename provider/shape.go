@@ -75,6 +75,13 @@ type shape struct {
 	nroles  int
 	aux     uint32 // the wire's facts of the scan that are not spans
 	refined bool   // act holds only the holes that varied
+	// stale: kept from an earlier stream, with the holes that varied in
+	// it (within) active, and those that differed between its template
+	// and the stream before (across, once known; every hole before);
+	// its first match makes the matched event its template (rebase).
+	stale          bool
+	within, across uint64 // bit k: hole k
+	acrossKnown    bool
 	// fixed has bit i set when role i is absent or lies in literal bytes
 	// only: the same value in every event the shape matches.
 	fixed uint64
@@ -114,11 +121,16 @@ type shapeState struct {
 }
 
 // reset prepares the shapes for a new stream of wire w (off: none). The
-// shapes of the previous stream are kept when it had the same wire, as
-// they are: what a shape proves of the events it matches holds for any
-// stream of the wire, so a pooled decoder that meets the same shapes
-// again (the same upstream's deltas) skips learning them, and one that
-// does not learns its own in their place, least recently used first.
+// shapes of the previous stream are kept when it had the same wire: what
+// a shape proves of the events it matches holds for any stream of the
+// wire, so a pooled decoder that meets the same shapes again (the same
+// upstream's deltas) skips learning them, and one that does not learns
+// its own in their place, least recently used first. A kept shape also
+// has the holes active again whose values stood still in the last stream
+// but differ from stream to stream (a response id, a creation time: the
+// first time, every hole), so that a stream with other ids costs a match
+// instead of a scan per shape; its first match makes the matched event
+// its template (rebase).
 func (s *shapeState) reset(w Wire, off bool) {
 	s.hits, s.misses, s.off = 0, 0, off
 	if off || w != s.wire {
@@ -128,12 +140,83 @@ func (s *shapeState) reset(w Wire, off bool) {
 	// Only the shapes matched again (refined) are kept, in their order.
 	n := 0
 	for _, i := range s.ord[:s.n] {
-		if s.sh[i].refined {
+		if sh := &s.sh[i]; sh.refined {
+			sh.unrefine()
 			s.ord[n] = i
 			n++
 		}
 	}
 	s.n = n
+}
+
+// unrefine makes sh stale: the holes that varied in the stream (within)
+// and those that vary across streams (across; every hole until known)
+// active, until its next match rebases it. A shape none of whose values
+// varied across streams (an Anthropic delta's) is left as it is.
+func (sh *shape) unrefine() {
+	if sh.acrossKnown && sh.across == 0 {
+		return // no value varies across streams: it stays as refined
+	}
+	sh.within = 0
+	for _, k := range sh.act {
+		sh.within |= 1 << k
+	}
+	on := ^uint64(0)
+	if sh.acrossKnown {
+		on = sh.within | sh.across
+	}
+	sh.setAct(on)
+	sh.refined, sh.stale = false, true
+	sh.compile()
+}
+
+// setAct makes the holes of the mask on active.
+func (sh *shape) setAct(on uint64) {
+	sh.act = sh.act[:0]
+	for k := range sh.holes {
+		if on&(1<<k) != 0 {
+			sh.act = append(sh.act, int16(k))
+		}
+	}
+}
+
+// rebase makes data, which matched the stale sh with the positions pos,
+// its template: every hole and learned span moves to where it lies in
+// data (an active hole where the match found it, a literal one as far
+// from the active hole before it as in the template; remap has placed
+// every present span in sh.sp). The active holes whose values differ
+// from the template's, but stood still within the last stream, are the
+// ones that vary across streams. The shape is then refined as it was in
+// the last stream (within active).
+func (sh *shape) rebase(data []byte, pos *[1 + 2*maxShapeHoles]int) {
+	diff := uint64(0)
+	oldBase, newBase := int32(0), int32(0) // ends of the last active hole
+	a := 0                                 // active holes passed
+	for k := range sh.holes {
+		h := &sh.holes[k]
+		if a < len(sh.act) && int(sh.act[a]) == k {
+			ns, ne := int32(pos[2*a+1]), int32(pos[2*a+2])
+			if string(data[ns:ne]) != string(sh.src[h.s:h.e]) {
+				diff |= 1 << k
+			}
+			oldBase, newBase = h.e, ne
+			h.s, h.e = ns, ne
+			a++
+			continue
+		}
+		h.s, h.e = newBase+(h.s-oldBase), newBase+(h.e-oldBase)
+	}
+	sh.across |= diff &^ sh.within
+	sh.acrossKnown = true
+	copy(sh.learned[:sh.nroles], sh.sp[:sh.nroles])
+	sh.tpl = append(sh.tpl[:sh.pre], data...)
+	if sh.framed {
+		sh.tpl = append(sh.tpl, "\n\n"...)
+	}
+	sh.src = sh.tpl[sh.pre : sh.pre+len(data)]
+	sh.setAct(sh.within)
+	sh.refined, sh.stale = true, false
+	sh.compile()
 }
 
 // shapeMatch returns the learned shape data matches, nil when none does.
@@ -177,7 +260,12 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 			data = b[sh.pre:e]
 		}
 		sh.remap(&s.pos)
-		if !sh.refined {
+		switch {
+		case sh.stale:
+			if len(data) <= maxShapeBytes { // else it stays stale
+				sh.rebase(data, &s.pos)
+			}
+		case !sh.refined:
 			sh.refine(data, &s.pos)
 		}
 		return sh, data
@@ -466,7 +554,8 @@ func (sh *shape) learn(frame []byte, name span, data []byte, sp []span, aux uint
 	}
 	sh.nroles = copy(sh.learned[:], sp)
 	sh.aux = aux
-	sh.refined = false
+	sh.refined, sh.stale = false, false
+	sh.within, sh.across, sh.acrossKnown = 0, 0, false
 	sh.compile()
 	return true
 }

@@ -152,6 +152,27 @@ func TestShapesLearnFromSynth(t *testing.T) {
 	}
 }
 
+// TestShapesAcrossStreams: one decoder reused over streams whose ids
+// differ from one to the next (the gateway's pooled decoders) gives what a
+// fresh one gives on each, and its kept shapes match: the holes that vary
+// across streams are found, and the templates rebased on each stream.
+func TestShapesAcrossStreams(t *testing.T) {
+	for _, s := range synthStreams {
+		d := NewDecoder(s.wire, nil, Options{})
+		for i := range 8 {
+			body := s.gen(30+7*i, uint64(1+i%3)).Body
+			id := fmt.Sprintf("SY%0*d", 2+i%4, i) // ids of several lengths
+			body = bytes.ReplaceAll(body, []byte("SYNTH"), []byte(id))
+			d.Reset(s.wire, bytes.NewReader(body), Options{})
+			fresh := decodeBytes(s.wire, body, Options{})
+			sameDecode(t, fmt.Sprintf("%s stream %d with kept shapes", s.name, i), fresh, drain(d))
+			if f := fresh.d.shapes.hits; i >= 2 && d.shapes.hits <= f {
+				t.Errorf("%s stream %d: %d events matched kept shapes, %d learned afresh", s.name, i, d.shapes.hits, f)
+			}
+		}
+	}
+}
+
 // TestShapesGiveUp: a stream whose every event has a new shape stops
 // trying shapes.
 func TestShapesGiveUp(t *testing.T) {

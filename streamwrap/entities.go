@@ -67,8 +67,37 @@ func (s *entityStream) Step() (*llm.Event, *llm.Message, bool) {
 // thinking and start events change no tool call, and the stages inside
 // this one touch arguments only on tool-call events (of that block) and at
 // the end (passer).
+//
+// An argument delta marked ArgsOnly changes no decided arguments: it is
+// passed too when no stage below may decide arguments on a delta (the
+// repair stage does), as the block it belongs to is then as the stage
+// last saw it.
 func (s *entityStream) passThrough() *passThrough {
-	return s.pt.fuse(s.next, passMask(llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd, llm.EventDone, llm.EventError), s)
+	m := passMask(llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd, llm.EventDone, llm.EventError)
+	if argsKeptOnDelta(s.inner) {
+		m |= argsOnlyBit
+	}
+	return s.pt.fuse(s.next, m, s)
+}
+
+// argsKeptOnDelta reports whether the decorators from st down to the
+// provider's stream are all ones that decide no tool call's arguments on
+// an argument delta: the argument stage, promotion and trimming.
+func argsKeptOnDelta(st llm.Stream) bool {
+	for {
+		switch x := st.(type) {
+		case *stageStream:
+			st = x.inner
+		case *promoteStream:
+			st = x.inner
+		case *trimStream:
+			st = x.inner
+		case Unwrapper:
+			return false // another decorator
+		default:
+			return true
+		}
+	}
 }
 
 // settle is Step after the pull (passer).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -21,6 +22,12 @@ type opaque struct{ llm.Stream }
 // argument repair and entity decoding, built layer by layer; with hide, each layer sees the one below as opaque, so
 // no pass-through layer is skipped.
 func guardedChain(base llm.StreamFunc, hide bool) llm.StreamFunc {
+	return guardedChainRepair(base, hide, true)
+}
+
+// guardedChainRepair is guardedChain, without the argument repair when
+// withRepair is false (the entity stage then passes ArgsOnly deltas).
+func guardedChainRepair(base llm.StreamFunc, hide, withRepair bool) llm.StreamFunc {
 	wrap := func(f llm.StreamFunc) llm.StreamFunc {
 		if !hide {
 			return f
@@ -37,15 +44,18 @@ func guardedChain(base llm.StreamFunc, hide bool) llm.StreamFunc {
 	f := wrap(argumentStage(base, repair.ProfileExtended, true))
 	f = wrap(PromoteStandaloneTextToolCalls(f, tools))
 	f = wrap(TrimToolCallNames(f, TrimConfig{Allowed: tools, UnknownToolThreshold: DefaultUnknownToolThreshold}))
-	f = wrap(RepairMalformedToolCallArguments(f, RepairConfig{}))
+	if withRepair {
+		f = wrap(RepairMalformedToolCallArguments(f, RepairConfig{}))
+	}
 	f = wrap(DecodeHTMLEntityArguments(f))
 	f = wrap(handleSensitiveStopReason(f, true))
 	f = wrap(IdleTimeout(f, IdleConfig{Timeout: time.Minute}))
 	return DiagnosticModelCallEvents(f, DiagnosticsConfig{Sink: DiagnosticSinkFunc(func(*ModelCallEvent) {})})
 }
 
-// record runs one stream and writes every event and the final message.
-func record(f llm.StreamFunc, req *llm.Request) []byte {
+// record runs one stream and writes every event and the final message;
+// with calls, also every tool call of the live message at each event.
+func record(f llm.StreamFunc, req *llm.Request, calls ...bool) []byte {
 	var out []byte
 	s, err := f(context.Background(), req)
 	if err != nil {
@@ -56,6 +66,13 @@ func record(f llm.StreamFunc, req *llm.Request) []byte {
 		out = fmt.Appendf(out, "%v %d %q %v", e.Type, e.ContentIndex, e.Delta, e.Reason)
 		if b := s.Message().Block(e.ContentIndex); b != nil && e.Type == llm.EventToolCallEnd {
 			out = fmt.Appendf(out, " %s %q", b.Name, b.Arguments)
+		}
+		if len(calls) > 0 && calls[0] {
+			for i := range s.Message().Content {
+				if b := &s.Message().Content[i]; b.Type == llm.BlockToolCall {
+					out = fmt.Appendf(out, " [%d %q %q %q]", i, b.ID, b.Name, b.Arguments)
+				}
+			}
 		}
 		out = append(out, '\n')
 	}
@@ -115,6 +132,46 @@ func TestPassThroughMatchesLayers(t *testing.T) {
 			if !bytes.Equal(fused, layered) {
 				t.Fatalf("%v cut at %d: with pass-through layers skipped\n%s\nlayer by layer\n%s", b.wire, cut, fused, layered)
 			}
+			samePassThrough(t, b.wire, body)
 		}
 	}
+}
+
+// samePassThrough fails t unless the chain with and without repair gives
+// the same events, live tool calls at every event, final message and
+// error whether its pass-through layers are skipped or not: skipping the
+// trimming and entity stages on ArgsOnly deltas is invisible.
+func samePassThrough(t *testing.T, wire provider.Wire, body []byte) {
+	t.Helper()
+	req := &llm.Request{Model: llm.Model{ID: "m", Provider: "openai-compatible", API: wire.API()}}
+	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		d := provider.NewDecoder(wire, bytes.NewReader(body), provider.Options{API: req.Model.API})
+		d.SetContext(ctx)
+		return d, nil
+	}
+	for _, withRepair := range []bool{true, false} {
+		// A tool call without an id gets a random fallback id in each.
+		fused := fallbackIDs.ReplaceAll(record(guardedChainRepair(base, false, withRepair), req, true), []byte("call_<random>"))
+		layered := fallbackIDs.ReplaceAll(record(guardedChainRepair(base, true, withRepair), req, true), []byte("call_<random>"))
+		if !bytes.Equal(fused, layered) {
+			t.Fatalf("%v (repair %v): with pass-through layers skipped\n%s\nlayer by layer\n%s", wire, withRepair, fused, layered)
+		}
+	}
+}
+
+// fallbackIDs matches the ids trimming generates (appendFallbackID).
+var fallbackIDs = regexp.MustCompile(`call_[0-9a-f]{24}`)
+
+// FuzzPassThrough: any body of any wire gives the same through the fused
+// chain as layer by layer (samePassThrough).
+func FuzzPassThrough(f *testing.F) {
+	f.Add(uint8(0), synth.OpenAIChatStream(12, 5))
+	f.Add(uint8(1), synth.AnthropicStream(12, 5))
+	f.Add(uint8(2), synth.ResponsesStream(12, 5))
+	f.Add(uint8(1), synth.AnthropicStream(40, 7))
+	f.Add(uint8(2), synth.ResponsesStream(40, 7))
+	wires := []provider.Wire{provider.WireOpenAIChat, provider.WireAnthropic, provider.WireOpenAIResponses}
+	f.Fuzz(func(t *testing.T, w uint8, body []byte) {
+		samePassThrough(t, wires[int(w)%len(wires)], body)
+	})
 }

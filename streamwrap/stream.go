@@ -112,22 +112,42 @@ func (t *passThrough) fuse(next llm.Stepper, mask uint32, p passer) *passThrough
 // passes that.
 func (t *passThrough) Step() (*llm.Event, *llm.Message, bool) {
 	ev, msg, ok := t.next.Step()
-	if ok && t.all&(1<<ev.Type) != 0 {
+	if ok && t.all&passBit(ev) != 0 {
 		return ev, msg, true
 	}
 	for i := 0; i < t.n; i++ {
-		if !ok || t.mask[i]&(1<<ev.Type) == 0 {
+		if !ok || t.mask[i]&passBit(ev) == 0 {
 			ev, msg, ok = t.p[i].settle(ev, msg, ok)
 		}
 	}
 	return ev, msg, ok
 }
 
-// passMask returns the mask of every event type but those of except.
+// argsOnlyBit is the bit of a passer's mask for a toolcall_delta marked
+// ArgsOnly; the bits below it are the event types'.
+const argsOnlyBit = 1 << 31
+
+const _ = uint(31 - llm.EventError) // the types' bits lie below argsOnlyBit
+
+// passBit is e's bit in a passer's mask: its type's, or argsOnlyBit for a
+// toolcall_delta that only appended to its call's raw arguments.
+func passBit(e *llm.Event) uint32 {
+	if e.ArgsOnly {
+		return argsOnlyBit
+	}
+	return 1 << e.Type
+}
+
+// passMask returns the mask of every event type but those of except; a
+// toolcall_delta marked ArgsOnly is passed as toolcall_delta is (a passer
+// that may pass it while acting on other deltas adds argsOnlyBit).
 func passMask(except ...llm.EventType) uint32 {
 	m := ^uint32(0)
 	for _, t := range except {
 		m &^= 1 << t
+		if t == llm.EventToolCallDelta {
+			m &^= argsOnlyBit
+		}
 	}
 	return m
 }

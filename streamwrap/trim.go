@@ -148,15 +148,16 @@ func (s *trimStream) Step() (*llm.Event, *llm.Message, bool) {
 	return s.settle(ev, msg, ok)
 }
 
-// passThrough skips the stage on text and thinking events, which change no
-// tool call's name or id, over a stream without views (passer).
+// passThrough skips the stage on text and thinking events and on argument
+// deltas marked ArgsOnly, which change no tool call's name or id, over a
+// stream without views (passer).
 func (s *trimStream) passThrough() *passThrough {
 	if s.views != nil {
 		return nil
 	}
 	const text = 1<<llm.EventTextStart | 1<<llm.EventTextDelta | 1<<llm.EventTextEnd |
 		1<<llm.EventThinkingStart | 1<<llm.EventThinkingDelta | 1<<llm.EventThinkingEnd
-	return s.pt.fuse(s.next, text, s)
+	return s.pt.fuse(s.next, text|argsOnlyBit, s)
 }
 
 // settle is Step after the pull (passer).
