@@ -92,9 +92,9 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("round trip %d: got %v %q %q %d, want %v %q %q %d", i, g.Type, g.ID, g.ParentID, g.Timestamp, w.Type, w.ID, w.ParentID, w.Timestamp)
 			}
 			if w.Message != nil {
-				// Invalid UTF-8 is written as \ufffd and read back as U+FFFD.
-				gj := bytes.ReplaceAll(g.Message.AppendJSON(nil), []byte(`\ufffd`), []byte("\uFFFD"))
-				wj := bytes.ReplaceAll(w.Message.AppendJSON(nil), []byte(`\ufffd`), []byte("\uFFFD"))
+				// What was written reads back as the same bytes (invalid
+				// UTF-8 is written as U+FFFD itself).
+				gj, wj := g.Message.AppendJSON(nil), w.Message.AppendJSON(nil)
 				if !bytes.Equal(gj, wj) {
 					t.Fatalf("round trip %d: message %s != %s", i, gj, wj)
 				}
