@@ -180,3 +180,14 @@ func appendJSString(dst, s []byte) []byte {
 	}
 	return append(dst, '"')
 }
+
+// IsJSSpace reports whether r is a JavaScript space, what String.prototype
+// .trim and trimStart remove and the \s class matches: the ECMAScript
+// WhiteSpace and LineTerminator code points.
+func IsJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}

@@ -1,6 +1,10 @@
 package prompt
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ocbench/ocbench/llm"
+)
 
 // SplitBoundary splits a prompt at the first cache boundary marker: the
 // stable prefix (trailing whitespace trimmed) and the dynamic suffix
@@ -11,7 +15,7 @@ func SplitBoundary(prompt string) (stable, dynamic string, ok bool) {
 	if i < 0 {
 		return prompt, "", false
 	}
-	return strings.TrimRightFunc(prompt[:i], isJSSpace), strings.TrimLeftFunc(prompt[i+len(CacheBoundary):], isJSSpace), true
+	return strings.TrimRightFunc(prompt[:i], llm.IsJSSpace), strings.TrimLeftFunc(prompt[i+len(CacheBoundary):], llm.IsJSSpace), true
 }
 
 // StripBoundary replaces every marker with a single "\n", as OpenClaw does
@@ -46,13 +50,4 @@ func PrependAfterBoundary(prompt, addition string) string {
 		return stable + CacheBoundary + add
 	}
 	return stable + CacheBoundary + add + "\n\n" + dynamic
-}
-
-// isJSSpace is JavaScript's trim set (White_Space plus U+FEFF).
-func isJSSpace(r rune) bool {
-	switch r {
-	case ' ', '\t', '\n', '\v', '\f', '\r', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // OpenClaw measures every budget in JavaScript string lengths (UTF-16 code
@@ -86,6 +88,6 @@ func suffix16(s string, n int) string {
 }
 
 // trimEndJS trims trailing whitespace as JavaScript's trimEnd does.
-func trimEndJS(s string) string { return strings.TrimRightFunc(s, isJSSpace) }
+func trimEndJS(s string) string { return strings.TrimRightFunc(s, llm.IsJSSpace) }
 
 func itoa(n int) string { return strconv.Itoa(n) }

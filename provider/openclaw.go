@@ -81,27 +81,18 @@ type ocState struct {
 	confirmed   int  // chat: the interrupted block (+1) once visible text followed it
 }
 
-// jsSpace reports whether r is stripped by JavaScript's String.trim.
-func jsSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
-}
-
 // jsTrim is JavaScript's String.prototype.trim.
 func jsTrim(b []byte) []byte {
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)
-		if !jsSpace(r) {
+		if !llm.IsJSSpace(r) {
 			break
 		}
 		b = b[n:]
 	}
 	for len(b) > 0 {
 		r, n := utf8.DecodeLastRune(b)
-		if !jsSpace(r) {
+		if !llm.IsJSSpace(r) {
 			break
 		}
 		b = b[:len(b)-n]

@@ -190,7 +190,7 @@ func ocTagSpace(b []byte, i int) int {
 		return 0
 	}
 	r, n := utf8.DecodeRune(b[i:])
-	if jsSpace(r) {
+	if llm.IsJSSpace(r) {
 		return n
 	}
 	return 0

@@ -165,7 +165,7 @@ func trimLineStarts(b []byte) []byte {
 		}
 		for len(line) > 0 {
 			r, n := utf8.DecodeRune(line)
-			if !jsSpace(r) {
+			if !llm.IsJSSpace(r) {
 				break
 			}
 			line = line[n:]

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // Allowlist is a set of tool names as the tools are registered, with the
@@ -403,18 +405,10 @@ func resolveReplayToolName(raw, id string, allowed *Allowlist, completed bool) (
 	if !ok {
 		return "", false
 	}
-	if trimSpace(n) == "" || utf16Len(n) > 64 || strings.ContainsFunc(n, isJSSpace) {
+	if trimSpace(n) == "" || utf16Len(n) > 64 || strings.ContainsFunc(n, llm.IsJSSpace) {
 		return "", false
 	}
 	return n, true
-}
-
-func isJSSpace(r rune) bool {
-	switch r {
-	case ' ', '\t', '\n', '\v', '\f', '\r', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }
 
 // utf16Len returns the length of s in UTF-16 code units, JavaScript's

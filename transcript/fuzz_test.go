@@ -136,10 +136,10 @@ func FuzzJSTrim(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := jsTrim(s), strings.TrimFunc(s, jsSpace); got != want {
+		if got, want := jsTrim(s), strings.TrimFunc(s, llm.IsJSSpace); got != want {
 			t.Fatalf("jsTrim(%q) = %q, want %q", s, got, want)
 		}
-		if got, want := isBlankText([]byte(s)), len(bytes.TrimFunc([]byte(s), jsSpace)) == 0; got != want {
+		if got, want := isBlankText([]byte(s)), len(bytes.TrimFunc([]byte(s), llm.IsJSSpace)) == 0; got != want {
 			t.Fatalf("isBlankText(%q) = %v, want %v", s, got, want)
 		}
 	})

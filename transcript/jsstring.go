@@ -2,10 +2,11 @@ package transcript
 
 import (
 	"strings"
-
-	"github.com/ocbench/ocbench/tokenize"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/tokenize"
 )
 
 // OpenClaw measures and cuts text in JavaScript string units (UTF-16 code
@@ -96,15 +97,6 @@ func (t jsText) indexNL(from int) int {
 	return -1
 }
 
-// jsSpace reports whether r is whitespace for JavaScript's trim and \s.
-func jsSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
-}
-
 // jsTrim is String.prototype.trim: s itself, without a look at its
 // runes, when it starts and ends with an ASCII byte that is not a space
 // (most texts).
@@ -112,13 +104,13 @@ func jsTrim(s string) string {
 	if len(s) > 0 && asciiNonSpace(s[0]) && asciiNonSpace(s[len(s)-1]) {
 		return s
 	}
-	return strings.TrimFunc(s, jsSpace)
+	return strings.TrimFunc(s, llm.IsJSSpace)
 }
 
-func jsTrimStart(s string) string { return strings.TrimLeftFunc(s, jsSpace) }
-func jsTrimEnd(s string) string   { return strings.TrimRightFunc(s, jsSpace) }
+func jsTrimStart(s string) string { return strings.TrimLeftFunc(s, llm.IsJSSpace) }
+func jsTrimEnd(s string) string   { return strings.TrimRightFunc(s, llm.IsJSSpace) }
 
-// asciiNonSpace reports whether c is an ASCII byte jsSpace does not match
+// asciiNonSpace reports whether c is an ASCII byte llm.IsJSSpace does not match
 // (the bytes of a multi-byte rune are all >= 0x80).
 func asciiNonSpace(c byte) bool {
 	return c < 0x80 && c != ' ' && (c < '\t' || c > '\r')
@@ -130,7 +122,7 @@ func jsCollapseSpace(s string) string {
 	b.Grow(len(s))
 	inSpace := false
 	for _, r := range s {
-		if jsSpace(r) {
+		if llm.IsJSSpace(r) {
 			if !inSpace {
 				b.WriteByte(' ')
 			}

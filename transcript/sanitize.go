@@ -60,7 +60,7 @@ func PolicyForAPI(api llm.API) ReplayPolicy {
 }
 
 func isBlankText(b []byte) bool {
-	return !(len(b) > 0 && asciiNonSpace(b[0])) && len(bytes.TrimFunc(b, jsSpace)) == 0
+	return !(len(b) > 0 && asciiNonSpace(b[0])) && len(bytes.TrimFunc(b, llm.IsJSSpace)) == 0
 }
 
 // NormalizeAssistantReplayContent is step 2 of sanitizeSessionHistory:
@@ -211,9 +211,9 @@ func repairToolCallInputs(msgs []llm.Message, allow map[string]bool) ([]llm.Mess
 		for j := range m.Content {
 			b := m.Content[j]
 			if b.Type == llm.BlockToolCall {
-				name := bytes.TrimFunc(b.Name, jsSpace)
+				name := bytes.TrimFunc(b.Name, llm.IsJSSpace)
 				bad := (len(b.Arguments) == 0 && len(b.RawArgs) == 0) || bytes.Equal(b.Arguments, []byte("null")) ||
-					len(bytes.TrimFunc(b.ID, jsSpace)) == 0 || len(name) == 0 || u16len(name) > 64 || !toolNameRE.Match(name) ||
+					len(bytes.TrimFunc(b.ID, llm.IsJSSpace)) == 0 || len(name) == 0 || u16len(name) > 64 || !toolNameRE.Match(name) ||
 					(allow != nil && !allow[strings.ToLower(string(name))])
 				if (bad || len(name) != len(b.Name)) && !changed {
 					content = append(make([]llm.Block, 0, len(m.Content)), m.Content[:j]...)

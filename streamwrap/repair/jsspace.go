@@ -1,19 +1,15 @@
 package repair
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
+)
 
 // JavaScript's String.prototype.trim and the regexp class \s strip the
 // same set: the ECMAScript WhiteSpace and LineTerminator code points.
 // OpenClaw measures prefixes and suffixes after such a trim, and in UTF-16
 // code units, so these helpers do the same.
-
-func isJSSpaceRune(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
-}
 
 // jsTrimLeft returns the index of the first non-space rune of b[i:j].
 func jsTrimLeft(b []byte, i, j int) int {
@@ -27,7 +23,7 @@ func jsTrimLeft(b []byte, i, j int) int {
 			return i
 		}
 		r, n := utf8.DecodeRune(b[i:j])
-		if !isJSSpaceRune(r) {
+		if !llm.IsJSSpace(r) {
 			return i
 		}
 		i += n
@@ -47,7 +43,7 @@ func jsTrimRight(b []byte, i, j int) int {
 			return j
 		}
 		r, n := utf8.DecodeLastRune(b[i:j])
-		if !isJSSpaceRune(r) {
+		if !llm.IsJSSpace(r) {
 			return j
 		}
 		j -= n

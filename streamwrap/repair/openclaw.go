@@ -216,7 +216,7 @@ func allowedPrefix(p []byte) bool {
 			units++
 		} else {
 			r, n := utf8.DecodeRune(p[i:])
-			if !isJSSpaceRune(r) {
+			if !llm.IsJSSpace(r) {
 				return false
 			}
 			i += n
@@ -281,7 +281,7 @@ func allowedSuffix(s []byte) bool {
 			units++
 		} else {
 			r, n := utf8.DecodeRune(s[i:])
-			if isJSSpaceRune(r) {
+			if llm.IsJSSpace(r) {
 				return false
 			}
 			i += n
@@ -353,7 +353,7 @@ func toolNameFromPrefix(p []byte) (string, bool) {
 			okStart := c == '.' || c == ' ' || (c >= '\t' && c <= '\r')
 			if !okStart && c >= utf8.RuneSelf {
 				r, _ := utf8.DecodeLastRune(p[:at])
-				okStart = isJSSpaceRune(r)
+				okStart = llm.IsJSSpace(r)
 			}
 			if !okStart {
 				continue
