@@ -104,13 +104,52 @@ func wtf8Surrogate[T ~string | ~[]byte](s T, i int) (rune, bool) {
 // control character or invalid UTF-8 in a tool call's arguments or a
 // transcript entry would come back as different text, or not parse at all.
 // Strings and keys are written as AppendJSONString writes them; numbers keep
-// their text.
+// their text; members keep their order.
 func AppendJSONValue(dst []byte, v *fastjson.Value) []byte {
+	return appendJSON(dst, v, jsonStyle{str: appendJSONBytes})
+}
+
+// AppendJSONValueFunc is AppendJSONValue with each string value (not a
+// member name) written by str.
+func AppendJSONValueFunc(dst []byte, v *fastjson.Value, str func(dst, s []byte) []byte) []byte {
+	return appendJSON(dst, v, jsonStyle{str: str})
+}
+
+func appendJSONBytes(dst, s []byte) []byte { return AppendJSONString(dst, s) }
+
+// jsonStyle is how appendJSON writes a value: its string values with str;
+// with js, numbers, member names and objects as JSON.stringify writes what
+// JSON.parse read (AppendJSStringify).
+type jsonStyle struct {
+	str func(dst, s []byte) []byte
+	js  bool
+}
+
+// appendJSON is the one walk of a parsed value behind AppendJSONValue,
+// AppendJSONValueFunc and AppendJSStringify.
+func appendJSON(dst []byte, v *fastjson.Value, st jsonStyle) []byte {
 	switch v.Type() {
 	case fastjson.TypeString:
 		s, _ := v.StringBytes()
-		return AppendJSONString(dst, s)
+		return st.str(dst, s)
+	case fastjson.TypeNumber:
+		if st.js {
+			return appendJSNumber(dst, v.GetFloat64())
+		}
+	case fastjson.TypeArray:
+		a, _ := v.Array()
+		dst = append(dst, '[')
+		for i, e := range a {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSON(dst, e, st)
+		}
+		return append(dst, ']')
 	case fastjson.TypeObject:
+		if st.js {
+			return appendJSObject(dst, v, st)
+		}
 		o, _ := v.Object()
 		dst = append(dst, '{')
 		n := 0
@@ -119,21 +158,10 @@ func AppendJSONValue(dst []byte, v *fastjson.Value) []byte {
 				dst = append(dst, ',')
 			}
 			n++
-			dst = AppendJSONString(dst, k)
-			dst = append(dst, ':')
-			dst = AppendJSONValue(dst, e)
+			dst = append(AppendJSONString(dst, k), ':')
+			dst = appendJSON(dst, e, st)
 		})
 		return append(dst, '}')
-	case fastjson.TypeArray:
-		a, _ := v.Array()
-		dst = append(dst, '[')
-		for i, e := range a {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendJSONValue(dst, e)
-		}
-		return append(dst, ']')
 	}
 	// Numbers (their own text), true, false and null.
 	return v.MarshalTo(dst)

@@ -17,58 +17,44 @@ import (
 // null); strings with JSON.stringify's escapes (\b and \f short, U+2028
 // as it is, a lone surrogate held in its three-byte form as \uXXXX).
 func AppendJSStringify(dst []byte, v *fastjson.Value) []byte {
-	switch v.Type() {
-	case fastjson.TypeString:
-		s, _ := v.StringBytes()
-		return appendJSString(dst, s)
-	case fastjson.TypeNumber:
-		return appendJSNumber(dst, v.GetFloat64())
-	case fastjson.TypeArray:
-		a, _ := v.Array()
-		dst = append(dst, '[')
-		for i, e := range a {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendJSStringify(dst, e)
-		}
-		return append(dst, ']')
-	case fastjson.TypeObject:
-		o, _ := v.Object()
-		type member struct {
-			key   string
-			index uint64
-			isIdx bool
-			v     *fastjson.Value
-		}
-		var ms []member
-		at := map[string]int{}
-		o.Visit(func(k []byte, e *fastjson.Value) {
-			if i, ok := at[string(k)]; ok {
-				ms[i].v = e
-				return
-			}
-			idx, isIdx := arrayIndex(k)
-			at[string(k)] = len(ms)
-			ms = append(ms, member{string(k), idx, isIdx, e})
-		})
-		// Insertion sort keeps the others' order; objects here are small.
-		for i := 1; i < len(ms); i++ {
-			for j := i; j > 0 && ms[j].isIdx && (!ms[j-1].isIdx || ms[j-1].index > ms[j].index); j-- {
-				ms[j], ms[j-1] = ms[j-1], ms[j]
-			}
-		}
-		dst = append(dst, '{')
-		for i, m := range ms {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(appendJSString(dst, []byte(m.key)), ':')
-			dst = AppendJSStringify(dst, m.v)
-		}
-		return append(dst, '}')
+	return appendJSON(dst, v, jsonStyle{str: appendJSString, js: true})
+}
+
+// appendJSObject writes an object as JSON.stringify(JSON.parse(text)) does.
+func appendJSObject(dst []byte, v *fastjson.Value, st jsonStyle) []byte {
+	o, _ := v.Object()
+	type member struct {
+		key   string
+		index uint64
+		isIdx bool
+		v     *fastjson.Value
 	}
-	return v.MarshalTo(dst) // true, false, null
+	var ms []member
+	at := map[string]int{}
+	o.Visit(func(k []byte, e *fastjson.Value) {
+		if i, ok := at[string(k)]; ok {
+			ms[i].v = e
+			return
+		}
+		idx, isIdx := arrayIndex(k)
+		at[string(k)] = len(ms)
+		ms = append(ms, member{string(k), idx, isIdx, e})
+	})
+	// Insertion sort keeps the others' order; objects here are small.
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].isIdx && (!ms[j-1].isIdx || ms[j-1].index > ms[j].index); j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+	dst = append(dst, '{')
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(appendJSString(dst, []byte(m.key)), ':')
+		dst = appendJSON(dst, m.v, st)
+	}
+	return append(dst, '}')
 }
 
 // arrayIndex reports whether k is a canonical array index (0 to 2³²-2

@@ -23,7 +23,7 @@ func NextLoneSurrogate(b []byte, i int) int {
 			i += 2
 			continue
 		}
-		r, ok := hex4(b[i+2:])
+		r, ok := Hex4(b[i+2:])
 		if !ok {
 			i += 2
 			continue
@@ -33,7 +33,7 @@ func NextLoneSurrogate(b []byte, i int) int {
 			continue
 		}
 		if r < 0xDC00 && i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-			if r2, ok := hex4(b[i+8:]); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
+			if r2, ok := Hex4(b[i+8:]); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
 				i += 12
 				continue
 			}
@@ -53,7 +53,7 @@ func LoneSurrogatesToWTF8(b []byte, at int) []byte {
 	w, i := 0, 0
 	for at >= 0 {
 		w += copy(b[w:], b[i:at])
-		r, _ := hex4(b[at+2:])
+		r, _ := Hex4(b[at+2:])
 		b[w], b[w+1], b[w+2] = 0xED, 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F
 		w += 3
 		i = at + 6
@@ -63,11 +63,12 @@ func LoneSurrogatesToWTF8(b []byte, at int) []byte {
 	return b[:w]
 }
 
-func hex4(s []byte) (rune, bool) {
+// Hex4 reads the four hex digits of a \u escape at the start of s; ok is
+// false when s does not start with four.
+func Hex4(s []byte) (r rune, ok bool) {
 	if len(s) < 4 {
 		return 0, false
 	}
-	var r rune
 	for _, c := range s[:4] {
 		switch {
 		case c >= '0' && c <= '9':

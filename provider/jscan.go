@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // A small field-targeted JSON scanner for the hot events. It never builds
@@ -209,7 +211,7 @@ func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i += 2
 		case 'u':
-			if _, ok := hex4(b[i+2:]); !ok {
+			if _, ok := llm.Hex4(b[i+2:]); !ok {
 				return -1, esc
 			}
 			i += 6
@@ -235,7 +237,7 @@ func validEscapes(s []byte) bool {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			s = s[1:]
 		case 'u':
-			if _, ok := hex4(s[1:]); !ok {
+			if _, ok := llm.Hex4(s[1:]); !ok {
 				return false
 			}
 			s = s[5:]
@@ -694,14 +696,14 @@ func unescapeRuns(dst, s []byte) ([]byte, bool) {
 		case 't':
 			dst = append(dst, '\t')
 		case 'u':
-			r, ok := hex4(s)
+			r, ok := llm.Hex4(s)
 			if !ok {
 				return dst, false
 			}
 			s = s[4:]
 			if utf16.IsSurrogate(r) {
 				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-					if r2, ok := hex4(s[2:]); ok {
+					if r2, ok := llm.Hex4(s[2:]); ok {
 						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 							dst = utf8.AppendRune(dst, d)
 							s = s[6:]
@@ -736,27 +738,6 @@ func indexBackslash(s []byte) int {
 		return 8 + n
 	}
 	return -1
-}
-
-func hex4(s []byte) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // skipKnown returns the index after the value at b[i] of JSON already

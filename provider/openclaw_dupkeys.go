@@ -103,14 +103,14 @@ func dupScan(b []byte, i, depth int) (e int, dup bool) {
 }
 
 // dedupKeys appends to dst the JSON text v parses as with JSON.parse's rule
-// for repeated names: each object's members in the order their names first
-// appear, each with its last value. changed is false when no object of v
-// repeats a name (dst is then not to be used).
+// for repeated names (each object's members once, with the last value), as
+// JSON.stringify writes it. changed is false when no object of v repeats a
+// name (dst is then not to be used).
 func dedupKeys(dst []byte, v *fastjson.Value) (out []byte, changed bool) {
 	if !hasRepeat(v) {
 		return dst, false
 	}
-	return appendDeduped(dst, v), true
+	return llm.AppendJSStringify(dst, v), true
 }
 
 func hasRepeat(v *fastjson.Value) bool {
@@ -135,41 +135,6 @@ func hasRepeat(v *fastjson.Value) bool {
 		}
 	}
 	return false
-}
-
-func appendDeduped(dst []byte, v *fastjson.Value) []byte {
-	switch v.Type() {
-	case fastjson.TypeObject:
-		o, _ := v.Object()
-		var names []string
-		last := map[string]*fastjson.Value{}
-		o.Visit(func(k []byte, e *fastjson.Value) {
-			if _, ok := last[string(k)]; !ok {
-				names = append(names, string(k))
-			}
-			last[string(k)] = e
-		})
-		dst = append(dst, '{')
-		for i, k := range names {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(llm.AppendJSONString(dst, k), ':')
-			dst = appendDeduped(dst, last[k])
-		}
-		return append(dst, '}')
-	case fastjson.TypeArray:
-		a, _ := v.Array()
-		dst = append(dst, '[')
-		for i, e := range a {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendDeduped(dst, e)
-		}
-		return append(dst, ']')
-	}
-	return llm.AppendJSONValue(dst, v)
 }
 
 // ocDedup is the rewrite itself: data without repeated names, or data as

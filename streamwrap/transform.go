@@ -51,6 +51,7 @@ type transformStream struct {
 	delta    []byte
 	scratch  []byte
 	leaf     []byte
+	strFn    func(dst, s []byte) []byte
 	textDone []bool
 	argsDone []producedArgs
 	parser   fastjson.Parser
@@ -116,45 +117,20 @@ func (s *transformStream) args(i int, b *llm.Block) {
 	}
 	v, err := s.parser.ParseBytes(b.Arguments)
 	if err == nil {
-		s.scratch = s.appendTransformed(s.scratch[:0], v)
+		if s.strFn == nil {
+			s.strFn = s.transformString // once per pooled stream
+		}
+		s.scratch = llm.AppendJSONValueFunc(s.scratch[:0], v, s.strFn)
 		b.Arguments = setBytes(b.Arguments, s.scratch)
 	}
 	s.argsDone[i] = producedArgs{n: len(b.Arguments), hash: xxhash.Sum64(b.Arguments), ok: true}
 }
 
-// appendTransformed appends v to dst as JSON with t applied to its string
-// values (keys as they are). It writes the JSON itself: a string made by
-// fastjson's Arena is stored with Go's quoting, which reads back wrong.
-func (s *transformStream) appendTransformed(dst []byte, v *fastjson.Value) []byte {
-	switch v.Type() {
-	case fastjson.TypeString:
-		s.leaf = s.t(s.leaf[:0], v.GetStringBytes())
-		return llm.AppendJSONString(dst, s.leaf)
-	case fastjson.TypeObject:
-		o, _ := v.Object()
-		dst = append(dst, '{')
-		n := 0
-		o.Visit(func(k []byte, c *fastjson.Value) {
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			n++
-			dst = append(llm.AppendJSONString(dst, k), ':')
-			dst = s.appendTransformed(dst, c)
-		})
-		return append(dst, '}')
-	case fastjson.TypeArray:
-		a, _ := v.Array()
-		dst = append(dst, '[')
-		for i, c := range a {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = s.appendTransformed(dst, c)
-		}
-		return append(dst, ']')
-	}
-	return llm.AppendJSONValue(dst, v)
+// transformString is how the transform writes a string value of
+// arguments: t applied, then written as JSON (keys stay as they are).
+func (s *transformStream) transformString(dst, str []byte) []byte {
+	s.leaf = s.t(s.leaf[:0], str)
+	return llm.AppendJSONString(dst, s.leaf)
 }
 
 func (s *transformStream) finish() {
@@ -182,7 +158,7 @@ func (s *transformStream) Close() error {
 	err := s.closeInner()
 	s.textDone = s.textDone[:0]
 	s.argsDone = s.argsDone[:0]
-	*s = transformStream{delta: s.delta[:0], scratch: s.scratch[:0], leaf: s.leaf[:0], textDone: s.textDone, argsDone: s.argsDone}
+	*s = transformStream{delta: s.delta[:0], scratch: s.scratch[:0], leaf: s.leaf[:0], strFn: s.strFn, textDone: s.textDone, argsDone: s.argsDone}
 	transformPool.Put(s)
 	return err
 }
