@@ -135,6 +135,26 @@ func (d *Decoder) chatChoice(c *fastjson.Value) error {
 		delta = c.Get("message") // @openclaw/ai reads choice.delta ?? choice.message
 	}
 	if delta != nil && delta.Type() == fastjson.TypeObject {
+		var err error
+		if d.opts.OpenClaw {
+			err = d.ocLegacyDelta(choice, delta, c.GetStringBytes("finish_reason"))
+		} else {
+			err = d.chatDelta(choice, delta)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if fr := c.GetStringBytes("finish_reason"); len(fr) > 0 {
+		d.chatFinish(choice, fr)
+	}
+	return nil
+}
+
+// chatDelta applies a choice's delta: reasoning, content, refusal and
+// tool-call fragments.
+func (d *Decoder) chatDelta(choice int32, delta *fastjson.Value) error {
+	{
 		d.oc.textFollows = len(delta.GetStringBytes("content")) > 0 || len(delta.GetStringBytes("refusal")) > 0
 		used := false
 		if d.opts.OpenClaw {
@@ -169,9 +189,6 @@ func (d *Decoder) chatChoice(c *fastjson.Value) error {
 				}
 			}
 		}
-	}
-	if fr := c.GetStringBytes("finish_reason"); len(fr) > 0 {
-		d.chatFinish(choice, fr)
 	}
 	return nil
 }

@@ -339,7 +339,8 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	msg := d.oc.msg
 	msg.reset()
 	tags := d.oc.tags
-	d.oc = ocState{items: d.oc.items[:0], msg: msg, tags: tags}
+	legacy := ocLegacy{id: d.oc.legacy.id[:0], name: d.oc.legacy.name[:0], args: d.oc.legacy.args[:0], follow: d.oc.legacy.follow[:0]}
+	d.oc = ocState{items: d.oc.items[:0], msg: msg, tags: tags, legacy: legacy}
 	d.oc.tags.reset()
 	d.shapes.reset(w, d.flat)
 }

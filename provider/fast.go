@@ -111,6 +111,9 @@ func (d *Decoder) chatFast(data []byte) error {
 		d.finish()
 		return nil
 	}
+	if d.opts.OpenClaw && d.ocLegacyRoute(data) {
+		return d.chatEvent(data) // the legacy function_call rules
+	}
 	if sh := d.shapeMatch(data); sh != nil {
 		return d.applyShape(data, sh)
 	}

@@ -76,9 +76,10 @@ type ocState struct {
 	textFollows bool            // chat: the delta being read has content after its reasoning
 	dp          fastjson.Parser // chat: a fast-path delta's reasoning_details
 	cw1h        int64
-	cw1hShown   bool // anthropic: usage reported cache_creation.ephemeral_1h_input_tokens
-	interrupted int  // chat: the text block reasoning interrupted (+1), until visible text follows
-	confirmed   int  // chat: the interrupted block (+1) once visible text followed it
+	cw1hShown   bool     // anthropic: usage reported cache_creation.ephemeral_1h_input_tokens
+	interrupted int      // chat: the text block reasoning interrupted (+1), until visible text follows
+	confirmed   int      // chat: the interrupted block (+1) once visible text followed it
+	legacy      ocLegacy // chat: the legacy function_call delta
 }
 
 // jsTrim is JavaScript's String.prototype.trim.

@@ -134,7 +134,8 @@ func validWTF8(b []byte) bool {
 // the OpenClaw rules): a learned shape's offsets hold for it.
 func (d *Decoder) ocClean(data []byte) bool {
 	return !d.opts.OpenClaw || validUTF8(data) && llm.NextLoneSurrogate(data, 0) < 0 &&
-		(d.wire != WireAnthropic || !spacedLine(data)) && !maybeDupKeys(data)
+		(d.wire != WireAnthropic || !spacedLine(data)) && !maybeDupKeys(data) &&
+		(d.wire != WireOpenAIChat || !d.ocLegacyRoute(data))
 }
 
 // spacedLine reports whether a line of data (lines joined with '\n')
