@@ -323,7 +323,9 @@ func (r *Reader) Next() bool {
 			continue
 		}
 		parsed := line
-		if at := llm.NextLoneSurrogate(line, 0); at >= 0 {
+		if r.opts.SkipContent {
+			// Navigation reads ids alone: no text to keep whole.
+		} else if at := llm.NextLoneSurrogate(line, 0); at >= 0 {
 			// JSON.parse keeps a lone surrogate: read it in its
 			// three-byte form (AppendJSONString writes it back as the
 			// escape); the line itself stays as written.
@@ -447,13 +449,41 @@ func appendHex8(dst []byte, n int64) []byte {
 	return dst
 }
 
-// rawTo stores the compact JSON of v (when present) in *buf.
-func rawTo(buf *[]byte, v *fastjson.Value) []byte {
+// rawTo stores the compact JSON of v (when present) in *buf. fastjson's
+// MarshalTo copies what nobody read as it was written, but writes a string
+// or member name it has unescaped with Go's quoting when it holds a quote,
+// a backslash or a control character (\x01 is not JSON): touched says some
+// part of v was read, and then v is written again by llm.AppendJSONValue.
+func rawTo(buf *[]byte, v *fastjson.Value, touched bool) []byte {
 	if v == nil {
 		return nil
 	}
-	*buf = llm.AppendJSONValue((*buf)[:0], v)
+	if touched {
+		*buf = llm.AppendJSONValue((*buf)[:0], v)
+	} else {
+		*buf = v.MarshalTo((*buf)[:0])
+	}
 	return *buf
+}
+
+// quotable reports whether fastjson's MarshalTo quotes s the Go way once
+// it has unescaped it.
+func quotable(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// readMessageParts reports whether reading m's role and members left a name
+// or the role for MarshalTo to quote (see rawTo).
+func readMessageParts(m *fastjson.Value, role []byte) bool {
+	touched := quotable(role)
+	o, _ := m.Object()
+	o.Visit(func(k []byte, _ *fastjson.Value) { touched = touched || quotable(k) })
+	return touched
 }
 
 // entry fills r.e from v; false when the entry is skipped.
@@ -525,7 +555,7 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 			// Keep the entry, without a message, so that the parentId chain
 			// through it holds (pi keeps it too); it adds no message to the
 			// context.
-			e.MessageJSON = rawTo(&r.msgBuf, m)
+			e.MessageJSON = rawTo(&r.msgBuf, m, m != nil && m.Type() == fastjson.TypeString)
 			break
 		}
 		role := m.GetStringBytes("role")
@@ -541,12 +571,12 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 			msg, err := llm.ParseMessage(m)
 			if err != nil {
 				// Not reached for an object with a known role; kept raw.
-				e.MessageJSON = rawTo(&r.msgBuf, m)
+				e.MessageJSON = rawTo(&r.msgBuf, m, true)
 				break
 			}
 			e.Message = &msg
 		} else {
-			e.MessageJSON = rawTo(&r.msgBuf, m)
+			e.MessageJSON = rawTo(&r.msgBuf, m, readMessageParts(m, role))
 		}
 	case TypeModelChange:
 		e.Provider = v.GetStringBytes("provider")
@@ -557,7 +587,7 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 		e.Summary = v.GetStringBytes("summary")
 		e.TokensBefore = v.GetInt64("tokensBefore")
 		e.FromHook = v.GetBool("fromHook")
-		e.Details = rawTo(&r.detailsBuf, v.Get("details"))
+		e.Details = rawTo(&r.detailsBuf, v.Get("details"), false)
 		e.FirstKeptEntryID = v.GetStringBytes("firstKeptEntryId")
 		if r.v1 {
 			if k := v.Get("firstKeptEntryIndex"); k != nil && k.Type() == fastjson.TypeNumber {
@@ -572,15 +602,15 @@ func (r *Reader) entry(v *fastjson.Value, start int64) bool {
 		e.FromID = v.GetStringBytes("fromId")
 		e.Summary = v.GetStringBytes("summary")
 		e.FromHook = v.GetBool("fromHook")
-		e.Details = rawTo(&r.detailsBuf, v.Get("details"))
+		e.Details = rawTo(&r.detailsBuf, v.Get("details"), false)
 	case TypeCustom:
 		e.CustomType = v.GetStringBytes("customType")
-		e.Data = rawTo(&r.dataBuf, v.Get("data"))
+		e.Data = rawTo(&r.dataBuf, v.Get("data"), false)
 	case TypeCustomMessage:
 		e.CustomType = v.GetStringBytes("customType")
-		e.Content = rawTo(&r.contentBuf, v.Get("content"))
+		e.Content = rawTo(&r.contentBuf, v.Get("content"), false)
 		e.Display = v.GetBool("display")
-		e.Details = rawTo(&r.detailsBuf, v.Get("details"))
+		e.Details = rawTo(&r.detailsBuf, v.Get("details"), false)
 	case TypeLabel:
 		e.TargetID = v.GetStringBytes("targetId")
 		e.Label = v.GetStringBytes("label")
