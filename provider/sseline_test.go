@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // TestSSELineEndsAndBOM: a leading byte order mark is dropped and "\r\n",
@@ -69,4 +71,31 @@ func decodeAll(t *testing.T, w Wire, r io.Reader, o Options) string {
 	m.Timestamp = 0
 	b.Write(m.AppendJSON(nil))
 	return b.String()
+}
+
+// FuzzSSEReadSplits: how the body's reads are split never changes what is
+// decoded (the source's held-back CR and BOM bytes included), with and
+// without the OpenClaw rules, on every wire.
+func FuzzSSEReadSplits(f *testing.F) {
+	f.Add([]byte("\xEF\xBB\xBFdata: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\r\rdata: [DONE]\r"), uint8(0))
+	f.Add([]byte("event: message_start\r\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":1}}}\r\n\r\n"), uint8(2))
+	f.Add([]byte("\xEF\xBB"), uint8(1))
+	f.Fuzz(func(t *testing.T, body []byte, w uint8) {
+		wire := Wire(w % uint8(numWires))
+		decode := func(r io.Reader, oc bool) *llm.Message {
+			d := NewDecoder(wire, r, Options{OpenClaw: oc})
+			for d.Next() {
+			}
+			return d.Message()
+		}
+		for _, oc := range []bool{false, true} {
+			whole := decode(bytes.NewReader(body), oc)
+			for name, r := range map[string]io.Reader{"one byte a read": iotest.OneByteReader(bytes.NewReader(body)), "half reads": iotest.HalfReader(bytes.NewReader(body))} {
+				// Generated ids are random: compared by presence.
+				if x, y, ok := sameMessage(decode(r, oc), whole, true); !ok {
+					t.Fatalf("OpenClaw %v: %s gave %s, whole %s", oc, name, x, y)
+				}
+			}
+		}
+	})
 }
