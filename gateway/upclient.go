@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ocbench/ocbench/llm"
 )
 
 // upstreamClient is the gateway's own HTTP/1.1 client for an http://
@@ -646,17 +648,11 @@ func parseChunkSize(l []byte) (int64, error) {
 	}
 	var n int64
 	for _, c := range l {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
+		v, ok := llm.HexDigit(c)
+		if !ok {
 			return 0, protoErr("a malformed chunk size")
 		}
-		n = n<<4 | int64(c)
+		n = n<<4 | int64(v)
 	}
 	return n, nil
 }

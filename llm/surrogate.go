@@ -78,17 +78,32 @@ func Hex4(s []byte) (r rune, ok bool) {
 		return 0, false
 	}
 	for _, c := range s[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
+		v, ok := HexDigit(c)
+		if !ok {
 			return 0, false
 		}
-		r = r<<4 | rune(c)
+		r = r<<4 | rune(v)
 	}
 	return r, true
 }
+
+// HexDigit returns the value of the hex digit c; ok is false for any other
+// byte.
+func HexDigit(c byte) (v byte, ok bool) {
+	v = hexValues[c]
+	return v, v < 16
+}
+
+// hexValues maps a byte to its hex digit's value, 0xFF for other bytes.
+var hexValues = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xFF
+	}
+	for i := byte(0); i < 10; i++ {
+		t['0'+i] = i
+	}
+	for i := byte(0); i < 6; i++ {
+		t['a'+i], t['A'+i] = 10+i, 10+i
+	}
+	return t
+}()
