@@ -26,7 +26,7 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 			// @openclaw/ai ignores it: the block stays open.
 			return nil
 		}
-		si := d.findSlot(0, v.GetInt64("index"), anyKind)
+		si := d.findSlot(0, getInt(v, "index"), anyKind)
 		if si < 0 {
 			return nil
 		}
@@ -107,7 +107,7 @@ func (d *Decoder) anthropicEvent(data []byte) error {
 const anyKind llm.BlockType = 255
 
 func (d *Decoder) anthropicStart(v *fastjson.Value) error {
-	idx := v.GetInt64("index")
+	idx := getInt(v, "index")
 	if d.opts.OpenClaw && !hasIndex(v) {
 		idx = -1 // @openclaw/ai's key of a block without an index
 	}
@@ -220,7 +220,7 @@ func (d *Decoder) anthropicDelta(v *fastjson.Value) error {
 	indexed := hasNumber(v, "index")
 	si := -1
 	if indexed || !d.opts.OpenClaw {
-		si = d.findSlot(0, v.GetInt64("index"), anyKind)
+		si = d.findSlot(0, getInt(v, "index"), anyKind)
 	}
 	dv := v.Get("delta")
 	if dv == nil {
@@ -228,7 +228,7 @@ func (d *Decoder) anthropicDelta(v *fastjson.Value) error {
 	}
 	if si < 0 {
 		if t := dv.Get("text"); d.opts.OpenClaw && string(dv.GetStringBytes("type")) == "text_delta" && t != nil && t.Type() == fastjson.TypeString {
-			return d.ocAnthropicOrphanText(v.GetInt64("index"), indexed, dv.GetStringBytes("text"))
+			return d.ocAnthropicOrphanText(getInt(v, "index"), indexed, dv.GetStringBytes("text"))
 		}
 		return nil
 	}
@@ -284,7 +284,7 @@ func (d *Decoder) anthropicCount(dst *int64, x *fastjson.Value) {
 	if x == nil || x.Type() != fastjson.TypeNumber {
 		return
 	}
-	if n := x.GetInt64(); n >= 0 || !d.opts.OpenClaw {
+	if n := getInt(x); n >= 0 || !d.opts.OpenClaw {
 		*dst = n
 	}
 }

@@ -57,12 +57,13 @@ func (d *Decoder) chatEvent(data []byte) error {
 		u = v.Get("choices", "0", "usage")
 	}
 	if u != nil && u.Type() == fastjson.TypeObject {
-		prompt := u.GetInt64("prompt_tokens")
-		cached := u.GetInt64("prompt_tokens_details", "cached_tokens")
-		if cached == 0 {
+		prompt := getInt(u, "prompt_tokens")
+		cv := u.Get("prompt_tokens_details", "cached_tokens")
+		if cv == nil || cv.Type() == fastjson.TypeNull {
 			// Some compatible servers (DeepSeek) report the hit at top level.
-			cached = u.GetInt64("prompt_cache_hit_tokens")
+			cv = u.Get("prompt_cache_hit_tokens")
 		}
+		cached := getInt(cv)
 		d.uCacheRead = cached
 		// The cache write, where a server reports it (@openclaw/ai's order:
 		// OpenAI's field, then the Anthropic-style names some compatible
@@ -70,16 +71,17 @@ func (d *Decoder) chatEvent(data []byte) error {
 		ptd := u.Get("prompt_tokens_details")
 		switch {
 		case hasNumber(ptd, "cache_write_tokens"):
-			d.uCacheWrite = ptd.GetInt64("cache_write_tokens")
+			d.uCacheWrite = getInt(ptd, "cache_write_tokens")
 		case hasNumber(ptd, "cache_creation_input_tokens"):
-			d.uCacheWrite = ptd.GetInt64("cache_creation_input_tokens")
+			d.uCacheWrite = getInt(ptd, "cache_creation_input_tokens")
 		default:
-			d.uCacheWrite = u.GetInt64("cache_creation_input_tokens")
+			d.uCacheWrite = getInt(u, "cache_creation_input_tokens")
 		}
 		d.uIn = max(prompt-cached-d.uCacheWrite, 0)
-		d.uOut = u.GetInt64("completion_tokens")
-		d.uReason = u.GetInt64("completion_tokens_details", "reasoning_tokens")
+		d.uOut = getInt(u, "completion_tokens")
+		d.uReason = getInt(u, "completion_tokens_details", "reasoning_tokens")
 		d.ocChatReasoningShown(hasNumber(u.Get("completion_tokens_details"), "reasoning_tokens"))
+		d.ocChatTotal()
 	}
 	return nil
 }
@@ -256,7 +258,7 @@ func (d *Decoder) chatTool(choice int32, pos int, t *fastjson.Value) error {
 	hasIndex := iv != nil && iv.Type() == fastjson.TypeNumber
 	var index int64
 	if hasIndex {
-		index = iv.GetInt64()
+		index = getInt(iv)
 	}
 	return d.chatToolCall(choice, pos, hasIndex, index, id, name, args)
 }

@@ -753,10 +753,11 @@ func (d *Decoder) chatUsageFast(u span) {
 			first(&ccit, v)
 		}
 	}
-	cached := d.memberInt(ptd, "cached_tokens")
-	if cached == 0 {
-		cached = intOf(data, hit)
+	cv := d.member(ptd, "cached_tokens")
+	if !cv.ok() || cv.isNull(data) {
+		cv = hit // the cached count ?? the top-level hit (DeepSeek)
 	}
+	cached := intOf(data, cv)
 	d.uCacheRead = cached
 	// The cache write, in chatUsage's order.
 	cw, ok := d.memberNumber(ptd, "cache_write_tokens")
@@ -772,27 +773,29 @@ func (d *Decoder) chatUsageFast(u span) {
 	var reported bool
 	d.uReason, reported = d.memberNumber(ctd, "reasoning_tokens")
 	d.ocChatReasoningShown(reported)
+	d.ocChatTotal()
 }
 
-// memberInt returns the integer member name of the validated object at o.
-func (d *Decoder) memberInt(o span, name string) int64 {
-	n, _ := d.memberNumber(o, name)
-	return n
-}
-
-// memberNumber is memberInt, and whether the member is a number.
+// memberNumber is the integer member name of the validated object at o
+// (intOf), and whether that member is a number.
 func (d *Decoder) memberNumber(o span, name string) (int64, bool) {
+	v := d.member(o, name)
+	return intOf(d.data, v), v.isNumber(d.data)
+}
+
+// member is the first member name of the validated object at o, or absent.
+func (d *Decoder) member(o span, name string) span {
 	it, ok := iterObj(d.data, o)
 	if !ok {
-		return 0, false
+		return absent
 	}
 	for {
 		k, v, ok := it.next()
 		if !ok {
-			return 0, false
+			return absent
 		}
 		if string(d.key(&it, k)) == name {
-			return intOf(d.data, v), v.isNumber(d.data)
+			return v
 		}
 	}
 }

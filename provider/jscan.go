@@ -585,7 +585,7 @@ func (v span) isNumber(b []byte) bool {
 func (v span) isNull(b []byte) bool { return v.ok() && b[v.s] == 'n' }
 
 // intOf returns the value as an int64 when it is an integer that fits,
-// else 0 (as fastjson's GetInt64 does).
+// whatever its form (10.0 and 1e3 too), else 0.
 func intOf(b []byte, v span) int64 {
 	if v.e-v.s == 1 && v.s >= 0 {
 		// One digit, the common case (an index): no loop, no bounds.
@@ -604,12 +604,12 @@ func intOf(b []byte, v span) int64 {
 		s = s[1:]
 	}
 	if len(s) == 0 || len(s) > 19 {
-		return 0
+		return integralNumber(b[v.s:v.e])
 	}
 	var n uint64
 	for _, c := range s {
 		if c < '0' || c > '9' {
-			return 0
+			return integralNumber(b[v.s:v.e]) // 10.0, 1e3
 		}
 		n = n*10 + uint64(c-'0')
 	}

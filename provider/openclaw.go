@@ -664,6 +664,15 @@ func (d *Decoder) ocChatReasoningShown(reported bool) {
 	}
 }
 
+// ocChatTotal: the completions transport's total is the sum of its
+// buckets as they are, so a negative output count makes it negative where
+// the other profiles stop at 0.
+func (d *Decoder) ocChatTotal() {
+	if d.opts.OpenClaw {
+		d.uTotalFloor = math.MinInt64
+	}
+}
+
 // ocResponsesUsage applies mapResponsesTerminalUsage's rules over the
 // plain reading: counts that are not non-negative numbers are 0, the total
 // is the reported one when that is larger, and reasoningTokens follows it
@@ -674,7 +683,7 @@ func (d *Decoder) ocResponsesUsage(u *fastjson.Value) {
 		if x == nil || x.Type() != fastjson.TypeNumber {
 			return 0
 		}
-		return max(x.GetInt64(), 0)
+		return max(getInt(x), 0)
 	}
 	d.uCacheRead = count("input_tokens_details", "cached_tokens")
 	d.uCacheWrite = count("input_tokens_details", "cache_write_tokens")

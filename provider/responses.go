@@ -51,8 +51,8 @@ func (d *Decoder) responsesEvent(data []byte) error {
 	}
 	switch string(typ) {
 	case "response.output_text.delta", "response.refusal.delta", "response.text.delta":
-		oi := v.GetInt64("output_index")
-		return d.responsesText(d.textKey(oi, v.GetInt64("content_index")), v.GetStringBytes("delta"))
+		oi := getInt(v, "output_index")
+		return d.responsesText(d.textKey(oi, getInt(v, "content_index")), v.GetStringBytes("delta"))
 	case "response.function_call_arguments.delta":
 		si := d.responsesToolSlot(v)
 		if si < 0 {
@@ -61,7 +61,7 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		d.slots[si].delta = true // the arguments were streamed
 		return d.appendArgs(si, v.GetStringBytes("delta"))
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		oi := v.GetInt64("output_index")
+		oi := getInt(v, "output_index")
 		si := d.findSlot(0, oi, llm.BlockThinking)
 		if d.opts.OpenClaw {
 			// @openclaw/ai keeps a reasoning delta only for a reasoning
@@ -95,8 +95,8 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		if d.opts.OpenClaw {
 			return nil // @openclaw/ai takes the text from the item's done
 		}
-		oi := v.GetInt64("output_index")
-		key := d.textKey(oi, v.GetInt64("content_index"))
+		oi := getInt(v, "output_index")
+		key := d.textKey(oi, getInt(v, "content_index"))
 		field := "text"
 		if string(typ) == "response.refusal.done" {
 			field = "refusal"
@@ -116,7 +116,7 @@ func (d *Decoder) responsesEvent(data []byte) error {
 			d.closeSlot(si)
 		}
 	case "response.reasoning_summary_part.added":
-		oi := v.GetInt64("output_index")
+		oi := getInt(v, "output_index")
 		si := d.findSlot(0, oi, llm.BlockThinking)
 		if d.opts.OpenClaw {
 			if si >= 0 {
@@ -124,7 +124,7 @@ func (d *Decoder) responsesEvent(data []byte) error {
 			}
 			return nil
 		}
-		if si >= 0 && v.GetInt64("summary_index") > 0 {
+		if si >= 0 && getInt(v, "summary_index") > 0 {
 			if len(d.msg.Content[d.slots[si].ci].Text) > 0 {
 				return d.appendText(si, paraBreak)
 			}
@@ -135,7 +135,7 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		// joined); the extended decoder breaks between parts instead, at
 		// the next part's start, so that a cut stream ends on the text.
 		if d.opts.OpenClaw {
-			if si := d.findSlot(0, v.GetInt64("output_index"), llm.BlockThinking); si >= 0 && d.slots[si].parts > 0 {
+			if si := d.findSlot(0, getInt(v, "output_index"), llm.BlockThinking); si >= 0 && d.slots[si].parts > 0 {
 				return d.appendText(si, paraBreak)
 			}
 		}
@@ -219,7 +219,7 @@ func appendJSText(dst []byte, v *fastjson.Value) []byte {
 // output_index, else by item_id (the part of Block.ID after '|').
 func (d *Decoder) responsesToolSlot(v *fastjson.Value) int {
 	if oi := v.Get("output_index"); oi != nil && oi.Type() == fastjson.TypeNumber {
-		if si := d.findSlot(0, oi.GetInt64(), llm.BlockToolCall); si >= 0 {
+		if si := d.findSlot(0, getInt(oi), llm.BlockToolCall); si >= 0 {
 			return si
 		}
 	}
@@ -244,7 +244,7 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 	if item == nil {
 		return nil
 	}
-	oi := v.GetInt64("output_index")
+	oi := getInt(v, "output_index")
 	if d.opts.OpenClaw {
 		// Held text gets its block before any other item starts.
 		if err := d.ocMaterialize(); err != nil {
@@ -330,7 +330,7 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 	if item == nil {
 		return nil
 	}
-	oi := v.GetInt64("output_index")
+	oi := getInt(v, "output_index")
 	if d.opts.OpenClaw {
 		if d.ocItemConflict(v, item, oi) {
 			return nil
@@ -464,14 +464,14 @@ func (d *Decoder) responsesTerminal(v *fastjson.Value) error {
 	d.setModel(r.GetStringBytes("model"))
 	d.setResponseID(r.GetStringBytes("id"))
 	if u := r.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
-		in := u.GetInt64("input_tokens")
-		cached := u.GetInt64("input_tokens_details", "cached_tokens")
-		write := u.GetInt64("input_tokens_details", "cache_write_tokens")
+		in := getInt(u, "input_tokens")
+		cached := getInt(u, "input_tokens_details", "cached_tokens")
+		write := getInt(u, "input_tokens_details", "cache_write_tokens")
 		d.uCacheRead = cached
 		d.uCacheWrite = write
 		d.uIn = max(in-cached-write, 0)
-		d.uOut = u.GetInt64("output_tokens")
-		d.uReason = u.GetInt64("output_tokens_details", "reasoning_tokens")
+		d.uOut = getInt(u, "output_tokens")
+		d.uReason = getInt(u, "output_tokens_details", "reasoning_tokens")
 		if d.opts.OpenClaw {
 			d.ocResponsesUsage(u)
 		}
