@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 
@@ -12,10 +13,14 @@ import (
 // and 15, and so do the readers here. A number that is no integer, or
 // that an int64 cannot hold, reads 0, as anything else does.
 
-// integralNumber reads the JSON number text s written with a fraction or
-// an exponent: its value when that is an integer an int64 holds, else 0.
+// integralNumber reads the JSON number text s that is no plain int64: its
+// value when s has a fraction or an exponent and that value is an integer
+// in int64's range, else 0.
 // Plain integers take intOf's loop; this is its rare path.
 func integralNumber(s []byte) int64 {
+	if bytes.IndexAny(s, ".eE") < 0 {
+		return 0 // a plain integer past int64
+	}
 	f, err := strconv.ParseFloat(string(s), 64)
 	if err != nil {
 		return 0
@@ -41,5 +46,10 @@ func getInt(v *fastjson.Value, keys ...string) int64 {
 	if n := x.GetInt64(); n != 0 {
 		return n
 	}
-	return floatInt(x.GetFloat64()) // "0", "0.0", "1e3", or no integer
+	if x.GetFloat64() == 0 {
+		return 0 // "0", "0.0": the common case costs no copy
+	}
+	// A form GetInt64 does not read ("1e3", "1.1e2"): read the text itself,
+	// as fastjson's float reading is not exact.
+	return integralNumber(x.MarshalTo(nil))
 }

@@ -1,6 +1,10 @@
 package provider
 
 import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fastjson"
@@ -32,4 +36,35 @@ func TestIntegerForms(t *testing.T) {
 			t.Errorf("getInt(%s) = %d, want %d", c.text, got, c.want)
 		}
 	}
+}
+
+// FuzzIntegerForms holds intOf and getInt to one rule on any JSON number:
+// a plain integer reads exactly when an int64 holds it, else 0; a number
+// with a fraction or an exponent reads its (float64) value when that is an
+// integer in int64's range, else 0.
+func FuzzIntegerForms(f *testing.F) {
+	for _, s := range []string{"0", "-0", "7", "10.0", "1e3", "1.5e1", "-1e1", "1e-2", "9223372036854775807", "9223372036854775808", "-9223372036854775808", "1e19", "123456789012345678901234"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := fastjson.Parse(s)
+		if err != nil || v.Type() != fastjson.TypeNumber || s != strings.TrimSpace(s) || !json.Valid([]byte(s)) {
+			return // fastjson also takes "+1" and such, which JSON is not
+		}
+		want := int64(0)
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			want = n
+		} else if !strings.ContainsAny(s, ".eE") {
+			want = 0 // a plain integer past int64
+		} else if fl, err := strconv.ParseFloat(s, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+			want = floatInt(fl)
+		}
+		b := []byte(s)
+		if got := intOf(b, span{0, len(b)}); got != want {
+			t.Errorf("intOf(%s) = %d, want %d", s, got, want)
+		}
+		if got := getInt(v); got != want {
+			t.Errorf("getInt(%s) = %d, want %d", s, got, want)
+		}
+	})
 }
