@@ -438,7 +438,11 @@ type runner struct {
 	call      atomic.Pointer[callScope]
 	scope0    callScope // the first call scope (written before call points to it)
 	turnTimer *time.Timer
-	turnArmed atomic.Bool
+	// turnDue is the current call's deadline, in nanoseconds after
+	// turnBase (0: no call armed); turnIdle says the timer is not pending.
+	turnBase time.Time
+	turnDue  atomic.Int64
+	turnIdle atomic.Bool
 	// mem holds the messages the run makes (model calls' clones, tool
 	// results).
 	mem msgArena
