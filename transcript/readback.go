@@ -1,0 +1,187 @@
+package transcript
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/ocbench/ocbench/llm"
+	"github.com/valyala/fastjson"
+)
+
+// maxISOMillis is the last millisecond of the year 9999, the end of the
+// range whose timestamps are written and read back digit for digit.
+const maxISOMillis = 253402300799999
+
+// ReadBackMessage returns the entry a Reader gives for the line that a
+// Writer's AppendMessage(m) wrote, with id, parentID and the entry's
+// timestamp ts as the writer set them, at line line (1-based) and byte
+// offset offset of the file, without writing or parsing that line: what
+// the writer drops (a tool call's streamed arguments, the thinking
+// signature's presence, usage details pi-ai does not keep) is dropped,
+// the rest copied into memory of the entry's own. ok is false for a
+// message whose line would read back otherwise than this function can
+// tell without parsing it (text that is not valid UTF-8, arguments
+// written in another form than a read gives back, OpenClaw's stream
+// markers, a timestamp outside the years 0-9999...): the caller reads the
+// line instead.
+func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset int64) (e Entry, ok bool) {
+	if len(id) == 0 || ts < 0 || ts > maxISOMillis || !validText(id) || !validText(parentID) {
+		return Entry{}, false
+	}
+	switch m.Role {
+	case llm.RoleUser, llm.RoleAssistant, llm.RoleToolResult:
+	default:
+		return Entry{}, false
+	}
+	var p fastjson.Parser
+	n := len(id) + len(parentID)
+	for i := range m.Content {
+		b := &m.Content[i]
+		if b.Unstopped || b.ReplayMarked || !validText(b.Text) || !validText(b.Signature) {
+			return Entry{}, false
+		}
+		switch b.Type {
+		case llm.BlockText, llm.BlockThinking:
+		case llm.BlockToolCall:
+			if !validText(b.ID) || !validText(b.Name) || !readsBackAs(&p, b.Arguments) {
+				return Entry{}, false
+			}
+			n += len(b.ID) + len(b.Name) + max(len(b.Arguments), 2)
+		case llm.BlockImage:
+			if !validText(b.MimeType) {
+				return Entry{}, false
+			}
+			n += len(b.MimeType)
+		default:
+			return Entry{}, false
+		}
+		n += len(b.Text) + len(b.Signature)
+	}
+	if !utf8.ValidString(m.ErrorMessage) || !utf8.ValidString(m.ToolCallID) || !utf8.ValidString(m.ToolName) ||
+		!utf8.ValidString(string(m.API)) || !utf8.ValidString(m.Provider) || !utf8.ValidString(m.Model) ||
+		!utf8.ValidString(m.ResponseID) {
+		return Entry{}, false
+	}
+	role := m.Role.String()
+	n += len("message") + len(role)
+	buf := make([]byte, 0, n)
+	take := func(src []byte) []byte {
+		if src == nil {
+			return nil
+		}
+		start := len(buf)
+		buf = append(buf, src...)
+		return buf[start:len(buf):len(buf)]
+	}
+	c := newMessage(len(m.Content))
+	c.Role, c.Timestamp = m.Role, m.Timestamp
+	for i := range m.Content {
+		b, d := &m.Content[i], &c.Content[i]
+		d.Type = b.Type
+		switch b.Type {
+		case llm.BlockText:
+			d.Text, d.Signature = take(nonNil(b.Text)), take(b.Signature)
+			if len(d.Signature) == 0 {
+				d.Signature = nil // not written when empty
+			}
+		case llm.BlockThinking:
+			d.Text, d.Redacted = take(nonNil(b.Text)), b.Redacted
+			if len(b.Signature) > 0 || b.SignatureSet {
+				d.Signature = take(nonNil(b.Signature))
+			}
+		case llm.BlockToolCall:
+			d.ID, d.Name = take(nonNil(b.ID)), take(nonNil(b.Name))
+			if len(b.Arguments) == 0 {
+				d.Arguments = take([]byte("{}"))
+			} else {
+				d.Arguments = take(b.Arguments)
+			}
+			if len(b.Signature) > 0 {
+				d.Signature = take(b.Signature)
+			}
+		case llm.BlockImage:
+			d.Text, d.MimeType = take(nonNil(b.Text)), take(nonNil(b.MimeType))
+		}
+	}
+	switch m.Role {
+	case llm.RoleToolResult:
+		c.ToolCallID, c.ToolName, c.IsError = m.ToolCallID, m.ToolName, m.IsError
+	case llm.RoleAssistant:
+		c.StopReason = m.StopReason
+		if m.StopReason == llm.StopError || m.StopReason == llm.StopAborted || m.ErrorMessage != "" {
+			c.ErrorMessage = m.ErrorMessage
+		}
+		u := &m.Usage
+		c.Usage = llm.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, TotalTokens: u.TotalTokens}
+		if u.Cost.Total != 0 {
+			c.Usage.Cost = u.Cost
+		}
+		c.API, c.Provider, c.Model, c.ResponseID = m.API, m.Provider, m.Model, m.ResponseID
+	}
+	e = Entry{Type: TypeMessage, RawType: take([]byte("message")), ID: take(id), Timestamp: ts,
+		Message: c, MessageRole: take([]byte(role)), Line: line, Offset: offset}
+	if len(parentID) > 0 {
+		e.ParentID = take(parentID)
+	}
+	return e, true
+}
+
+// validText reports whether b reads back as itself from the JSON string
+// llm.AppendJSONString writes of it: valid UTF-8 (a lone surrogate in its
+// three-byte form is not, and is read back otherwise).
+func validText(b []byte) bool { return utf8.Valid(b) }
+
+// nonNil is b, or an empty slice for nil: a string that is written is
+// read back as a slice, even empty.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// readsBackAs reports whether a tool call's arguments args are read back
+// as they are: written whole (no line break or tab to take out, no lone
+// surrogate), and a JSON value that llm.AppendJSONValue writes again
+// byte for byte, as the reader does.
+func readsBackAs(p *fastjson.Parser, args []byte) bool {
+	if len(args) == 0 {
+		return true
+	}
+	if bytes.IndexAny(args, "\n\r\t") >= 0 || bytes.IndexByte(args, 0xED) >= 0 ||
+		bytes.Contains(args, []byte(`\ud`)) || bytes.Contains(args, []byte(`\uD`)) || !utf8.Valid(args) {
+		return false
+	}
+	// Parsed where the line has it, a member's value: fastjson takes more
+	// at the top level (a lone sign, "nan") than inside an object.
+	var in, out [256]byte
+	v, err := p.ParseBytes(append(append(append(in[:0], `{"a":`...), args...), '}'))
+	if err != nil || v.Get("a") == nil {
+		return false
+	}
+	return bytes.Equal(llm.AppendJSONValue(out[:0], v.Get("a")), args)
+}
+
+// newMessage returns a message with n zero blocks, in one allocation for
+// the one or two blocks of most messages.
+func newMessage(n int) *llm.Message {
+	switch n {
+	case 0:
+		return new(llm.Message)
+	case 1:
+		s := new(struct {
+			m llm.Message
+			b [1]llm.Block
+		})
+		s.m.Content = s.b[:]
+		return &s.m
+	case 2:
+		s := new(struct {
+			m llm.Message
+			b [2]llm.Block
+		})
+		s.m.Content = s.b[:]
+		return &s.m
+	}
+	return &llm.Message{Content: make([]llm.Block, n)}
+}
