@@ -275,6 +275,12 @@ func (s *session) append(m *llm.Message) error {
 			return fmt.Errorf("engine: appending to the session: %w", err)
 		}
 		cid = []byte(id)
+		if lw := s.live.lw; lw != nil {
+			if s.live.ends == nil {
+				s.live.ends = s.live.endsBuf[:0]
+			}
+			s.live.ends = append(s.live.ends, lw.Size())
+		}
 	} else {
 		cid = s.ephemeralID()
 	}
