@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/valyala/fastjson"
@@ -34,7 +35,6 @@ func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset
 		return Entry{}, false
 	}
 	var p fastjson.Parser
-	n := len(id) + len(parentID)
 	for i := range m.Content {
 		b := &m.Content[i]
 		if b.Unstopped || b.ReplayMarked || !validText(b.Text) || !validText(b.Signature) {
@@ -46,62 +46,51 @@ func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset
 			if !validText(b.ID) || !validText(b.Name) || !readsBackAs(&p, b.Arguments) {
 				return Entry{}, false
 			}
-			n += len(b.ID) + len(b.Name) + max(len(b.Arguments), 2)
 		case llm.BlockImage:
 			if !validText(b.MimeType) {
 				return Entry{}, false
 			}
-			n += len(b.MimeType)
 		default:
 			return Entry{}, false
 		}
-		n += len(b.Text) + len(b.Signature)
 	}
 	if !utf8.ValidString(m.ErrorMessage) || !utf8.ValidString(m.ToolCallID) || !utf8.ValidString(m.ToolName) ||
 		!utf8.ValidString(string(m.API)) || !utf8.ValidString(m.Provider) || !utf8.ValidString(m.Model) ||
 		!utf8.ValidString(m.ResponseID) {
 		return Entry{}, false
 	}
-	role := m.Role.String()
-	n += len("message") + len(role)
-	buf := make([]byte, 0, n)
-	take := func(src []byte) []byte {
-		if src == nil {
-			return nil
-		}
-		start := len(buf)
-		buf = append(buf, src...)
-		return buf[start:len(buf):len(buf)]
-	}
+	// What a read gives, first over m's memory, then copied into one
+	// buffer (packBytes) with the entry's own fields.
 	c := newMessage(len(m.Content))
 	c.Role, c.Timestamp = m.Role, m.Timestamp
+	var fb [4 + 2*6]*[]byte
+	fields := fb[:0]
 	for i := range m.Content {
 		b, d := &m.Content[i], &c.Content[i]
 		d.Type = b.Type
 		switch b.Type {
 		case llm.BlockText:
-			d.Text, d.Signature = take(nonNil(b.Text)), take(b.Signature)
-			if len(d.Signature) == 0 {
-				d.Signature = nil // not written when empty
+			d.Text = nonNil(b.Text)
+			if len(b.Signature) > 0 { // not written when empty
+				d.Signature = b.Signature
 			}
 		case llm.BlockThinking:
-			d.Text, d.Redacted = take(nonNil(b.Text)), b.Redacted
+			d.Text, d.Redacted = nonNil(b.Text), b.Redacted
 			if len(b.Signature) > 0 || b.SignatureSet {
-				d.Signature = take(nonNil(b.Signature))
+				d.Signature = nonNil(b.Signature)
 			}
 		case llm.BlockToolCall:
-			d.ID, d.Name = take(nonNil(b.ID)), take(nonNil(b.Name))
+			d.ID, d.Name, d.Arguments = nonNil(b.ID), nonNil(b.Name), b.Arguments
 			if len(b.Arguments) == 0 {
-				d.Arguments = take([]byte("{}"))
-			} else {
-				d.Arguments = take(b.Arguments)
+				d.Arguments = emptyArgs
 			}
 			if len(b.Signature) > 0 {
-				d.Signature = take(b.Signature)
+				d.Signature = b.Signature
 			}
 		case llm.BlockImage:
-			d.Text, d.MimeType = take(nonNil(b.Text)), take(nonNil(b.MimeType))
+			d.Text, d.MimeType = nonNil(b.Text), nonNil(b.MimeType)
 		}
+		fields = append(fields, &d.Text, &d.Signature, &d.ID, &d.Name, &d.Arguments, &d.MimeType)
 	}
 	switch m.Role {
 	case llm.RoleToolResult:
@@ -118,13 +107,21 @@ func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset
 		}
 		c.API, c.Provider, c.Model, c.ResponseID = m.API, m.Provider, m.Model, m.ResponseID
 	}
-	e = Entry{Type: TypeMessage, RawType: take([]byte("message")), ID: take(id), Timestamp: ts,
-		Message: c, MessageRole: take([]byte(role)), Line: line, Offset: offset}
+	role := m.Role.String()
+	e = Entry{Type: TypeMessage, RawType: messageType, ID: id, Timestamp: ts,
+		Message: c, MessageRole: unsafe.Slice(unsafe.StringData(role), len(role)), Line: line, Offset: offset}
 	if len(parentID) > 0 {
-		e.ParentID = take(parentID)
+		e.ParentID = parentID
 	}
+	packBytes(append(fields, &e.RawType, &e.ID, &e.ParentID, &e.MessageRole))
 	return e, true
 }
+
+// messageType and emptyArgs are copied, never written through.
+var (
+	messageType = []byte("message")
+	emptyArgs   = []byte("{}")
+)
 
 // validText reports whether b reads back as itself from the JSON string
 // llm.AppendJSONString writes of it: valid UTF-8 (a lone surrogate in its
@@ -165,23 +162,15 @@ func readsBackAs(p *fastjson.Parser, args []byte) bool {
 // newMessage returns a message with n zero blocks, in one allocation for
 // the one or two blocks of most messages.
 func newMessage(n int) *llm.Message {
-	switch n {
-	case 0:
-		return new(llm.Message)
-	case 1:
-		s := new(struct {
-			m llm.Message
-			b [1]llm.Block
-		})
-		s.m.Content = s.b[:]
-		return &s.m
-	case 2:
-		s := new(struct {
-			m llm.Message
-			b [2]llm.Block
-		})
-		s.m.Content = s.b[:]
-		return &s.m
+	if n > 2 {
+		return &llm.Message{Content: make([]llm.Block, n)}
 	}
-	return &llm.Message{Content: make([]llm.Block, n)}
+	s := new(struct {
+		m llm.Message
+		b [2]llm.Block
+	})
+	if n > 0 {
+		s.m.Content = s.b[:n:n]
+	}
+	return &s.m
 }
