@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -34,7 +35,13 @@ func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset
 	default:
 		return Entry{}, false
 	}
-	var p fastjson.Parser
+	var sc *argScratch
+	defer func() {
+		// A very long argument's buffers are not kept.
+		if sc != nil && cap(sc.in) <= 64<<10 {
+			argScratches.Put(sc)
+		}
+	}()
 	for i := range m.Content {
 		b := &m.Content[i]
 		if b.Unstopped || b.ReplayMarked || !validText(b.Text) || !validText(b.Signature) {
@@ -43,7 +50,13 @@ func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset
 		switch b.Type {
 		case llm.BlockText, llm.BlockThinking:
 		case llm.BlockToolCall:
-			if !validText(b.ID) || !validText(b.Name) || !readsBackAs(&p, b.Arguments) {
+			if sc == nil && len(b.Arguments) > 0 {
+				sc, _ = argScratches.Get().(*argScratch)
+				if sc == nil {
+					sc = new(argScratch)
+				}
+			}
+			if !validText(b.ID) || !validText(b.Name) || !sc.readsBackAs(b.Arguments) {
 				return Entry{}, false
 			}
 		case llm.BlockImage:
@@ -63,8 +76,18 @@ func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset
 	// buffer (packBytes) with the entry's own fields.
 	c := newMessage(len(m.Content))
 	c.Role, c.Timestamp = m.Role, m.Timestamp
+	role := m.Role.String()
+	e = Entry{Type: TypeMessage, RawType: messageType, ID: id, Timestamp: ts,
+		Message: c, MessageRole: unsafe.Slice(unsafe.StringData(role), len(role)), Line: line, Offset: offset}
+	if len(parentID) > 0 {
+		e.ParentID = parentID
+	}
+	// The entry's fields and those of two blocks in a fixed array (an
+	// append past it would move e to the heap); further blocks' apart.
 	var fb [4 + 2*6]*[]byte
-	fields := fb[:0]
+	fb[0], fb[1], fb[2], fb[3] = &e.RawType, &e.ID, &e.ParentID, &e.MessageRole
+	k := 4
+	var more []*[]byte
 	for i := range m.Content {
 		b, d := &m.Content[i], &c.Content[i]
 		d.Type = b.Type
@@ -90,7 +113,12 @@ func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset
 		case llm.BlockImage:
 			d.Text, d.MimeType = nonNil(b.Text), nonNil(b.MimeType)
 		}
-		fields = append(fields, &d.Text, &d.Signature, &d.ID, &d.Name, &d.Arguments, &d.MimeType)
+		f := [...]*[]byte{&d.Text, &d.Signature, &d.ID, &d.Name, &d.Arguments, &d.MimeType}
+		if k+len(f) <= len(fb) {
+			k += copy(fb[k:], f[:])
+		} else {
+			more = append(more, f[:]...)
+		}
 	}
 	switch m.Role {
 	case llm.RoleToolResult:
@@ -107,13 +135,10 @@ func ReadBackMessage(id, parentID []byte, ts int64, m *llm.Message, line, offset
 		}
 		c.API, c.Provider, c.Model, c.ResponseID = m.API, m.Provider, m.Model, m.ResponseID
 	}
-	role := m.Role.String()
-	e = Entry{Type: TypeMessage, RawType: messageType, ID: id, Timestamp: ts,
-		Message: c, MessageRole: unsafe.Slice(unsafe.StringData(role), len(role)), Line: line, Offset: offset}
-	if len(parentID) > 0 {
-		e.ParentID = parentID
+	packBytes(fb[:k])
+	if more != nil {
+		packBytes(more)
 	}
-	packBytes(append(fields, &e.RawType, &e.ID, &e.ParentID, &e.MessageRole))
 	return e, true
 }
 
@@ -137,11 +162,19 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
+// argScratch is the parser and buffers readsBackAs works with.
+type argScratch struct {
+	p       fastjson.Parser
+	in, out []byte
+}
+
+var argScratches sync.Pool
+
 // readsBackAs reports whether a tool call's arguments args are read back
 // as they are: written whole (no line break or tab to take out, no lone
 // surrogate), and a JSON value that llm.AppendJSONValue writes again
 // byte for byte, as the reader does.
-func readsBackAs(p *fastjson.Parser, args []byte) bool {
+func (sc *argScratch) readsBackAs(args []byte) bool {
 	if len(args) == 0 {
 		return true
 	}
@@ -151,26 +184,41 @@ func readsBackAs(p *fastjson.Parser, args []byte) bool {
 	}
 	// Parsed where the line has it, a member's value: fastjson takes more
 	// at the top level (a lone sign, "nan") than inside an object.
-	var in, out [256]byte
-	v, err := p.ParseBytes(append(append(append(in[:0], `{"a":`...), args...), '}'))
+	sc.in = append(append(append(sc.in[:0], `{"a":`...), args...), '}')
+	v, err := sc.p.ParseBytes(sc.in)
 	if err != nil || v.Get("a") == nil {
 		return false
 	}
-	return bytes.Equal(llm.AppendJSONValue(out[:0], v.Get("a")), args)
+	sc.out = llm.AppendJSONValue(sc.out[:0], v.Get("a"))
+	return bytes.Equal(sc.out, args)
 }
 
 // newMessage returns a message with n zero blocks, in one allocation for
 // the one or two blocks of most messages.
 func newMessage(n int) *llm.Message {
-	if n > 2 {
-		return &llm.Message{Content: make([]llm.Block, n)}
+	switch n {
+	case 0:
+		return new(llm.Message)
+	case 1:
+		s := new(messageWith1)
+		s.m.Content = s.b[:]
+		return &s.m
+	case 2:
+		s := new(messageWith2)
+		s.m.Content = s.b[:]
+		return &s.m
 	}
-	s := new(struct {
+	return &llm.Message{Content: make([]llm.Block, n)}
+}
+
+// messageWith1 and messageWith2 are a message and its blocks.
+type (
+	messageWith1 struct {
+		m llm.Message
+		b [1]llm.Block
+	}
+	messageWith2 struct {
 		m llm.Message
 		b [2]llm.Block
-	})
-	if n > 0 {
-		s.m.Content = s.b[:n:n]
 	}
-	return &s.m
-}
+)
