@@ -24,15 +24,19 @@ import (
 // another state, and the run reads the file in full. A run takes its
 // session's entry out of the cache (a session is run by one writer at a
 // time: its lock), and puts its view back when it closes: the entries it
-// loaded at open, with the file's state after its last write. The lines
-// the run wrote are parsed back from the file by the next run that finds
-// the state unchanged (never taken from the in-memory messages, which the
-// caller may hold), so the cached view is byte for byte the view a full
-// read gives, and a session that is never run again costs one fstat. The
-// context the run built of its loaded entries is kept with them: when the
-// parsed lines only continue its branch, the next run extends it by their
-// messages (transcript.SessionContext.Extend) instead of walking the whole
-// tree again.
+// loaded at open, with the file's state after its last write, and the
+// entries of the lines it wrote as a read of them would give them
+// (transcript.ReadBackMessage of the messages it appended, copied before
+// the run returns: events only lend them to the caller), when the file's
+// size is the one its appends left; when one of its messages would read
+// back otherwise, or it wrote another entry, the next run that finds the
+// state unchanged parses those lines from the file. Either way the cached
+// view is the view a full read gives, and a session that is never run
+// again costs one fstat. The context the run built of its loaded entries
+// is kept with them: when the entries after them only continue its
+// branch, the next run extends it by their messages
+// (transcript.SessionContext.Extend) instead of walking the whole tree
+// again.
 //
 // Bounded (least recently used first out): at most liveCacheMax sessions
 // and liveCacheBytes of memory in all, as estimated by liveEntry.cost (a
