@@ -421,12 +421,17 @@ func (s *session) saveLive() {
 // and how many those are; the loaded entries alone and 0 when it cannot
 // tell (nothing appended, an entry other than a message, a branch moved,
 // the file's size not what the appends left, a message whose line reads
-// back otherwise). It writes in s.entries' array after the loaded ones.
+// back otherwise, a session without loaded entries). It writes in
+// s.entries' array after the loaded ones.
 func (s *session) readBack(st transcript.WriterState) ([]transcript.Entry, int) {
 	b := &s.live
 	loaded := s.entries[:b.entries]
 	n := len(s.entries) - b.entries + len(s.added)
-	ok := n > 0 && !s.branched && len(b.ends) == n && b.ends[n-1] == st.Size()
+	// A session the run began (no entries loaded) is left to the file:
+	// most such runs are one-offs (a fresh session file per run), whose
+	// entries would be copied for nobody; its next run, if any, parses
+	// the lines.
+	ok := n > 0 && b.entries > 0 && !s.branched && len(b.ends) == n && b.ends[n-1] == st.Size()
 	var tail []transcript.Entry
 	if ok && len(s.entries) > b.entries {
 		// Materialized entries (a rebuilt context) are read from where
