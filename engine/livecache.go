@@ -24,15 +24,19 @@ import (
 // another state, and the run reads the file in full. A run takes its
 // session's entry out of the cache (a session is run by one writer at a
 // time: its lock), and puts its view back when it closes: the entries it
-// loaded at open, with the file's state after its last write. The lines
-// the run wrote are parsed back from the file by the next run that finds
-// the state unchanged (never taken from the in-memory messages, which the
-// caller may hold), so the cached view is byte for byte the view a full
-// read gives, and a session that is never run again costs one fstat. The
-// context the run built of its loaded entries is kept with them: when the
-// parsed lines only continue its branch, the next run extends it by their
-// messages (transcript.SessionContext.Extend) instead of walking the whole
-// tree again.
+// loaded at open, with the file's state after its last write, and the
+// entries of the lines it wrote as a read of them would give them
+// (transcript.ReadBackMessage of the messages it appended, copied before
+// the run returns: events only lend them to the caller), when the file's
+// size is the one its appends left; when one of its messages would read
+// back otherwise, or it wrote another entry, the next run that finds the
+// state unchanged parses those lines from the file. Either way the cached
+// view is the view a full read gives, and a session that is never run
+// again costs one fstat. The context the run built of its loaded entries
+// is kept with them: when the entries after them only continue its
+// branch, the next run extends it by their messages
+// (transcript.SessionContext.Extend) instead of walking the whole tree
+// again.
 //
 // Bounded (least recently used first out): at most liveCacheMax sessions
 // and liveCacheBytes of memory in all, as estimated by liveEntry.cost (a
@@ -96,6 +100,7 @@ type liveWriter interface {
 	ReadTail(reuse *transcript.Reader, off, lines int64, opts transcript.Options) (*transcript.Reader, error)
 	Path() string
 	Leaf() string
+	Size() int64
 }
 
 type liveEntry struct {
@@ -106,9 +111,12 @@ type liveEntry struct {
 	parsed  int64 // entries holds the file's entries up to this offset,
 	lines   int64 // which is after this many lines (the header included)
 	entries []transcript.Entry
-	// sc is the context of entries, when the run built it before appending
-	// (scOK): the next run extends it by the lines it parses.
+	// sc is the context of entries[:scN], when the run built it before
+	// appending (scOK): the next run extends it by the entries after them
+	// (which the last run appended, read back from memory) and the lines
+	// it parses.
 	sc   transcript.SessionContext
+	scN  int
 	scOK bool
 	// prep is what the last run prepared of sc's messages (nil: nothing).
 	prep *livePrep
@@ -131,7 +139,10 @@ type liveCache struct {
 	// extends counts runs that extended the cached context, prepExtends
 	// those that extended its prepared history (tests).
 	extends, prepExtends atomic.Int64
-	evictions            int64
+	// readBacks counts runs whose entries of the last run's lines were
+	// read back from memory, not from the file (tests).
+	readBacks atomic.Int64
+	evictions int64
 }
 
 var liveSessions = &liveCache{max: liveCacheMax, limit: liveCacheBytes}
@@ -194,7 +205,11 @@ type liveBase struct {
 	open    transcript.WriterState
 	entries int   // loaded entries: s.entries[:entries]
 	lines   int64 // lines of the file at open
-	ok      bool  // the loaded view is exactly the file at open
+	// ends are the file's sizes after each message the run appended
+	// (session.append), in order; endsBuf holds a few runs' worth.
+	ends    []int64
+	endsBuf [4]int64
+	ok      bool // the loaded view is exactly the file at open
 	// sc is the context of the loaded entries (scOK: built).
 	sc   transcript.SessionContext
 	scOK bool
@@ -316,33 +331,39 @@ func (s *session) fromCache() bool {
 // state is now st, and the lines written since: false if they cannot be
 // read as a full read would.
 func (s *session) extendFrom(e *liveEntry, lw liveWriter, st transcript.WriterState) bool {
-	// What the last run wrote: parsed from the file, as a full read would.
-	reuse, _ := tailReaders.Get().(*transcript.Reader)
-	rd, err := lw.ReadTail(reuse, e.parsed, e.lines, transcript.Options{KeepUnknown: true})
-	if err != nil {
-		return false
-	}
-	entries := e.entries
-	for rd.Next() {
-		if en := rd.Entry(); len(en.ID) > 0 {
-			entries = append(entries, en.Clone())
+	entries, lines := e.entries, e.lines
+	if e.parsed != st.Size() {
+		// What the last run wrote and could not read back from memory:
+		// parsed from the file, as a full read would.
+		reuse, _ := tailReaders.Get().(*transcript.Reader)
+		rd, err := lw.ReadTail(reuse, e.parsed, e.lines, transcript.Options{KeepUnknown: true})
+		if err != nil {
+			return false
 		}
-	}
-	rs := rd.Stats()
-	rerr := rd.Err()
-	rd.Close()
-	tailReaders.Put(rd)
-	if rerr != nil || rs.Bytes != st.Size() || rs.Torn {
-		return false
+		for rd.Next() {
+			if en := rd.Entry(); len(en.ID) > 0 {
+				entries = append(entries, en.Clone())
+			}
+		}
+		rs := rd.Stats()
+		rerr := rd.Err()
+		rd.Close()
+		tailReaders.Put(rd)
+		if rerr != nil || rs.Bytes != st.Size() || rs.Torn {
+			return false
+		}
+		lines = rs.Lines
+	} else if e.scN < len(entries) {
+		liveSessions.readBacks.Add(1)
 	}
 	s.entries = entries
 	s.version = e.version
 	s.leafID = []byte(e.leaf)
 	s.dirty = true
-	s.live.entries, s.live.lines, s.live.ok = len(entries), rs.Lines, true
-	// The context of the last run's view, extended by the lines it wrote
-	// when they only continue its branch.
-	if sc := e.sc; e.scOK && sc.Extend(e.entries, entries[len(e.entries):]) {
+	s.live.entries, s.live.lines, s.live.ok = len(entries), lines, true
+	// The context of the last run's view, extended by the entries it
+	// wrote when they only continue its branch.
+	if sc := e.sc; e.scOK && sc.Extend(entries[:e.scN], entries[e.scN:]) {
 		s.ctx, s.dirty = sc.Messages, false
 		s.live.sc, s.live.scOK = sc, true
 		liveSessions.extends.Add(1)
@@ -376,16 +397,82 @@ func (s *session) saveLive() {
 	if !ok || !st.SameFile(b.open) || st.Size() < b.open.Size() || st.Size() > liveCacheFileMax {
 		return
 	}
-	// The entries the run materialized after the loaded ones are dropped
-	// (the next run reads them back from the file).
-	entries := s.entries[:b.entries]
-	clear(s.entries[b.entries:])
+	// The entries the run appended are read back from memory, as a read
+	// of the lines it wrote would give them, when it can tell (see
+	// readBack); else the next run reads those lines from the file.
+	entries, n := s.readBack(st)
 	s.entries = nil
+	parsed, lines := b.open.Size(), b.lines
+	if n > 0 {
+		parsed, lines = st.Size(), b.lines+int64(n)
+	}
 	prep := b.prep
 	if prep != nil && (!b.scOK || prep.pr.Raw() != len(b.sc.Messages)) {
 		prep = nil
 	}
 	b.prep = nil
 	liveSessions.put(&liveEntry{key: b.key, state: st, leaf: b.lw.Leaf(), version: s.version,
-		parsed: b.open.Size(), lines: b.lines, entries: entries, sc: b.sc, scOK: b.scOK, prep: prep})
+		parsed: parsed, lines: lines, entries: entries, sc: b.sc, scN: b.entries, scOK: b.scOK, prep: prep})
+}
+
+// readBack returns the loaded entries followed by those of the lines the
+// run appended to the file, now in state st, as a read of those lines
+// would give them (transcript.ReadBackMessage), in memory of their own,
+// and how many those are; the loaded entries alone and 0 when it cannot
+// tell (nothing appended, an entry other than a message, a branch moved,
+// the file's size not what the appends left, a message whose line reads
+// back otherwise, a session without loaded entries). It writes in
+// s.entries' array after the loaded ones.
+func (s *session) readBack(st transcript.WriterState) ([]transcript.Entry, int) {
+	b := &s.live
+	loaded := s.entries[:b.entries]
+	n := len(s.entries) - b.entries + len(s.added)
+	// A session the run began (no entries loaded) is left to the file:
+	// most such runs are one-offs (a fresh session file per run), whose
+	// entries would be copied for nobody; its next run, if any, parses
+	// the lines.
+	ok := n > 0 && b.entries > 0 && !s.branched && len(b.ends) == n && b.ends[n-1] == st.Size()
+	var tail []transcript.Entry
+	if ok && len(s.entries) > b.entries {
+		// Materialized entries (a rebuilt context) are read from where
+		// the tail is written: a tail of its own.
+		tail = make([]transcript.Entry, 0, n)
+	} else {
+		clear(s.entries[b.entries:])
+		tail = loaded
+	}
+	if !ok {
+		return loaded, 0
+	}
+	off, line := b.open.Size(), b.lines
+	add := func(id, parent []byte, m *llm.Message) bool {
+		line++
+		e, ok := transcript.ReadBackMessage(id, parent, m.Timestamp, m, line, off)
+		if !ok || m.Timestamp == 0 {
+			return false
+		}
+		tail = append(tail, e)
+		off = b.ends[line-b.lines-1]
+		return true
+	}
+	for i := b.entries; i < len(s.entries) && ok; i++ {
+		e := &s.entries[i]
+		ok = e.Type == transcript.TypeMessage && e.Message != nil && add(e.ID, e.ParentID, e.Message)
+	}
+	for i := 0; i < len(s.added) && ok; i++ {
+		a := &s.added[i]
+		ok = add(a.id, a.parent, a.msg)
+	}
+	if len(s.entries) > b.entries {
+		clear(s.entries[b.entries:])
+		if ok {
+			return append(loaded, tail...), n
+		}
+		return loaded, 0
+	}
+	if !ok {
+		clear(tail[len(loaded):])
+		return loaded, 0
+	}
+	return tail, n
 }

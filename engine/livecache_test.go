@@ -155,7 +155,7 @@ func TestLiveCacheRequestsMatchUncached(t *testing.T) {
 	for _, file := range []bool{false, true} {
 		t.Run(fmt.Sprintf("file=%v", file), func(t *testing.T) {
 			a, b := newLiveWorld(t, true, file), newLiveWorld(t, false, file)
-			hits0, ext0 := liveSessions.hits.Load(), liveSessions.extends.Load()
+			hits0, ext0, rb0 := liveSessions.hits.Load(), liveSessions.extends.Load(), liveSessions.readBacks.Load()
 			for _, w := range []*liveWorld{a, b} {
 				w.run(t, "first question")
 				for i, ch := range outsideChanges {
@@ -168,6 +168,12 @@ func TestLiveCacheRequestsMatchUncached(t *testing.T) {
 			}
 			if ext := liveSessions.extends.Load() - ext0; ext < 3 {
 				t.Fatalf("%d runs extended the cached context, want at least the 3 after no change", ext)
+			}
+			// Those runs took the lines the run before them wrote from
+			// memory, not from the file, but for the run after the one
+			// that began the session (it leaves its lines to the file).
+			if rb := liveSessions.readBacks.Load() - rb0; rb < 2 {
+				t.Fatalf("%d runs read the last run's lines back from memory, want at least the 2 after no change but the first", rb)
 			}
 			if len(a.reqs) != len(b.reqs) || len(a.reqs) != len(outsideChanges)+2 {
 				t.Fatalf("%d and %d requests", len(a.reqs), len(b.reqs))

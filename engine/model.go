@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
@@ -120,38 +121,67 @@ func (c *sanCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// armTurnTimer starts Params.TurnTimeout for the current call: one timer
-// per run, reset per call.
+// armTurnTimer starts Params.TurnTimeout for the current call. The run
+// has one timer, and a call only moves its deadline (turnDue): the timer,
+// still pending from an earlier call, finds the deadline later than its
+// own firing and waits the rest (turnTimedOut). A timer reset and a stop
+// per call cost more than the clock read, and the turn timeout almost
+// never fires.
 func (r *runner) armTurnTimer() {
-	r.turnArmed.Store(true)
 	if r.turnTimer == nil {
-		r.turnTimer = time.AfterFunc(r.p.TurnTimeout, r.turnTimedOut)
+		r.turnBase = time.Now()
+		r.turnDue.Store(int64(r.p.TurnTimeout))
+		// Made far off, then reset: the timer's goroutine reads
+		// r.turnTimer, which must be set before it can fire.
+		r.turnTimer = time.AfterFunc(time.Duration(1<<62), r.turnTimedOut)
+		r.turnTimer.Reset(r.p.TurnTimeout)
 		return
 	}
-	r.turnTimer.Reset(r.p.TurnTimeout)
+	due := time.Since(r.turnBase) + r.p.TurnTimeout
+	if due <= 0 {
+		due = math.MaxInt64 // past time.Duration's range: never
+	}
+	r.turnDue.Store(int64(due))
+	if r.turnIdle.CompareAndSwap(true, false) {
+		r.turnTimer.Reset(r.p.TurnTimeout)
+	}
 }
 
-func (r *runner) disarmTurnTimer() {
-	r.turnArmed.Store(false)
-	r.turnTimer.Stop()
-}
+func (r *runner) disarmTurnTimer() { r.turnDue.Store(0) }
 
-// turnTimedOut runs on the timer's goroutine: it ends the current call.
-// A late firing after the call ended finds the timer disarmed, or at worst
-// spends a call context the next call replaces.
+// turnTimedOut runs on the timer's goroutine: it ends the current call
+// once its deadline has passed, waits again for a deadline a later call
+// moved, and leaves the timer idle (turnIdle, for the next arm to reset)
+// when no call is armed. A late firing after the call ended finds it
+// disarmed, or at worst spends a call context the next call replaces.
 func (r *runner) turnTimedOut() {
-	if !r.turnArmed.Load() {
-		return
-	}
-	if c := r.call.Load(); c != nil {
-		c.cancel(errTurnTimeout)
+	for {
+		due := r.turnDue.Load()
+		if due != 0 {
+			if left := time.Duration(due) - time.Since(r.turnBase); left > 0 {
+				r.turnTimer.Reset(left)
+				return
+			}
+			if r.turnDue.CompareAndSwap(due, 0) {
+				if c := r.call.Load(); c != nil {
+					c.cancel(errTurnTimeout)
+				}
+			}
+			continue
+		}
+		r.turnIdle.Store(true)
+		// An arm between the load and the store saw the timer pending and
+		// left it to this goroutine.
+		if r.turnDue.Load() == 0 || !r.turnIdle.CompareAndSwap(true, false) {
+			return
+		}
 	}
 }
 
 // endCalls releases the run's call context and turn timer.
 func (r *runner) endCalls() {
 	if r.turnTimer != nil {
-		r.turnArmed.Store(false)
+		r.turnDue.Store(0)
 		r.turnTimer.Stop()
 	}
 	if c := r.call.Load(); c != nil {

@@ -335,31 +335,33 @@ func (r *Result) FinalText() string {
 // The error is nil when the run ended cleanly (the model stopped); it is
 // the reason otherwise (setup failure, provider failure, abort, turn
 // limit), and the Result still holds everything done up to then.
-func Run(ctx context.Context, p Params) (Result, error) {
+func Run(ctx context.Context, params Params) (Result, error) {
+	// The run's Params and Result live in its runner: one allocation.
+	r := &runner{pv: params}
+	p, res := &r.pv, &r.resv
 	systemClock := p.Now == nil
 	p.setDefaults()
 	start := p.Now()
-	var res Result
-	red := runRedactor(&p)
+	red := runRedactor(p)
 	// The model never sees a configured key either.
 	p.Prompt = red.String(p.Prompt)
 	if p.Prompt == "" {
-		return res, ErrNoPrompt
+		return *res, ErrNoPrompt
 	}
 	if err := p.check(); err != nil {
-		return res, err
+		return *res, err
 	}
 	sel, err := SelectHarness(p.Harness, HarnessQuery{Provider: p.Model.Provider, ModelID: p.Model.ID}, p.Harnesses)
 	if err != nil {
-		return res, err
+		return *res, err
 	}
 	res.Harness = sel
 	if sel.Plugin != nil {
 		// A plugin harness runs the whole attempt; its failure is not
 		// retried on the embedded harness.
-		r, err := sel.Plugin.Run(ctx, &p)
-		if r != nil {
-			res = *r
+		pr, err := sel.Plugin.Run(ctx, p)
+		if pr != nil {
+			*res = *pr
 		}
 		res.Harness = sel
 		err = red.Error(err)
@@ -371,19 +373,21 @@ func Run(ctx context.Context, p Params) (Result, error) {
 			res.Notes[i] = red.String(n)
 		}
 		res.Duration = p.Now().Sub(start)
-		return res, err
+		return *res, err
 	}
-	r := runner{p: &p, res: &res, red: red, systemClock: systemClock}
+	r.p, r.res, r.red, r.systemClock = p, res, red, systemClock
 	err = red.Error(r.run(ctx))
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
-	return res, err
+	return *res, err
 }
 
 // runner is the state of one embedded run.
 type runner struct {
 	p    *Params
 	res  *Result
+	pv   Params // what p points to
+	resv Result // what res points to
 	red  *redact.Redactor
 	ev   Event
 	sess *session
@@ -438,7 +442,11 @@ type runner struct {
 	call      atomic.Pointer[callScope]
 	scope0    callScope // the first call scope (written before call points to it)
 	turnTimer *time.Timer
-	turnArmed atomic.Bool
+	// turnDue is the current call's deadline, in nanoseconds after
+	// turnBase (0: no call armed); turnIdle says the timer is not pending.
+	turnBase time.Time
+	turnDue  atomic.Int64
+	turnIdle atomic.Bool
 	// mem holds the messages the run makes (model calls' clones, tool
 	// results).
 	mem msgArena

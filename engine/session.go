@@ -38,13 +38,15 @@ type session struct {
 	sid     string
 	entries []transcript.Entry // loaded entries, and appended ones once materialized
 	added   []lightEntry       // message entries appended since the last materialize
-	leafID  []byte             // id of the leaf entry (shared with it); empty for none
-	ctx     []llm.Message
-	dirty   bool // ctx must be rebuilt from entries
-	notesL  []string
-	rotate  bool
-	scratch []byte
-	version int // the session's header version (context rules)
+	// addedBuf holds the first few of added.
+	addedBuf [4]lightEntry
+	leafID   []byte // id of the leaf entry (shared with it); empty for none
+	ctx      []llm.Message
+	dirty    bool // ctx must be rebuilt from entries
+	notesL   []string
+	rotate   bool
+	scratch  []byte
+	version  int // the session's header version (context rules)
 	// seeded are the messages of an in-memory session's History; branched
 	// says the branch is no longer seeded + the appended messages (a
 	// compaction or a rewrite happened).
@@ -275,11 +277,22 @@ func (s *session) append(m *llm.Message) error {
 			return fmt.Errorf("engine: appending to the session: %w", err)
 		}
 		cid = []byte(id)
+		if lw := s.live.lw; lw != nil {
+			if s.live.ends == nil {
+				s.live.ends = s.live.endsBuf[:0]
+			}
+			s.live.ends = append(s.live.ends, lw.Size())
+		}
 	} else {
 		cid = s.ephemeralID()
 	}
-	if s.added == nil {
-		s.added = make([]lightEntry, 0, 16) // a run of a few turns grows it once at most
+	switch {
+	case s.added == nil:
+		// Most runs append a prompt and an answer.
+		s.added = s.addedBuf[:0]
+	case len(s.added) == len(s.addedBuf) && &s.added[0] == &s.addedBuf[0]:
+		// A tool loop: room for a few turns at once.
+		s.added = append(make([]lightEntry, 0, 16), s.added...)
 	}
 	s.added = append(s.added, lightEntry{id: cid, parent: s.leafID, msg: m})
 	s.leafID = cid

@@ -177,6 +177,14 @@ func (e *Entry) Clone() Entry {
 	fields := [...]*[]byte{&c.RawType, &c.ID, &c.ParentID, &c.MessageRole, &c.MessageJSON, &c.Provider, &c.ModelID,
 		&c.ThinkingLevel, &c.Summary, &c.FirstKeptEntryID, &c.FromID, &c.Details, &c.CustomType, &c.Data, &c.Content,
 		&c.TargetID, &c.Label, &c.Name, &c.Reason, &c.AppendParentID}
+	packBytes(fields[:])
+	return c
+}
+
+// packBytes points each of fields at a copy of its bytes, all in one new
+// buffer, each a capacity-capped window of it (nil stays nil, empty
+// stays empty).
+func packBytes(fields []*[]byte) {
 	n := 0
 	for _, f := range fields {
 		n += len(*f)
@@ -189,7 +197,6 @@ func (e *Entry) Clone() Entry {
 			*f = buf[start:len(buf):len(buf)]
 		}
 	}
-	return c
 }
 
 // Header is a session file's first line.

@@ -51,6 +51,14 @@ func (w *Writer) State() (WriterState, bool) {
 	return WriterState{ident: id, size: w.size}, true
 }
 
+// Size is the size of w's file as w has written it: where its next
+// append starts.
+func (w *Writer) Size() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.size
+}
+
 // errTailVersion: ReadTail reads only version-3+ files, whose lines parse
 // independently of the ones before.
 var errTailVersion = errors.New("transcript: ReadTail needs a version 3 or later session")

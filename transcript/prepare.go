@@ -93,6 +93,11 @@ func (pr *Preparer) Prepare(msgs []llm.Message, opts PrepareOptions) ([]llm.Mess
 	return pr.out, pr.rep
 }
 
+// callerRoom is the room Extend leaves after the prepared history for
+// the caller's appends (a run's prompt and answer), which would otherwise
+// copy the whole history when it ends at the array's end.
+const callerRoom = 2
+
 // Raw is the number of raw messages prepared so far: Extend takes those
 // after them.
 func (pr *Preparer) Raw() int { return pr.raw }
@@ -116,7 +121,7 @@ func (pr *Preparer) Extend(more []llm.Message, opts PrepareOptions) ([]llm.Messa
 		return nil, PrepareReport{}, false
 	}
 	n := len(pr.out)
-	if n+len(seg) > cap(pr.out) {
+	if n+len(seg)+callerRoom > cap(pr.out) {
 		// Room for runs more (and for what a caller appends), a quarter
 		// more at least, so that a history growing by a few messages per
 		// run is copied once in many runs.
