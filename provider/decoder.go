@@ -360,7 +360,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 // d calls it before and after every read of the body (see
 // llm.ActivityReporter). The transport sets it; call it after Reset.
 func (d *Decoder) SetContext(ctx context.Context) {
-	d.ctx = ctx
+	d.ctx = llm.BaseContext(ctx) // for Err and Cause only
 	d.src.act = nil
 	if ctx != nil {
 		d.done = ctx.Done()
@@ -492,7 +492,7 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		if sh, e := d.shapes.laneMatch(d.win); e >= 0 {
 			// The most recently used shape, with a lane (lane.go): what
 			// find would have matched first.
-			if e-sh.pre <= d.opts.MaxEventBytes && d.ocClean(d.win[sh.pre:e]) {
+			if e-sh.pre <= d.opts.MaxEventBytes && (!d.opts.OpenClaw || d.ocClean(d.win[sh.pre:e])) {
 				d.frame = nil
 				d.take(d.win, sh.name, sh.pre, e)
 				d.beginEvent(d.data)
@@ -503,7 +503,7 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 			} else {
 				err = d.event()
 			}
-		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes && d.ocClean(data) {
+		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes && (!d.opts.OpenClaw || d.ocClean(data)) {
 			d.frame = nil
 			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
 			d.beginEvent(data)
@@ -865,7 +865,7 @@ func (d *Decoder) appendText(si int, frag []byte) error { return d.addText(si, f
 // addText is appendText; with queue false it leaves the delta event in
 // d.ev instead (a lane's, the only event of its data).
 func (d *Decoder) addText(si int, frag []byte, queue bool) error {
-	if !d.validText(frag) {
+	if !validUTF8(frag) && !d.validText(frag) { // (most are valid UTF-8: validText's call saved)
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
@@ -886,7 +886,7 @@ func (d *Decoder) appendArgs(si int, frag []byte) error { return d.addArgs(si, f
 // addArgs is appendArgs; with queue false it leaves the delta event in
 // d.ev instead.
 func (d *Decoder) addArgs(si int, frag []byte, queue bool) error {
-	if !d.validText(frag) {
+	if !validUTF8(frag) && !d.validText(frag) {
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]

@@ -185,7 +185,7 @@ func (s *diagStream) Step() (*llm.Event, *llm.Message, bool) {
 	case llm.EventDone, llm.EventError:
 		s.finish(e)
 	}
-	return s.Event(), s.Message(), true
+	return e, s.Message(), true
 }
 
 // finish emits the terminal diagnostic event for the final message.

@@ -137,7 +137,7 @@ func (s *promoteStream) Step() (*llm.Event, *llm.Message, bool) {
 				return s.popStep()
 			}
 		}
-		return s.Event(), s.Message(), true
+		return e, s.Message(), true // (not useCur: Event would return e)
 	}
 }
 
