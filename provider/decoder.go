@@ -214,11 +214,15 @@ type source struct {
 	// parser turns only "\r\n" into "\n").
 	lazy, eager, cr bool
 	back            []byte
+	one             [1]byte // back's byte read ahead (crAlone)
 }
 
 func (s *source) Read(p []byte) (int, error) {
-	if s.begun && !s.eager || len(p) < 4 {
-		return s.read(p) // (bufio's buffer never is this small)
+	if s.begun && !s.eager || !s.begun && len(p) < 4 || len(p) == 0 {
+		return s.read(p) // (bufio's first reads fill an empty buffer)
+	}
+	if s.cr && len(p) == 1 {
+		return s.crAlone(p)
 	}
 	// Room ahead of what is read for what is held: a '\r' or the head.
 	held := s.nhead
@@ -274,6 +278,29 @@ func (s *source) Read(p []byte) (int, error) {
 		i += 1 + j
 	}
 	return n, err
+}
+
+// crAlone is an eager Read into a one-byte p (the end of the read
+// buffer) while a '\r' is held: the byte after it, read ahead into one,
+// decides it, and is read next from back.
+func (s *source) crAlone(p []byte) (int, error) {
+	p[0] = '\n'
+	s.cr = false
+	if len(s.back) == 0 {
+		n, err := s.read(s.one[:])
+		if n == 0 {
+			if err == nil {
+				s.cr = true
+				return 0, nil // still unknown
+			}
+			return 1, err
+		}
+		s.back = s.one[:]
+	}
+	if s.back[0] == '\n' {
+		p[0] = '\r'
+	}
+	return 1, nil
 }
 
 func (s *source) read(p []byte) (int, error) {

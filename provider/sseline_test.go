@@ -223,3 +223,42 @@ func TestLoneCRAcrossReads(t *testing.T) {
 		}
 	}
 }
+
+// TestEagerSourceSmallReads: once eager, the source makes lone CRs line
+// feeds whatever room each read leaves it, down to the one byte left at
+// the end of the read buffer (the held '\r' then decided by a byte read
+// ahead), and however the body's reads are split.
+func TestEagerSourceSmallReads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 16))
+	for it := range 3000 {
+		body := make([]byte, rng.IntN(24))
+		for i := range body {
+			body[i] = "\r\nx"[rng.IntN(3)]
+		}
+		want := loneCRsAsLF(body, false)
+		var r io.Reader = bytes.NewReader(body)
+		switch it % 3 {
+		case 1:
+			r = iotest.OneByteReader(r)
+		case 2:
+			r = iotest.HalfReader(r)
+		}
+		s := source{r: r, begun: true, eager: true}
+		var got []byte
+		for empty := 0; empty < 10; {
+			p := make([]byte, 1+rng.IntN(4))
+			n, err := s.Read(p)
+			got = append(got, p[:n]...)
+			empty++
+			if n > 0 {
+				empty = 0 // (bufio allows 100 empty reads in a row)
+			}
+			if err == io.EOF {
+				break
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%q read as %q, want %q", body, got, want)
+		}
+	}
+}
