@@ -12,14 +12,44 @@ type activityKey struct{}
 // that also calls it before each wait for the provider says so by
 // implementing ActivityReporter.
 func WithActivity(ctx context.Context, f func()) context.Context {
-	return context.WithValue(ctx, activityKey{}, f)
+	return &activityCtx{ctx, f}
 }
+
+// activityCtx is WithActivity's context: a value context that
+// BaseContext sees through.
+type activityCtx struct {
+	context.Context
+	f func()
+}
+
+func (c *activityCtx) Value(key any) any {
+	if _, ok := key.(activityKey); ok {
+		return c.f
+	}
+	return c.Context.Value(key)
+}
+
+func (c *activityCtx) String() string { return "llm.WithActivity" }
 
 // ActivityFunc returns the function installed by WithActivity, or nil.
 // Providers look it up once per stream, not per frame.
 func ActivityFunc(ctx context.Context) func() {
 	f, _ := ctx.Value(activityKey{}).(func())
 	return f
+}
+
+// BaseContext returns the context WithActivity derived ctx from (through
+// every such layer), ctx itself when it is no such context: its Done, Err,
+// Deadline and cause are ctx's, and a provider that asks for Err per event
+// saves the value layer's call.
+func BaseContext(ctx context.Context) context.Context {
+	for {
+		c, ok := ctx.(*activityCtx)
+		if !ok {
+			return ctx
+		}
+		ctx = c.Context
+	}
 }
 
 // ActivityReporter is implemented by streams that may report their waits

@@ -122,9 +122,17 @@ type Stepper interface {
 type StreamFunc func(ctx context.Context, req *Request) (Stream, error)
 
 // Drain reads s to its end and returns its final message and error. It does
-// not close s.
+// not close s. A Stepper is stepped (its Next would call Step).
 func Drain(s Stream) (*Message, error) {
-	for s.Next() {
+	if st, ok := s.(Stepper); ok {
+		for {
+			if _, _, ok := st.Step(); !ok {
+				break
+			}
+		}
+	} else {
+		for s.Next() {
+		}
 	}
 	return s.Message(), s.Err()
 }

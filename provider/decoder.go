@@ -131,6 +131,7 @@ type Decoder struct {
 	frame     []byte
 	frameName span
 	long      []byte // a line longer than the read buffer
+	crBuf     []byte // src.back's buffer
 	off       int64  // body offset of the current event
 	cut       bool   // the body ended inside a line
 	noff      int64  // body offset after the last line read
@@ -199,20 +200,29 @@ type source struct {
 	// The SSE line rules the decoder's framing (which splits at '\n') does
 	// not see: a stream's leading byte order mark is dropped, and a '\r'
 	// not followed by '\n' ends a line as '\n' does. head holds the first
-	// nhead bytes while they could still be a BOM, cr a '\r' read last,
-	// until the byte after it is known.
+	// nhead bytes while they could still be a BOM.
 	head  [2]byte
 	nhead int
 	begun bool
-	cr    bool
-	// keepCR: '\r' alone is no line end (OpenClaw's own Anthropic SSE
+	// Lone CRs: while lazy, no read is searched for '\r'; the framing
+	// looks for one where it frames a line (the shapes' framed matches
+	// take none), and at the first it finds gives back what it has not
+	// framed (back, read before r again) and makes the source eager:
+	// from then on every read has its lone CRs made '\n', cr holding a
+	// '\r' read last until the byte after it is known. Neither is set
+	// where '\r' alone is no line end (OpenClaw's own Anthropic SSE
 	// parser turns only "\r\n" into "\n").
-	keepCR bool
+	lazy, eager, cr bool
+	back            []byte
+	one             [1]byte // back's byte read ahead (crAlone)
 }
 
 func (s *source) Read(p []byte) (int, error) {
-	if len(p) < 4 {
-		return s.read(p) // bufio's buffer never is this small
+	if s.begun && !s.eager || !s.begun && len(p) < 4 || len(p) == 0 {
+		return s.read(p) // (bufio's first reads fill an empty buffer)
+	}
+	if s.cr && len(p) == 1 {
+		return s.crAlone(p)
 	}
 	// Room ahead of what is read for what is held: a '\r' or the head.
 	held := s.nhead
@@ -232,7 +242,7 @@ func (s *source) Read(p []byte) (int, error) {
 		if n >= len(bom) && string(p[:len(bom)]) == bom {
 			n = copy(p, p[len(bom):n])
 		}
-		if s.keepCR || bytes.IndexByte(p[:n], '\r') < 0 {
+		if !s.eager {
 			return n, err
 		}
 	} else if s.cr {
@@ -246,9 +256,6 @@ func (s *source) Read(p []byte) (int, error) {
 		}
 		s.cr = false
 		n++
-	}
-	if s.keepCR {
-		return n, err
 	}
 	q := p[:n]
 	for i := bytes.IndexByte(q, '\r'); i >= 0; {
@@ -273,7 +280,35 @@ func (s *source) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// crAlone is an eager Read into a one-byte p (the end of the read
+// buffer) while a '\r' is held: the byte after it, read ahead into one,
+// decides it, and is read next from back.
+func (s *source) crAlone(p []byte) (int, error) {
+	p[0] = '\n'
+	s.cr = false
+	if len(s.back) == 0 {
+		n, err := s.read(s.one[:])
+		if n == 0 {
+			if err == nil {
+				s.cr = true
+				return 0, nil // still unknown
+			}
+			return 1, err
+		}
+		s.back = s.one[:]
+	}
+	if s.back[0] == '\n' {
+		p[0] = '\r'
+	}
+	return 1, nil
+}
+
 func (s *source) read(p []byte) (int, error) {
+	if len(s.back) > 0 {
+		n := copy(p, s.back)
+		s.back = s.back[n:]
+		return n, nil
+	}
 	if s.act == nil {
 		return s.r.Read(p)
 	}
@@ -296,7 +331,8 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.wire = w
 	d.opts = o
 	d.r = r
-	d.src = source{r: r, keepCR: o.OpenClaw && w == WireAnthropic}
+	keepCR := o.OpenClaw && w == WireAnthropic
+	d.src = source{r: r, lazy: !keepCR}
 	if d.br == nil {
 		d.br = bufio.NewReaderSize(&d.src, readBufferSize)
 	} else {
@@ -342,7 +378,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	legacy := ocLegacy{id: d.oc.legacy.id[:0], name: d.oc.legacy.name[:0], args: d.oc.legacy.args[:0], follow: d.oc.legacy.follow[:0]}
 	d.oc = ocState{items: d.oc.items[:0], msg: msg, tags: tags, legacy: legacy}
 	d.oc.tags.reset()
-	d.shapes.reset(w, d.flat)
+	d.shapes.reset(w, d.flat, keepCR)
 }
 
 // SetContext makes cancellation of ctx end the stream with an error event
@@ -351,7 +387,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 // d calls it before and after every read of the body (see
 // llm.ActivityReporter). The transport sets it; call it after Reset.
 func (d *Decoder) SetContext(ctx context.Context) {
-	d.ctx = ctx
+	d.ctx = llm.BaseContext(ctx) // for Err and Cause only
 	d.src.act = nil
 	if ctx != nil {
 		d.done = ctx.Done()
@@ -430,8 +466,8 @@ func PutDecoder(d *Decoder) {
 	d.err = nil
 	d.ev = llm.Event{}
 	// Do not let one huge stream pin its buffers in the pool.
-	if cap(d.dbuf) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer || cap(d.u8) > maxPooledBuffer || cap(d.dd) > maxPooledBuffer {
-		d.dbuf, d.long, d.sbuf, d.side, d.u8, d.dd = nil, nil, nil, nil, nil, nil
+	if cap(d.dbuf) > maxPooledBuffer || cap(d.long) > maxPooledBuffer || cap(d.sbuf) > maxPooledBuffer || cap(d.side) > maxPooledBuffer || cap(d.u8) > maxPooledBuffer || cap(d.dd) > maxPooledBuffer || cap(d.crBuf) > maxPooledBuffer {
+		d.dbuf, d.long, d.sbuf, d.side, d.u8, d.dd, d.crBuf = nil, nil, nil, nil, nil, nil, nil
 	}
 	for i := range d.msg.Content[:cap(d.msg.Content)] {
 		b := &d.msg.Content[:cap(d.msg.Content)][i]
@@ -483,7 +519,7 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		if sh, e := d.shapes.laneMatch(d.win); e >= 0 {
 			// The most recently used shape, with a lane (lane.go): what
 			// find would have matched first.
-			if e-sh.pre <= d.opts.MaxEventBytes && d.ocClean(d.win[sh.pre:e]) {
+			if e-sh.pre <= d.opts.MaxEventBytes && (!d.opts.OpenClaw || d.ocClean(d.win[sh.pre:e])) {
 				d.frame = nil
 				d.take(d.win, sh.name, sh.pre, e)
 				d.beginEvent(d.data)
@@ -494,7 +530,7 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 			} else {
 				err = d.event()
 			}
-		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes && d.ocClean(data) {
+		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes && (!d.opts.OpenClaw || d.ocClean(data)) {
 			d.frame = nil
 			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
 			d.beginEvent(data)
@@ -856,7 +892,7 @@ func (d *Decoder) appendText(si int, frag []byte) error { return d.addText(si, f
 // addText is appendText; with queue false it leaves the delta event in
 // d.ev instead (a lane's, the only event of its data).
 func (d *Decoder) addText(si int, frag []byte, queue bool) error {
-	if !d.validText(frag) {
+	if !validUTF8(frag) && !d.validText(frag) { // (most are valid UTF-8: validText's call saved)
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
@@ -877,7 +913,7 @@ func (d *Decoder) appendArgs(si int, frag []byte) error { return d.addArgs(si, f
 // addArgs is appendArgs; with queue false it leaves the delta event in
 // d.ev instead.
 func (d *Decoder) addArgs(si int, frag []byte, queue bool) error {
-	if !d.validText(frag) {
+	if !validUTF8(frag) && !d.validText(frag) {
 		return d.badUTF8(frag)
 	}
 	s := &d.slots[si]
@@ -1006,6 +1042,10 @@ func (d *Decoder) readLines() ([]byte, error) {
 			d.noff++
 			inWin = true
 		} else if i := bytes.IndexByte(d.win, '\n'); i >= 0 {
+			if d.src.lazy && bytes.IndexByte(d.win[:i], '\r') >= 0 {
+				d.crSeen(nil)
+				continue
+			}
 			line = trimEOL(d.win[:i])
 			d.win = d.win[i+1:]
 			d.wn += i + 1
@@ -1127,7 +1167,7 @@ func (d *Decoder) windowEvent() []byte {
 	if ds < i && w[ds] == ' ' {
 		ds++
 	}
-	if ds == i || i-ds > d.opts.MaxEventBytes {
+	if ds == i || i-ds > d.opts.MaxEventBytes || d.src.lazy && bytes.IndexByte(w[:i], '\r') >= 0 {
 		return nil
 	}
 	d.frame, d.frameName = w[:ds], name
@@ -1197,7 +1237,7 @@ func (d *Decoder) refill() {
 // inside a line gives ErrTruncated; a body that ends at a line boundary
 // gives io.EOF.
 func (d *Decoder) readLine() ([]byte, error) {
-	line, err := d.br.ReadSlice('\n')
+	line, err := d.readSlice()
 	if err == nil {
 		d.noff += int64(len(line))
 		return trimEOL(line), nil
@@ -1206,7 +1246,7 @@ func (d *Decoder) readLine() ([]byte, error) {
 		// Slow path: a line longer than the read buffer.
 		d.long = append(d.long[:0], line...)
 		for {
-			line, err = d.br.ReadSlice('\n')
+			line, err = d.readSlice()
 			if len(d.long)+len(line) > d.opts.MaxEventBytes+2 {
 				return nil, &LimitError{What: "SSE line", Limit: d.opts.MaxEventBytes}
 			}
@@ -1232,6 +1272,32 @@ func (d *Decoder) readLine() ([]byte, error) {
 		return nil, io.EOF
 	}
 	return nil, err
+}
+
+// readSlice is the read buffer's ReadSlice('\n'), but while the source is
+// lazy a slice that holds a '\r' is given back to it, made eager, and
+// read again (crSeen).
+func (d *Decoder) readSlice() ([]byte, error) {
+	for {
+		line, err := d.br.ReadSlice('\n')
+		if !d.src.lazy || err != nil && err != bufio.ErrBufferFull && err != io.EOF || bytes.IndexByte(line, '\r') < 0 {
+			return line, err
+		}
+		d.crSeen(line)
+	}
+}
+
+// crSeen: the framing found a '\r' in what the lazy source read (see
+// source): rest, which was read from the buffer but not framed, and what
+// the buffer holds past it are given back to the source, which is made
+// eager. Borrowed data and name are moved out of the buffer first (own).
+func (d *Decoder) crSeen(rest []byte) {
+	d.own()
+	b, _ := d.br.Peek(d.br.Buffered())
+	d.crBuf = append(append(d.crBuf[:0], rest...), b...)
+	d.src.back = d.crBuf
+	d.src.lazy, d.src.eager = false, true
+	d.br.Reset(&d.src)
 }
 
 func trimEOL(b []byte) []byte {

@@ -170,10 +170,11 @@ func checkString(b []byte, i int) int {
 }
 
 // checkEscapes returns the index after the string starting at b[i] == '"'
-// when its escapes are valid (and, with noLF, it holds no raw line feed),
-// else -1; esc reports escapes or control characters. It is one pass that
-// stops at each backslash to check and step over its escape, so that the
-// escaped quotes of long texts and argument strings cost no rescans.
+// when its escapes are valid (and, with noLF, it holds no raw line feed
+// nor carriage return), else -1; esc reports escapes or control
+// characters. It is one pass that stops at each backslash to check and
+// step over its escape, so that the escaped quotes of long texts and
+// argument strings cost no rescans.
 func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
 	i++
 	for {
@@ -196,7 +197,7 @@ func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
 		case c == '"':
 			return i + 1, esc
 		case c < ' ':
-			if noLF && c == '\n' {
+			if noLF && (c == '\n' || c == '\r') {
 				return -1, true
 			}
 			esc = true

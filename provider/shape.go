@@ -118,6 +118,7 @@ type shapeState struct {
 	pos          [1 + 2*maxShapeHoles]int // bases of the last match (posRef.b)
 	esc          uint64                   // active holes of the last match with escapes (or control characters)
 	lanes        bool                     // a shape of the wire got a lane (lane.go)
+	keepCR       bool                     // of the streams the shapes were learned from: '\r' alone ends no line
 }
 
 // reset prepares the shapes for a new stream of wire w (off: none). The
@@ -131,10 +132,13 @@ type shapeState struct {
 // first time, every hole), so that a stream with other ids costs a match
 // instead of a scan per shape; its first match makes the matched event
 // its template (rebase).
-func (s *shapeState) reset(w Wire, off bool) {
+func (s *shapeState) reset(w Wire, off, keepCR bool) {
 	s.hits, s.misses, s.off = 0, 0, off
-	if off || w != s.wire {
-		s.n, s.wire, s.lanes = 0, w, false
+	if off || w != s.wire || keepCR != s.keepCR {
+		// (Where a lone CR ends a line no template holds a '\r', which
+		// a framed match could take for a byte of a line: the shapes
+		// learned where it does not are not kept.)
+		s.n, s.wire, s.lanes, s.keepCR = 0, w, false, keepCR
 		return
 	}
 	// Only the shapes matched again (refined) are kept, in their order.
@@ -285,8 +289,11 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 // b is the read window, which must hold the framing, then the data, then
 // the blank line: the data line then ends where the template's does, as
 // no hole holds a line feed (and the template's last byte, the data's,
-// is not a carriage return, as windowEvent framed it). escs has a bit per
-// active string hole with escapes or control characters.
+// is not a carriage return, as windowEvent framed it). Nor does a hole
+// hold a carriage return, which could end a line there (see source); the
+// template holds none unless '\r' alone ends no line (shapeState.keepCR).
+// escs has a bit per active string hole with escapes or control
+// characters.
 func (sh *shape) match(b []byte, framed bool, pos *[1 + 2*maxShapeHoles]int) (int, uint64) {
 	var escs uint64
 	src, holes, off := sh.src, sh.ah, 0
@@ -352,8 +359,8 @@ func sameTail(a, t []byte) bool {
 
 // holeString scans in full the string hole whose content starts at b[p]:
 // it returns the index after its closing quote (-1 when it is not a valid
-// string, or holds a line feed in a framed match) and whether it has
-// escapes or control characters.
+// string, or holds a line feed or carriage return in a framed match) and
+// whether it has escapes or control characters.
 func holeString(b []byte, p int, framed bool) (int, bool) {
 	return checkEscapes(b, p-1, framed)
 }

@@ -151,7 +151,7 @@ type diagStream struct {
 func (s *diagStream) fuse() {
 	if is, ok := s.inner.(*idleStream); ok && is.next != nil {
 		s.idle = is
-		s.next = is.next
+		s.setNext(is.next)
 	}
 }
 
@@ -165,7 +165,10 @@ func (s *diagStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
 		return nil, s.Message(), false
 	}
-	e, msg, ok := s.next.Step()
+	e, msg, ok := s.src.Step() // (base.src)
+	if !ok || s.pass&passBit(e) == 0 {
+		e, msg, ok = s.up(e, msg, ok)
+	}
 	if s.idle != nil && (!ok || e.Type.IsTerminal() || !s.idle.passes()) {
 		e, msg, ok = s.idle.settle(e, msg, ok)
 	}
@@ -185,7 +188,7 @@ func (s *diagStream) Step() (*llm.Event, *llm.Message, bool) {
 	case llm.EventDone, llm.EventError:
 		s.finish(e)
 	}
-	return s.Event(), s.Message(), true
+	return e, s.Message(), true
 }
 
 // finish emits the terminal diagnostic event for the final message.

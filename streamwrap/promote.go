@@ -107,12 +107,15 @@ func (s *promoteStream) Step() (*llm.Event, *llm.Message, bool) {
 		return nil, s.Message(), false
 	}
 	for {
-		if !s.advance() {
+		e, msg, ok := s.src.Step() // (base.src)
+		if !ok || s.pass&passBit(e) == 0 {
+			e, msg, ok = s.up(e, msg, ok)
+		}
+		if !s.took(e, msg, ok) {
 			s.release()
 			s.finalized = true
 			return s.popStep()
 		}
-		e := s.curEvent()
 		switch e.Type {
 		case llm.EventStart:
 			s.sawStart = true
@@ -137,7 +140,7 @@ func (s *promoteStream) Step() (*llm.Event, *llm.Message, bool) {
 				return s.popStep()
 			}
 		}
-		return s.Event(), s.Message(), true
+		return e, s.Message(), true // (not useCur: Event would return e)
 	}
 }
 

@@ -115,6 +115,11 @@ func (t *passThrough) Step() (*llm.Event, *llm.Message, bool) {
 	if ok && t.all&passBit(ev) != 0 {
 		return ev, msg, true
 	}
+	return t.up(ev, msg, ok)
+}
+
+// up is Step after the pull, for an event that not every passer passes.
+func (t *passThrough) up(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
 	for i := 0; i < t.n; i++ {
 		if !ok || t.mask[i]&passBit(ev) == 0 {
 			ev, msg, ok = t.p[i].settle(ev, msg, ok)
@@ -156,9 +161,23 @@ func passMask(except ...llm.EventType) uint32 {
 // forwards what the decorator does not override.
 type base struct {
 	inner llm.Stream
-	next  llm.Stepper     // inner as a stepper (or &leaf, or its passThrough)
-	ev    *llm.Event      // the inner stream's current event, after advance
-	msg   *llm.Message    // the inner stream's message, after advance
+	next  llm.Stepper  // inner as a stepper (or &leaf, or its passThrough)
+	ev    *llm.Event   // the inner stream's current event, after advance
+	msg   *llm.Message // the inner stream's message, after advance
+	// src, pass and pt: next, when it is a passThrough, as the layers
+	// that are no passers themselves (promotion, diagnostics) pull from
+	// it, doing its Step in their own, one dynamic call per event fewer:
+	// src is its inner stepper, pass its mask of the events that every
+	// passer passes, pt the passThrough for the others (up). Otherwise src
+	// is next, pass every event and pt nil.
+	//
+	//	ev, msg, ok := s.src.Step()
+	//	if !ok || s.pass&passBit(ev) == 0 {
+	//		ev, msg, ok = s.up(ev, msg, ok)
+	//	}
+	src   llm.Stepper
+	pass  uint32
+	pt    *passThrough
 	views eventViews      // nil for production streams
 	raw   RawStopReasoner // nil when the inner stream has no raw stop reason
 	leaf  leafStep
@@ -180,10 +199,19 @@ func (b *base) init(inner llm.Stream) {
 			b.next = &b.leaf
 		}
 	}
+	b.setNext(b.next)
 	if v, ok := inner.(eventViews); ok && v.hasViews() {
 		b.views = v
 	}
 	b.raw, _ = inner.(RawStopReasoner)
+}
+
+// setNext makes n what b pulls from (next), and sets src, pass and pt.
+func (b *base) setNext(n llm.Stepper) {
+	b.next, b.src, b.pass, b.pt = n, n, ^uint32(0), nil
+	if t, ok := n.(*passThrough); ok {
+		b.src, b.pass, b.pt = t.next, t.all, t
+	}
 }
 
 func (b *base) clear() { *b = base{} }
@@ -215,6 +243,15 @@ func (b *base) advance() (ok bool) {
 		b.ev = ev
 	}
 	return ok
+}
+
+// up is what a pull from src (see base.src) needs after src's Step when
+// not every passer of pt passes the event: pt's up, or nothing.
+func (b *base) up(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Event, *llm.Message, bool) {
+	if b.pt == nil {
+		return ev, msg, ok
+	}
+	return b.pt.up(ev, msg, ok)
 }
 
 func (b *base) curEvent() *llm.Event {
