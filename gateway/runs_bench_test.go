@@ -19,15 +19,7 @@ import (
 // sends them: the handler, the engine's run and its transcript, with
 // allocations per run (what the collector has to mark and sweep).
 func BenchmarkRunLiveSession(b *testing.B) {
-	ws := b.TempDir()
-	os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("# Agents\nBe brief.\n"), 0o644)
-	p, err := scripted.New(scripted.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	runs := &EngineRuns{SessionsDir: b.TempDir(), Workspace: ws, StreamBuffered: true, Durability: transcript.SyncNone,
-		Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: p.Stream}
-	defer runs.Close()
+	runs := scriptedRuns(b, true, transcript.SyncNone)
 	srv, err := New(Config{Runs: runs})
 	if err != nil {
 		b.Fatal(err)
@@ -58,4 +50,21 @@ func BenchmarkRunLiveSession(b *testing.B) {
 	for b.Loop() {
 		run()
 	}
+}
+
+// scriptedRuns returns the runs of OpenClaw's agent on the scripted
+// provider, in a temporary workspace that holds an AGENTS.md, with
+// temporary sessions, closed when tb ends.
+func scriptedRuns(tb testing.TB, buffered bool, sync transcript.Durability) *EngineRuns {
+	tb.Helper()
+	ws := tb.TempDir()
+	os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("# Agents\nBe brief.\n"), 0o644)
+	p, err := scripted.New(scripted.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	runs := &EngineRuns{SessionsDir: tb.TempDir(), Workspace: ws, StreamBuffered: buffered, Durability: sync,
+		Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: p.Stream}
+	tb.Cleanup(func() { runs.Close() })
+	return runs
 }
