@@ -61,14 +61,7 @@ func TestRunEventsCoalesced(t *testing.T) {
 		sync     transcript.Durability
 	}{{false, transcript.SyncEntry}, {true, transcript.SyncEntry}, {true, transcript.SyncNone}} {
 		buffered := c.buffered
-		ws := t.TempDir()
-		os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("# Agents\nBe brief.\n"), 0o644)
-		p, err := scripted.New(scripted.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs := &EngineRuns{SessionsDir: t.TempDir(), Workspace: ws, StreamBuffered: buffered, Durability: c.sync,
-			Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: p.Stream}
+		runs := scriptedRuns(t, buffered, c.sync)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

@@ -3,14 +3,10 @@ package gateway
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/ocbench/ocbench/llm"
-	"github.com/ocbench/ocbench/provider/scripted"
 	"github.com/ocbench/ocbench/transcript"
 )
 
@@ -23,15 +19,7 @@ func TestRunsAllocationsDoNotGrow(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
-	ws := t.TempDir()
-	os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("# Agents\nBe brief.\n"), 0o644)
-	p, err := scripted.New(scripted.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := &EngineRuns{SessionsDir: t.TempDir(), Workspace: ws, StreamBuffered: true, Durability: transcript.SyncNone,
-		Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: p.Stream}
-	defer runs.Close()
+	runs := scriptedRuns(t, true, transcript.SyncNone)
 	srv, err := New(Config{Runs: runs})
 	if err != nil {
 		t.Fatal(err)

@@ -205,12 +205,41 @@ func writePairTable(w io.Writer, a, b *loadtest.Report, nameA, nameB string) err
 	}
 	_, err := fmt.Fprintf(w, "\nratio             %s/%s %.2f (%.0f/s vs %.0f/s held, steps alternated on one gateway)\n",
 		nameA, nameB, a.Rate/b.Rate, a.Rate, b.Rate)
+	if c, ok := pairCPU(a, b, nameB); ok && err == nil {
+		_, err = fmt.Fprintf(w, "CPU per request   %s's gateway process %.0fµs, %s's %.0fµs: the proxy's own %.0fµs; with the load generator's, %s/%s %.2f\n",
+			nameA, a.GatewayCPUUsPerReq, nameB, b.GatewayCPUUsPerReq, c.Own, nameA, nameB, c.Ratio)
+	}
 	return err
+}
+
+// cpuPair is what the two held steps' CPU per request say of the proxy,
+// steadier than the held rates on a machine other work shares: its own
+// CPU per stream (the route's gateway process minus the scripted
+// upstream alone, which runs in it), and the two routes' CPU per request
+// with the load generator's, in the ratio of the rates they allow where
+// the load generator and the gateway share the cores.
+type cpuPair struct {
+	Own   float64 `json:"ownUs"`
+	Ratio float64 `json:"ratio"`
+}
+
+// pairCPU returns the CPU figures of a --vs direct pair, when both held
+// steps have them.
+func pairCPU(a, b *loadtest.Report, nameB string) (cpuPair, bool) {
+	if nameB != "direct" || a.GatewayCPUUsPerReq <= 0 || b.GatewayCPUUsPerReq <= 0 {
+		return cpuPair{}, false
+	}
+	ta, tb := a.GatewayCPUUsPerReq+a.LoadgenCPUUsPerReq, b.GatewayCPUUsPerReq+b.LoadgenCPUUsPerReq
+	return cpuPair{Own: a.GatewayCPUUsPerReq - b.GatewayCPUUsPerReq, Ratio: tb / ta}, true
 }
 
 // writePairJSON prints both searches' best steps and the ratio as one
 // object.
 func writePairJSON(w io.Writer, a, b *loadtest.Report, nameA, nameB string) error {
+	var cpu *cpuPair
+	if c, ok := pairCPU(a, b, nameB); ok {
+		cpu = &c
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
@@ -219,7 +248,8 @@ func writePairJSON(w io.Writer, a, b *loadtest.Report, nameA, nameB string) erro
 		Vs     string           `json:"vs"`
 		VsHeld *loadtest.Report `json:"vsHeld"`
 		Ratio  float64          `json:"ratio"`
-	}{nameA, a, nameB, b, a.Rate / b.Rate})
+		CPU    *cpuPair         `json:"cpu,omitempty"`
+	}{nameA, a, nameB, b, a.Rate / b.Rate, cpu})
 }
 
 // findMaxRate doubles the rate from cfg.Rate, then bisects, each step for

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,4 +55,38 @@ func TestFindMaxPairAlternates(t *testing.T) {
 		t.Errorf("table: %v\n%s", err, out.String())
 	}
 	t.Logf("a %.0f/s, b %.0f/s\n%s", ra.Rate, rb.Rate, log.String())
+}
+
+// The CPU line of a --vs direct pair: the proxy's own CPU per request is
+// the route's gateway process minus the scripted upstream alone, and the
+// ratio is of the two routes' CPU per request with the load generator's.
+func TestPairCPU(t *testing.T) {
+	chat := &loadtest.Report{Rate: 12800, GatewayCPUUsPerReq: 75, LoadgenCPUUsPerReq: 56}
+	direct := &loadtest.Report{Rate: 19200, GatewayCPUUsPerReq: 41, LoadgenCPUUsPerReq: 56}
+	c, ok := pairCPU(chat, direct, "direct")
+	if !ok || c.Own != 34 || math.Abs(c.Ratio-97.0/131) > 1e-9 {
+		t.Errorf("pairCPU = %+v, %v; want own 34, ratio 97/131", c, ok)
+	}
+	var out strings.Builder
+	if err := writePairTable(&out, chat, direct, "chat", "direct"); err != nil ||
+		!strings.Contains(out.String(), "the proxy's own 34µs; with the load generator's, chat/direct 0.74") {
+		t.Errorf("table: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := writePairJSON(&out, chat, direct, "chat", "direct"); err != nil || !strings.Contains(out.String(), `"ownUs": 34`) {
+		t.Errorf("JSON: %v\n%s", err, out.String())
+	}
+	// Another pair than --vs direct, or a step without CPU figures: the
+	// difference would not be the proxy's, and nothing is printed.
+	if _, ok := pairCPU(chat, direct, "messages"); ok {
+		t.Error("a --vs messages pair got a proxy CPU figure")
+	}
+	if _, ok := pairCPU(chat, &loadtest.Report{Rate: 1}, "direct"); ok {
+		t.Error("a step without CPU figures got a proxy CPU figure")
+	}
+	out.Reset()
+	writePairTable(&out, chat, direct, "chat", "messages")
+	if strings.Contains(out.String(), "proxy's own") {
+		t.Errorf("--vs messages printed a proxy CPU line:\n%s", out.String())
+	}
 }
