@@ -212,7 +212,7 @@ func FuzzCheckString(f *testing.F) {
 		if got := checkString(b, 0); got != want {
 			t.Fatalf("checkString %d, scan and escape check %d for %q", got, want, b)
 		}
-		if want >= 0 && esc && bytes.IndexByte(b[1:want-1], '\n') >= 0 {
+		if want >= 0 && esc && bytes.IndexAny(b[1:want-1], "\n\r") >= 0 {
 			want = -1
 		}
 		got, gotEsc := checkEscapes(b, 0, true)
