@@ -43,3 +43,32 @@ func TestRecountAllocsLowersOnlyWhatItCanShow(t *testing.T) {
 		t.Errorf("bytes/op %v and %v, want 0 and 64", results[0].BytesPerOp, results[2].BytesPerOp)
 	}
 }
+
+// TestRecountKeepsTheLeastOfItsCounts: allocations that land inside one
+// count only (another goroutine's, in a real run; here the operation's own
+// first calls) are not charged when a later count of as many operations
+// shows fewer.
+func TestRecountKeepsTheLeastOfItsCountsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	const n = 20
+	calls := 0
+	burst := Scenario{Name: "burst", Impl: "ocbench", Setup: func() (func() error, func(), error) {
+		return func() error {
+			calls++
+			if calls <= 1+n { // the warm-up and the whole first count
+				recountSink = make([]byte, 64)
+			}
+			return nil
+		}, nil, nil
+	}}
+	results := []Result{{Name: "burst", Impl: "ocbench", AllocsPerOp: 1, BytesPerOp: 64, Iterations: n, NsPerOp: 1}}
+	Recount(context.Background(), []Scenario{burst}, results)
+	if results[0].AllocsPerOp != 0 || results[0].BytesPerOp != 0 {
+		t.Errorf("recounted %v allocs/op, %v B/op; want the second count's 0 and 0", results[0].AllocsPerOp, results[0].BytesPerOp)
+	}
+	if calls != 1+2*n {
+		t.Errorf("%d operations ran, want the warm-up and two counts of %d (the second showed 0)", calls, n)
+	}
+}
