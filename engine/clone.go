@@ -10,20 +10,26 @@ import (
 // msgArena holds the memory of the messages a run makes and keeps (the
 // clone of each model call's message, each tool result): their structs
 // and blocks come from small slabs, their bytes from shared chunks, each
-// field a capacity-capped window of one, so that an append to one field
-// never reaches another. A run's messages live as long as one another
-// (the history, Result.NewMessages), so sharing the memory keeps nothing
-// alive longer than the run's result does; it saves the allocations per
-// message. A nil *msgArena allocates every piece on its own.
+// field (and each message's blocks) a capacity-capped window of one, so
+// that an append to one never reaches another. A message the run builds
+// in its history's next element (runner.histSlot) takes only its blocks
+// and bytes from here: its struct is the history's, stored once. A run's
+// messages live as long as one another (the history, Result.NewMessages),
+// so sharing the memory keeps nothing alive longer than the run's result
+// does; it saves the allocations per message. A nil *msgArena allocates
+// every piece on its own.
 type msgArena struct {
-	bytes []byte // the free part of the current chunk (len 0)
-	one   []messageWith1
-	two   []messageWith2
-	// slabs counts the slabs made, which double in size up to maxSlab;
-	// chunk is the size of the last byte chunk (they double from
-	// firstChunk up to arenaChunk).
-	slabs int
-	chunk int
+	bytes  []byte // the free part of the current chunk (len 0)
+	one    []messageWith1
+	two    []messageWith2
+	blocks []llm.Block // the free part of the current block slab
+	// slabs counts the message slabs made, which double in size up to
+	// maxSlab, blockSlabs the block slabs (from 2 blocks up to
+	// maxBlockSlab); chunk is the size of the last byte chunk (they
+	// double from firstChunk up to arenaChunk).
+	slabs      int
+	blockSlabs int
+	chunk      int
 }
 
 const (
@@ -34,6 +40,9 @@ const (
 	arenaChunk = 2048
 	arenaBig   = 512
 	maxSlab    = 4
+	// A tool turn takes 3 blocks (an answer's text and call, the
+	// result's text): block slabs grow 2, 4, 8, 16.
+	maxBlockSlab = 16
 )
 
 // buf returns an empty slice with room for exactly n bytes.
@@ -80,6 +89,20 @@ func (a *msgArena) newMessage(n int) *llm.Message {
 	return m
 }
 
+// newBlocks returns n zero blocks, capped (an append reallocates).
+func (a *msgArena) newBlocks(n int) []llm.Block {
+	if a == nil || n > maxBlockSlab/2 {
+		return make([]llm.Block, n)
+	}
+	if len(a.blocks) < n {
+		a.blocks = make([]llm.Block, max(n, min(2<<a.blockSlabs, maxBlockSlab)))
+		a.blockSlabs++
+	}
+	b := a.blocks[:n:n]
+	a.blocks = a.blocks[n:]
+	return b
+}
+
 // fromSlab returns a zero T from the slab of a that slab selects (a new
 // one when a is nil).
 func fromSlab[T any](a *msgArena, slab func(*msgArena) *[]T) *T {
@@ -95,16 +118,29 @@ func fromSlab[T any](a *msgArena, slab func(*msgArena) *[]T) *T {
 	return s
 }
 
-// cloneMessage is llm.Message.Clone in a's memory: the message and its
-// blocks, and one buffer holding all their bytes. The run keeps one such
-// copy per model call.
-func cloneMessage(a *msgArena, m *llm.Message) *llm.Message {
+// place returns dst holding n zero blocks from a, or, when dst is nil, a
+// new message of a with n zero blocks.
+func (a *msgArena) place(dst *llm.Message, n int) *llm.Message {
+	if dst == nil {
+		return a.newMessage(n)
+	}
+	*dst = llm.Message{}
+	if n > 0 {
+		dst.Content = a.newBlocks(n)
+	}
+	return dst
+}
+
+// cloneMessage is llm.Message.Clone in a's memory: the message (dst when
+// not nil, which it overwrites) and its blocks, and one buffer holding
+// all their bytes. The run keeps one such copy per model call.
+func cloneMessage(a *msgArena, m, dst *llm.Message) *llm.Message {
 	n := 0
 	for i := range m.Content {
 		b := &m.Content[i]
 		n += len(b.Text) + len(b.Signature) + len(b.ID) + len(b.Name) + len(b.RawArgs) + len(b.Arguments) + len(b.MimeType)
 	}
-	c := a.newMessage(len(m.Content))
+	c := a.place(dst, len(m.Content))
 	blocks := c.Content
 	*c = *m
 	c.Content = blocks
@@ -132,12 +168,12 @@ func cloneMessage(a *msgArena, m *llm.Message) *llm.Message {
 }
 
 // toolResultMessage returns the result of the call id holding text, in
-// a's memory: the message and its block, and the call id and the text in
-// one buffer (ToolCallID is a string over its first bytes; the text is a
-// window after them, capped, so nothing written through it reaches the
-// id).
-func toolResultMessage(a *msgArena, id []byte, name, text string, isErr bool, now time.Time) *llm.Message {
-	m := a.newMessage(1)
+// a's memory: the message (dst when not nil, which it overwrites) and its
+// block, and the call id and the text in one buffer (ToolCallID is a
+// string over its first bytes; the text is a window after them, capped,
+// so nothing written through it reaches the id).
+func toolResultMessage(a *msgArena, dst *llm.Message, id []byte, name, text string, isErr bool, now time.Time) *llm.Message {
+	m := a.place(dst, 1)
 	buf := a.buf(len(id) + len(text))[:len(id)+len(text)]
 	copy(buf, id)
 	copy(buf[len(id):], text)

@@ -66,6 +66,11 @@ func (r *runner) callModel(ctx context.Context) (*llm.Message, bool, error) {
 		m, interrupted, err := r.drain(ctx, cctx, cancel, s)
 		r.disarmTurnTimer()
 		p.Queue.setPhase(nil)
+		if m.StopReason == llm.StopAborted || m.StopReason == llm.StopError {
+			// The history takes another message for a failed call
+			// (addToHistory): the slot is left to it.
+			m = r.unslot(m)
+		}
 		return m, interrupted, err
 	}
 }
@@ -219,7 +224,8 @@ func (r *runner) failedMessage(reason llm.StopReason, text string) *llm.Message 
 }
 
 // drain reads the stream to its end, forwarding events, and returns a
-// clone of the final message.
+// clone of the final message, placed in the history's next element
+// (histSlot) when it may be.
 func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc, s llm.Stream) (*llm.Message, bool, error) {
 	p := r.p
 	size := 0
@@ -259,7 +265,7 @@ func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc
 		}
 	}
 	serr := s.Err()
-	m := cloneMessage(&r.mem, s.Message())
+	m := cloneMessage(&r.mem, s.Message(), r.histSlot())
 	_ = s.Close()
 	redactMessage(r.red, m)
 	if m.Timestamp == 0 {

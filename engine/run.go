@@ -408,6 +408,9 @@ type runner struct {
 	base            llm.StreamFunc
 	req             llm.Request
 	hist            []llm.Message // prepared history sent to the model
+	// histLent says hist's array is the session's live cache's (see
+	// histSlot), until the history grows into an array of its own.
+	histLent bool
 	// The run's new messages (Result.NewMessages) are, until something
 	// diverges, the last newN messages of hist, and pending, a message
 	// recorded and not yet added to hist: they are not stored twice.
@@ -493,12 +496,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 	r.emit(EventRunStart, func(e *Event) { e.Text = HarnessEmbedded })
 
 	// Preemptive budget check before the prompt (§3.5).
-	prompt := llm.TextMessage(llm.RoleUser, r.p.Prompt)
-	prompt.Timestamp = r.p.Now().UnixMilli()
-	if err := r.preemptive(ctx, &prompt); err != nil {
+	prompt := r.userMessage(r.p.Prompt)
+	if err := r.preemptive(ctx, prompt); err != nil {
 		return err
 	}
-	if err := r.appendMsg(&prompt); err != nil {
+	if err := r.appendMsg(prompt); err != nil {
 		return err
 	}
 	if err := r.loop(ctx); err != nil {
@@ -588,7 +590,7 @@ func (r *runner) setup() (err error) {
 	// Phase 6: history.
 	h, lp := r.prepareRun()
 	r.setHist(h)
-	r.live = lp
+	r.live, r.histLent = lp, lp != nil
 	if lp != nil {
 		r.san = &lp.san
 	}
@@ -646,27 +648,89 @@ func (r *runner) record(m *llm.Message) error {
 	return nil
 }
 
-// pushHist adds *m to the history of the next call.
+// pushHist adds *m to the history of the next call: a message histSlot
+// placed in the history's next element is added in place (stored once),
+// any other is copied in.
 func (r *runner) pushHist(m *llm.Message) {
-	if len(r.hist) == cap(r.hist) {
-		// Room for the messages the run's remaining turns may add (an
-		// answer and a tool result each), up to 32 more (8 KiB), rather
-		// than doubling from the two of a run without tool calls.
-		room := min(max(2*(r.p.MaxTurns-r.turn)+2, 8), 32)
-		r.hist = append(make([]llm.Message, 0, len(r.hist)+room), r.hist...)
-	}
-	if !r.newOwn {
-		if r.pending == m {
-			r.hist = append(r.hist, *m)
-			r.pending = nil
-			r.newN++
-			return
-		}
+	if !r.newOwn && r.pending != m {
 		// Not the message just recorded (a failed turn's placeholder):
 		// the history's tail is no longer the run's new messages.
 		r.ownNew(8)
 	}
-	r.hist = append(r.hist, *m)
+	if n := len(r.hist); n < cap(r.hist) && m == &r.hist[:n+1][n] {
+		r.hist = r.hist[:n+1]
+	} else {
+		r.growHist()
+		r.hist = append(r.hist, *m)
+	}
+	if !r.newOwn {
+		r.pending = nil
+		r.newN++
+	}
+}
+
+// growHist makes room for one more message in the history.
+func (r *runner) growHist() {
+	if len(r.hist) < cap(r.hist) {
+		return
+	}
+	// Room for the messages the run's remaining turns may add (an answer
+	// and a tool result each), up to 32 more (8 KiB), rather than
+	// doubling from the two of a run without tool calls.
+	room := min(max(2*(r.p.MaxTurns-r.turn)+2, 8), 32)
+	r.hist = append(make([]llm.Message, 0, len(r.hist)+room), r.hist...)
+	r.histLent = false
+}
+
+// histSlot returns the history's next element, zero, for a message the
+// run makes and then adds to the history (pushHist, before any other
+// message is added): a model call's answer, a tool result, a user
+// message. Built there, the message is stored once: the history holds it,
+// and the transcript's entry, the pending new message and Result.Final
+// point to it. It is nil while the history's array is lent by the
+// session's live cache (its next run writes over what this one appended
+// there, which Result.Final must not see): the message is then made
+// apart and copied in.
+//
+// Who owns what: the history's elements are never written after pushHist
+// added them. Whoever replaces them (setHist, the context guard's cuts,
+// compaction) makes a new array, so a pointer handed out (an entry of the
+// session, Result.Final, an event) keeps what was added, also after the
+// history grows into a new array (the old one stays as it was). A message
+// placed in a slot that the history will not take (a failed call, which
+// addToHistory replaces by a copy of another shape) is moved out first
+// (unslot), so nothing is added over it.
+func (r *runner) histSlot() *llm.Message {
+	if r.histLent {
+		return nil
+	}
+	r.growHist()
+	n := len(r.hist)
+	return &r.hist[:n+1][n]
+}
+
+// unslot returns m in memory of its own when histSlot placed it, leaving
+// the slot empty; m otherwise.
+func (r *runner) unslot(m *llm.Message) *llm.Message {
+	if n := len(r.hist); n == cap(r.hist) || m != &r.hist[:n+1][n] {
+		return m
+	}
+	c := new(llm.Message)
+	*c = *m
+	*m = llm.Message{}
+	return c
+}
+
+// userMessage returns a user message of text, stamped now, placed for
+// appendMsg (histSlot).
+func (r *runner) userMessage(text string) *llm.Message {
+	m := r.histSlot()
+	if m == nil {
+		m = new(llm.Message)
+	}
+	*m = llm.TextMessage(llm.RoleUser, text)
+	m.Timestamp = r.p.Now().UnixMilli()
+	return m
 }
 
 // ownNew gives Result.NewMessages the run's new messages in an array of
@@ -831,9 +895,7 @@ func (r *runner) deliver(modes ...SteerMode) error {
 	r.take = r.p.Queue.take(r.take[:0], modes...)
 	for _, q := range r.take {
 		q.text = r.red.String(q.text)
-		m := llm.TextMessage(llm.RoleUser, q.text)
-		m.Timestamp = r.p.Now().UnixMilli()
-		if err := r.appendMsg(&m); err != nil {
+		if err := r.appendMsg(r.userMessage(q.text)); err != nil {
 			return err
 		}
 		r.res.Steered++
@@ -849,7 +911,7 @@ func (r *runner) closeDanglingCalls(m *llm.Message, text string) {
 	r.idx = m.ToolCalls(r.idx[:0])
 	for _, i := range r.idx {
 		b := &m.Content[i]
-		_ = r.record(toolResultMessage(&r.mem, b.ID, string(b.Name), text, true, r.p.Now()))
+		_ = r.record(toolResultMessage(&r.mem, nil, b.ID, string(b.Name), text, true, r.p.Now()))
 	}
 }
 
@@ -918,7 +980,7 @@ func (r *runner) toolContext(ctx context.Context) context.Context {
 
 // skipCall records a call that was not run because the run was stopped.
 func (r *runner) skipCall(id []byte, name, stopText string) error {
-	res := toolResultMessage(&r.mem, id, name, stopText, true, r.p.Now())
+	res := toolResultMessage(&r.mem, r.histSlot(), id, name, stopText, true, r.p.Now())
 	if err := r.appendMsg(res); err != nil {
 		return err
 	}
@@ -956,7 +1018,7 @@ func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name st
 		// The tool finished anyway; keep its output but say so.
 		cr.Text += "\n\n[" + stopText + "]"
 	}
-	res := toolResultMessage(&r.mem, id, name, cr.Text, cr.IsError, r.p.Now())
+	res := toolResultMessage(&r.mem, r.histSlot(), id, name, cr.Text, cr.IsError, r.p.Now())
 	for i := range cr.Content {
 		b := &cr.Content[i]
 		switch b.Type {

@@ -699,11 +699,11 @@ func TestRewriteToolResultsRemapsCompaction(t *testing.T) {
 		}
 		add(llm.TextMessage(llm.RoleUser, "u1"))
 		add(assistantCalls([3]string{"c1", "read", `{}`}))
-		add(*toolResultMessage(nil, []byte("c1"), "read", strings.Repeat("r", 1000), false, time.Now()))
+		add(*toolResultMessage(nil, nil, []byte("c1"), "read", strings.Repeat("r", 1000), false, time.Now()))
 		add(assistantText("a2"))
 		add(llm.TextMessage(llm.RoleUser, "u2"))
 		add(assistantText("a3"))
-		mid := toolResultMessage(nil, []byte("c1"), "read", "r[...1]", false, time.Now())
+		mid := toolResultMessage(nil, nil, []byte("c1"), "read", "r[...1]", false, time.Now())
 		if n, err := s.rewriteToolResults(map[string]*llm.Message{"c1": mid}); err != nil || n != 1 {
 			t.Fatalf("%d %v", n, err)
 		}
@@ -718,7 +718,7 @@ func TestRewriteToolResultsRemapsCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := s.messages()
-		short := toolResultMessage(nil, []byte("c1"), "read", "r[...]", false, time.Now())
+		short := toolResultMessage(nil, nil, []byte("c1"), "read", "r[...]", false, time.Now())
 		n, err := s.rewriteToolResults(map[string]*llm.Message{"c1": short})
 		if err != nil || n != 1 {
 			t.Fatalf("%d %v", n, err)

@@ -227,7 +227,7 @@ func TestCloneMessage(t *testing.T) {
 	m.Content[0].RawArgs = []byte(`{"path":"a"`)
 	_, b := m.AddBlock(llm.BlockText)
 	b.Text = []byte("hello")
-	c := cloneMessage(nil, &m)
+	c := cloneMessage(nil, &m, nil)
 	if string(c.AppendJSON(nil)) != string(m.AppendJSON(nil)) || string(c.Content[0].RawArgs) != `{"path":"a"` {
 		t.Fatalf("clone differs")
 	}
@@ -236,21 +236,37 @@ func TestCloneMessage(t *testing.T) {
 	if string(c.Content[1].Text) != "hello" || string(c.Content[0].Name) != "read" {
 		t.Fatalf("clone shares memory or appends overlap: %q %q", c.Content[1].Text, c.Content[0].Name)
 	}
-	if a := testing.AllocsPerRun(100, func() { cloneMessage(nil, &m) }); a > 3 && !raceEnabled {
+	if a := testing.AllocsPerRun(100, func() { cloneMessage(nil, &m, nil) }); a > 3 && !raceEnabled {
 		t.Fatalf("%v allocs", a)
 	}
 	// Messages of one arena share its chunks and slabs, never a byte.
 	var a msgArena
-	c1, c2 := cloneMessage(&a, &m), cloneMessage(&a, &m)
-	r := toolResultMessage(&a, []byte("c1"), "read", "result", false, time.Now())
+	c1, c2 := cloneMessage(&a, &m, nil), cloneMessage(&a, &m, nil)
+	r := toolResultMessage(&a, nil, []byte("c1"), "read", "result", false, time.Now())
 	c1.Content[1].Text = append(c1.Content[1].Text, "!!!"...)
 	r.Content[0].Text = append(r.Content[0].Text, "!!!"...)
 	if string(c2.Content[1].Text) != string(m.Content[1].Text) || string(c2.Content[0].ID) != "c1" || r.ToolCallID != "c1" ||
 		string(c1.AppendJSON(nil)) == string(c2.AppendJSON(nil)) || string(c2.AppendJSON(nil)) != string(m.AppendJSON(nil)) {
 		t.Fatalf("arena clones share memory: %q %q %q", c2.Content[1].Text, c2.Content[0].ID, r.ToolCallID)
 	}
-	if n := testing.AllocsPerRun(100, func() { cloneMessage(&a, &m) }); n > 1 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { cloneMessage(&a, &m, nil) }); n > 1 && !raceEnabled {
 		t.Fatalf("%v allocs per clone in an arena", n)
+	}
+	// Placed in a message of the caller's (a history's next element), a
+	// clone takes only its blocks and bytes from the arena; the blocks
+	// of two clones never overlap.
+	var d1, d2 llm.Message
+	d1.Content = make([]llm.Block, 4) // overwritten, not reused
+	if c := cloneMessage(&a, &m, &d1); c != &d1 || cloneMessage(&a, &m, &d2) != &d2 {
+		t.Fatal("not placed in dst")
+	}
+	d1.Content = append(d1.Content, llm.Block{Type: llm.BlockText, Text: []byte("more")})
+	if string(d2.AppendJSON(nil)) != string(m.AppendJSON(nil)) || string(d1.AppendJSON(nil)) == string(m.AppendJSON(nil)) {
+		t.Fatalf("placed clones share blocks: %s", d2.AppendJSON(nil))
+	}
+	var d llm.Message
+	if n := testing.AllocsPerRun(100, func() { cloneMessage(&a, &m, &d) }); n > 0.5 && !raceEnabled {
+		t.Fatalf("%v allocs per placed clone in an arena", n)
 	}
 }
 
