@@ -461,7 +461,7 @@ func (s *session) readBack(st transcript.WriterState) ([]transcript.Entry, int) 
 	}
 	for i := 0; i < len(s.added) && ok; i++ {
 		a := &s.added[i]
-		ok = add(a.id, a.parent, a.msg)
+		ok = add(a.id, s.addedParentOf(i), a.msg)
 	}
 	if len(s.entries) > b.entries {
 		clear(s.entries[b.entries:])

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/tokenize"
@@ -38,15 +37,19 @@ type session struct {
 	sid     string
 	entries []transcript.Entry // loaded entries, and appended ones once materialized
 	added   []lightEntry       // message entries appended since the last materialize
-	// addedBuf holds the first few of added.
-	addedBuf [4]lightEntry
-	leafID   []byte // id of the leaf entry (shared with it); empty for none
-	ctx      []llm.Message
-	dirty    bool // ctx must be rebuilt from entries
-	notesL   []string
-	rotate   bool
-	scratch  []byte
-	version  int // the session's header version (context rules)
+	// addedParent is the parent of added[0] (each next one's is the id
+	// of the one before it); addedBuf holds the first few of added, and
+	// addedRoom is the room made for the rest when they do not fit.
+	addedParent []byte
+	addedBuf    [4]lightEntry
+	addedRoom   int
+	leafID      []byte // id of the leaf entry (shared with it); empty for none
+	ctx         []llm.Message
+	dirty       bool // ctx must be rebuilt from entries
+	notesL      []string
+	rotate      bool
+	scratch     []byte
+	version     int // the session's header version (context rules)
 	// seeded are the messages of an in-memory session's History; branched
 	// says the branch is no longer seeded + the appended messages (a
 	// compaction or a rewrite happened).
@@ -58,25 +61,36 @@ type session struct {
 
 // lightEntry is an appended message entry, kept small on the turn path
 // and turned into a transcript.Entry only when the branch is walked
-// (compaction, context rebuild).
+// (compaction, context rebuild). Its parent is the entry before it
+// (session.addedParentOf).
 type lightEntry struct {
-	id, parent []byte
-	msg        *llm.Message
+	id  []byte
+	msg *llm.Message
+}
+
+// addedParentOf returns the parent id of added[i].
+func (s *session) addedParentOf(i int) []byte {
+	if i == 0 {
+		return s.addedParent
+	}
+	return s.added[i-1].id
 }
 
 // materialize moves the appended message entries into entries.
 func (s *session) materialize() {
-	for _, a := range s.added {
-		s.entries = append(s.entries, transcript.Entry{Type: transcript.TypeMessage, ID: a.id, ParentID: a.parent,
+	for i, a := range s.added {
+		s.entries = append(s.entries, transcript.Entry{Type: transcript.TypeMessage, ID: a.id, ParentID: s.addedParentOf(i),
 			Message: a.msg, Timestamp: a.msg.Timestamp})
 	}
 	clear(s.added)
-	s.added = s.added[:0]
+	s.added, s.addedParent = s.added[:0], nil
 }
 
 // openSession opens (or creates) the session of p, taking its lock.
 func openSession(p *Params) (*session, error) {
-	s := &session{sid: p.SessionID, rotate: p.Session.RotateAfterCompaction}
+	// Room for the entries of the run's turns (an answer and a tool
+	// result each) past the first few, as the history makes (growHist).
+	s := &session{sid: p.SessionID, rotate: p.Session.RotateAfterCompaction, addedRoom: min(max(2*p.MaxTurns+2, 8), 32)}
 	if p.SessionStore != nil {
 		return openStoreSession(p, s)
 	}
@@ -291,10 +305,13 @@ func (s *session) append(m *llm.Message) error {
 		// Most runs append a prompt and an answer.
 		s.added = s.addedBuf[:0]
 	case len(s.added) == len(s.addedBuf) && &s.added[0] == &s.addedBuf[0]:
-		// A tool loop: room for a few turns at once.
-		s.added = append(make([]lightEntry, 0, 16), s.added...)
+		// A tool loop: room for the run's turns at once (addedRoom).
+		s.added = append(make([]lightEntry, 0, max(s.addedRoom, 2*len(s.addedBuf))), s.added...)
 	}
-	s.added = append(s.added, lightEntry{id: cid, parent: s.leafID, msg: m})
+	if len(s.added) == 0 {
+		s.addedParent = s.leafID
+	}
+	s.added = append(s.added, lightEntry{id: cid, msg: m})
 	s.leafID = cid
 	// The context is rebuilt from the entries when next asked for (only
 	// compaction asks during a run); appending stays cheap.
@@ -302,13 +319,23 @@ func (s *session) append(m *llm.Message) error {
 	return nil
 }
 
-// ephemeralID is the next entry number in hex, cut from a shared buffer.
+// ephemeralID is the next entry number in hex, cut from a shared buffer
+// (a run's ids take a few bytes each).
 func (s *session) ephemeralID() []byte {
 	if cap(s.idBuf)-len(s.idBuf) < 16 {
-		s.idBuf = make([]byte, 0, 512)
+		s.idBuf = make([]byte, 0, 128)
+	}
+	var d [16]byte
+	i := len(d)
+	for n := uint64(len(s.entries) + len(s.added) + 1); ; n >>= 4 {
+		i--
+		d[i] = "0123456789abcdef"[n&15]
+		if n < 16 {
+			break
+		}
 	}
 	start := len(s.idBuf)
-	s.idBuf = strconv.AppendUint(s.idBuf, uint64(len(s.entries)+len(s.added)+1), 16)
+	s.idBuf = append(s.idBuf, d[i:]...)
 	return s.idBuf[start:len(s.idBuf):len(s.idBuf)]
 }
 
