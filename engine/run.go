@@ -1043,7 +1043,7 @@ func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name st
 // under ParallelTools: a tool marked Exclusive, or a name that is not
 // registered (its error result is cheap, and it keeps its place).
 func (r *runner) exclusiveCall(b *llm.Block) bool {
-	t, ok := r.reg.byName[string(b.Name)]
+	t, ok := r.reg.findBytes(b.Name)
 	return !ok || t.exclusive
 }
 

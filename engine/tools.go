@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -245,14 +246,32 @@ func (r *Registry) Add(t *Tool) error {
 // internName returns name as a string, the registered tool's own when
 // there is one (no allocation for the usual case).
 func (r *Registry) internName(name []byte) string {
-	if t, ok := r.byName[string(name)]; ok {
+	if t, ok := r.findBytes(name); ok {
 		return t.name
 	}
 	return string(name)
 }
 
 // Lookup returns the tool called name.
-func (r *Registry) Lookup(name string) (*Tool, bool) {
+func (r *Registry) Lookup(name string) (*Tool, bool) { return r.find(name) }
+
+// findBytes is find of name's bytes, without a copy.
+func (r *Registry) findBytes(name []byte) (*Tool, bool) {
+	return r.find(unsafe.String(unsafe.SliceData(name), len(name)))
+}
+
+// find returns the tool called name (name is not kept): a few tools
+// (a run's usual set) are compared in order, which costs less than
+// hashing the name; more are looked up by name.
+func (r *Registry) find(name string) (*Tool, bool) {
+	if len(r.order) <= 8 {
+		for _, t := range r.order {
+			if t.name == name {
+				return t, true
+			}
+		}
+		return nil, false
+	}
 	t, ok := r.byName[name]
 	return t, ok
 }
@@ -357,7 +376,7 @@ func (r *Registry) Call(ctx context.Context, name string, args []byte) CallResul
 // error result of a call that must not run: an unknown tool, arguments
 // that fail its schema, a context that has already ended.
 func (r *Registry) admit(ctx context.Context, name string, args []byte) (*Tool, CallResult, bool) {
-	t, ok := r.byName[name]
+	t, ok := r.find(name)
 	if !ok {
 		err := fmt.Errorf("%w: %q", ErrUnknownTool, name)
 		return nil, CallResult{Text: unknownToolText(name, r), IsError: true, Err: err}, false

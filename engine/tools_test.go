@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -291,6 +293,37 @@ func TestBuiltinReadWholeFileAtTheLimits(t *testing.T) {
 		args := `{"path":"f.txt"` + c.args + `}`
 		if res := r.Call(context.Background(), "read", []byte(args)); res.IsError || res.Text != c.want {
 			t.Errorf("read %q %s: %q (error %v), want %q", c.content, args, res.Text, res.IsError, c.want)
+		}
+	}
+}
+
+// A registry finds its tools by name whether it compares them in order
+// (a few) or looks them up by name (more), and interns the names it has.
+func TestRegistryFindFewAndMany(t *testing.T) {
+	for _, n := range []int{1, 8, 9, 20} {
+		var tools []*Tool
+		for i := range n {
+			tools = append(tools, MustNewSchemaTool(fmt.Sprintf("tool%d", i), "t", nil,
+				func(ctx context.Context, args []byte) (ToolOutput, error) { return ToolOutput{}, nil }))
+		}
+		reg, err := NewRegistry(tools...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tl := range tools {
+			name := []byte(fmt.Sprintf("tool%d", i))
+			if got, ok := reg.Lookup(string(name)); !ok || got != tl {
+				t.Fatalf("%d tools: Lookup(%s) = %v, %v", n, name, got, ok)
+			}
+			if s := reg.internName(name); s != tl.name || unsafe.StringData(s) != unsafe.StringData(tl.name) {
+				t.Fatalf("%d tools: internName(%s) = %q, not the tool's own", n, name, s)
+			}
+		}
+		if _, ok := reg.Lookup("tool"); ok {
+			t.Fatalf("%d tools: found an unknown name", n)
+		}
+		if s := reg.internName([]byte("nope")); s != "nope" {
+			t.Fatalf("%d tools: internName of an unknown name = %q", n, s)
 		}
 	}
 }
