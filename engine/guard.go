@@ -119,7 +119,7 @@ func (r *runner) contextGuard() ([]llm.Message, error) {
 	if cap(r.guardEst) < len(h) {
 		// Room for a few turns too: one slice for most runs (a long
 		// tool loop grows it by append).
-		r.guardEst = append(make([]int, 0, len(h)+min(2*r.p.MaxTurns, 16)), r.guardEst...)
+		r.guardEst = append(make([]int, 0, len(h)+min(2*r.p.MaxTurns+2, 32)), r.guardEst...)
 	}
 	for i := len(r.guardEst); i < len(h); i++ {
 		r.noteGuard(&h[i], guardChars(&h[i]))

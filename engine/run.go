@@ -991,7 +991,8 @@ func (r *runner) skipCall(id []byte, name, stopText string) error {
 // addCallRecord adds rec to the result's ToolCalls.
 func (r *runner) addCallRecord(rec ToolCallRecord) {
 	if r.res.ToolCalls == nil {
-		r.res.ToolCalls = make([]ToolCallRecord, 0, 16)
+		// Room for this turn's calls and as many per turn left, up to 16.
+		r.res.ToolCalls = make([]ToolCallRecord, 0, min(max(len(r.idx)*(r.p.MaxTurns-r.turn+1), 4), 16))
 	}
 	r.res.ToolCalls = append(r.res.ToolCalls, rec)
 }
