@@ -721,19 +721,15 @@ func (r *runner) unslot(m *llm.Message) *llm.Message {
 	return c
 }
 
-// userMessage returns llm.TextMessage(RoleUser, text), stamped now,
-// placed for appendMsg (histSlot), its block and bytes in the run's arena.
+// userMessage returns a user message of text, stamped now, placed for
+// appendMsg (histSlot).
 func (r *runner) userMessage(text string) *llm.Message {
 	m := r.histSlot()
 	if m == nil {
 		m = new(llm.Message)
 	}
-	b := []byte{} // TextMessage's text is never nil
-	if text != "" {
-		b = append(r.mem.buf(len(text)), text...)
-	}
-	*m = llm.Message{Role: llm.RoleUser, Content: r.mem.newBlocks(1), Timestamp: r.p.Now().UnixMilli()}
-	m.Content[0] = llm.Block{Type: llm.BlockText, Text: b}
+	*m = llm.TextMessage(llm.RoleUser, text)
+	m.Timestamp = r.p.Now().UnixMilli()
 	return m
 }
 

@@ -15,12 +15,11 @@ import (
 // is the answer's bytes and the tool result's (one arena chunk per few
 // turns) and the blocks of both (one slab per few turns): their structs
 // are the history's own elements (histSlot), made by nobody else. The
-// whole 10-turn run, setup included, is held to 50 allocations (43 since
-// the prompt's block and bytes are the arena's, 44 since the tool-call
-// records and the guard's estimates are made once at the run's size, 46
-// since the messages are built in the history, 50 before; 102 since its
-// new messages are stored once and the environment's redactor is
-// remembered; 157 at ef767d9: 15.7 per turn).
+// whole 10-turn run, setup included, is held to 50 allocations (44 since
+// the tool-call records and the guard's estimates are made once at the
+// run's size, 46 since the messages are built in the history, 50 before;
+// 102 since its new messages are stored once and the environment's
+// redactor is remembered; 157 at ef767d9: 15.7 per turn).
 func TestTurnAllocationsSteadyState(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts do not hold under -race")
