@@ -129,11 +129,15 @@ func (d *Decoder) chatFast(data []byte) error {
 	// here: the same bytes validate the same way and, with the model and
 	// id already known, mean nothing to the decoder).
 	envEnd, envCand := 0, 0
+	model, id, usage, errv := absent, absent, absent, absent
 	if n := len(d.env); n > 0 && len(data) > n && string(data[:n]) == string(d.env) {
 		top.i, top.started = n-1, true // at the comma that ends the envelope
 		envEnd = -1
+		// The skipped bytes hold the model and id where the chunk that
+		// left them held them: a shape learned from this chunk has them,
+		// for a stream of a pooled decoder that starts with its match.
+		model, id = d.envModel, d.envID
 	}
-	model, id, usage, errv := absent, absent, absent, absent
 	d.chUsage = absent
 	sawChoices, choicesArray := false, false
 	for {
@@ -216,7 +220,7 @@ func (d *Decoder) chatFast(data []byte) error {
 	if err := d.chatEnd(model, id, usage); err != nil {
 		return err
 	}
-	d.keepEnvelope(data, envCand)
+	d.keepEnvelope(data, envCand, model, id)
 	if choicesArray && d.chScan.elems == 1 && d.chScan.objs == 1 {
 		d.chatLearn(data, model, id, usage, errv)
 	}
@@ -347,7 +351,7 @@ func (d *Decoder) chatShaped(data []byte, sh *shape) error {
 // the prefix so that a repeated prefix ends on the same value boundary.
 // Only done once the model and response id are known: the envelope then
 // carries nothing the decoder reads.
-func (d *Decoder) keepEnvelope(data []byte, e int) {
+func (d *Decoder) keepEnvelope(data []byte, e int, model, id span) {
 	if e <= 0 || !d.gotModel || !d.gotID {
 		return
 	}
@@ -356,6 +360,13 @@ func (d *Decoder) keepEnvelope(data []byte, e int) {
 		return
 	}
 	d.env = append(d.env[:0], data[:e+1]...)
+	d.envModel, d.envID = absent, absent
+	if model.ok() && model.e <= e {
+		d.envModel = model
+	}
+	if id.ok() && id.e <= e {
+		d.envID = id
+	}
 }
 
 // maxEnvelope bounds the remembered envelope prefix.

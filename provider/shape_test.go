@@ -285,3 +285,29 @@ func TestShapesFramedLineFeed(t *testing.T) {
 		}
 	}
 }
+
+// TestShapesKeptIdentity: a pooled decoder whose kept shape was learned
+// from a chunk whose envelope the scan skipped (the model and id known
+// by then) still reads the model and response id when the next stream
+// starts with that shape's match (a stream without a role chunk).
+func TestShapesKeptIdentity(t *testing.T) {
+	head := func(id string) string {
+		return `{"id":"` + id + `","object":"chat.completion.chunk","created":1,"model":"m1","choices":[{"index":0,"delta":`
+	}
+	text := func(id, s string) string { return head(id) + `{"content":"` + s + `"},"finish_reason":null}]}` }
+	first := sse(head("chatcmpl-1")+`{"role":"assistant","content":""},"finish_reason":null}]}`,
+		text("chatcmpl-1", "a"), text("chatcmpl-1", "b"), text("chatcmpl-1", "c"), "[DONE]")
+	for _, id := range []string{"chatcmpl-1", "chatcmpl-2"} {
+		next := sse(text(id, "x"), text(id, "y"), text(id, "z"), "[DONE]")
+		d := NewDecoder(WireOpenAIChat, bytes.NewReader(first), Options{})
+		decodeStream(d)
+		d.Reset(WireOpenAIChat, bytes.NewReader(next), Options{})
+		decodeStream(d)
+		if m := d.Message(); m.Model != "m1" || m.ResponseID != id || m.TextContent() != "xyz" {
+			t.Errorf("after a stream with a role chunk: model %q, id %q, text %q", m.Model, m.ResponseID, m.TextContent())
+		}
+		if d.shapes.hits == 0 {
+			t.Errorf("%s: no kept shape matched", id)
+		}
+	}
+}
