@@ -8,7 +8,8 @@ import "encoding/binary"
 // with one content delta, an Anthropic text_delta, a Responses text
 // delta); only a few values change from one to the next (the text, an
 // obfuscation pad, a sequence number). After the fast path has decoded an
-// event, the decoder keeps its bytes as a shape: literal runs and holes,
+// event whose kind (eventSig) it has decoded before in the stream, the
+// decoder keeps its bytes as a shape: literal runs and holes,
 // the holes being the string contents and numbers that differed from the
 // event before. The next event is matched against the shape: the literal
 // runs compared byte for byte, each string hole scanned to its closing
@@ -119,6 +120,14 @@ type shapeState struct {
 	esc          uint64                   // active holes of the last match with escapes (or control characters)
 	lanes        bool                     // a shape of the wire got a lane (lane.go)
 	keepCR       bool                     // of the streams the shapes were learned from: '\r' alone ends no line
+	// seen holds the signatures (eventSig) of the last events of the
+	// stream that the scan decoded and did not learn (seenN of them, the
+	// next replaced at seenI): an event is learned on its signature's
+	// second sighting, as most of a short stream's shapes (the role
+	// chunk, a tool call's head, the finish, the usage) come once, and a
+	// learn costs about two scans.
+	seen         [4]uint64
+	seenN, seenI uint8
 }
 
 // reset prepares the shapes for a new stream of wire w (off: none). The
@@ -134,6 +143,7 @@ type shapeState struct {
 // its template (rebase).
 func (s *shapeState) reset(w Wire, off, keepCR bool) {
 	s.hits, s.misses, s.off = 0, 0, off
+	s.seenN, s.seenI = 0, 0
 	if off || w != s.wire || keepCR != s.keepCR {
 		// (Where a lone CR ends a line no template holds a '\r', which
 		// a framed match could take for a byte of a line: the shapes
@@ -141,16 +151,15 @@ func (s *shapeState) reset(w Wire, off, keepCR bool) {
 		s.n, s.wire, s.lanes, s.keepCR = 0, w, false, keepCR
 		return
 	}
-	// Only the shapes matched again (refined) are kept, in their order.
-	n := 0
+	// Every shape is kept, in its order: each was learned on a second
+	// sighting of its signature. One matched again (refined) is made
+	// stale; one never matched is kept as learned, every hole active,
+	// and its first match refines it.
 	for _, i := range s.ord[:s.n] {
 		if sh := &s.sh[i]; sh.refined {
 			sh.unrefine()
-			s.ord[n] = i
-			n++
 		}
 	}
-	s.n = n
 }
 
 // unrefine makes sh stale: the holes that varied in the stream (within)
@@ -466,7 +475,7 @@ func (sh *shape) place(o int) posRef {
 // spans sp in (aux: the wire's other facts of the scan), as a shape.
 func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 	s := &d.shapes
-	if s.off || len(data) > maxShapeBytes {
+	if s.off || len(data) > maxShapeBytes || !s.again(eventSig(sp, aux)) {
 		return
 	}
 	fresh := s.n < maxShapes
@@ -486,6 +495,36 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 	}
 	copy(s.ord[1:last+1], s.ord[:last])
 	s.ord[0] = i
+}
+
+// eventSig is what the scan found of an event, in one word: the roles
+// present and the wire's other facts (aux). Two events of one shape have
+// the same; events of different shapes may too (a role chunk and a text
+// delta), which only makes the second learned on its first sighting.
+func eventSig(sp []span, aux uint32) uint64 {
+	var m uint64
+	for i, v := range sp {
+		if v.ok() {
+			m |= 1 << i
+		}
+	}
+	return m | uint64(aux)<<maxShapeRoles
+}
+
+// again reports whether an event of signature sig has been scanned in
+// the stream before; if not, it remembers sig.
+func (s *shapeState) again(sig uint64) bool {
+	for _, v := range s.seen[:s.seenN] {
+		if v == sig {
+			return true
+		}
+	}
+	s.seen[s.seenI] = sig
+	s.seenI = (s.seenI + 1) % uint8(len(s.seen))
+	if int(s.seenN) < len(s.seen) {
+		s.seenN++
+	}
+	return false
 }
 
 // free returns the first shape slot that ord[:n] does not use (reset
