@@ -25,7 +25,7 @@ import "encoding/binary"
 // moved) goes through the validating scan, which may learn it.
 
 const (
-	maxShapes     = 4  // shapes kept per stream, least recently used replaced
+	maxShapes     = 8  // shapes kept per stream, least recently used replaced
 	maxShapeHoles = 40 // an event with more string and number values is not learned
 	maxShapeRoles = 29 // spans a wire's scanner reports (chat's: chatRoles)
 	// Learning stops for the rest of a stream whose events keep missing
@@ -105,6 +105,9 @@ type shape struct {
 	lane     uint8
 	laneHole int
 	laneSet  bool
+	// next is the shape matched after this one the last time another
+	// one was, noShape if none (shapeState.follow).
+	next uint8
 }
 
 // shapeState is a decoder's shapes of the current stream.
@@ -126,8 +129,14 @@ type shapeState struct {
 	// second sighting, as most of a short stream's shapes (the role
 	// chunk, a tool call's head, the finish, the usage) come once, and a
 	// learn costs about two scans.
-	seen         [4]uint64
+	seen         [8]uint64
 	seenN, seenI uint8
+	// prev holds seen as the last stream of the wire left it: an event
+	// whose signature is there is learned on its first sighting, as one
+	// that comes once in every stream (a role chunk, a finish) is then
+	// matched in the next, its shape kept.
+	prev  [8]uint64
+	prevN uint8
 }
 
 // reset prepares the shapes for a new stream of wire w (off: none). The
@@ -143,8 +152,10 @@ type shapeState struct {
 // its template (rebase).
 func (s *shapeState) reset(w Wire, off, keepCR bool) {
 	s.hits, s.misses, s.off = 0, 0, off
+	s.prev, s.prevN = s.seen, s.seenN
 	s.seenN, s.seenI = 0, 0
 	if off || w != s.wire || keepCR != s.keepCR {
+		s.prevN = 0
 		// (Where a lone CR ends a line no template holds a '\r', which
 		// a framed match could take for a byte of a line: the shapes
 		// learned where it does not are not kept.)
@@ -264,8 +275,7 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 			continue
 		}
 		if j > 0 {
-			copy(s.ord[1:j+1], s.ord[:j])
-			s.ord[0] = i
+			s.follow(i, j)
 		}
 		s.hits++
 		data := b[:e]
@@ -290,6 +300,25 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 		}
 	}
 	return nil, nil
+}
+
+// follow makes the shape i, matched at ord[j] (j > 0) after the shape at
+// ord[0], the most recently used, and the shape that followed it the
+// last time it was matched second: a stream's shapes come in the same
+// order every time (role, text deltas, a tool call's head, its argument
+// deltas, the finish), which most recently used first would try last.
+func (s *shapeState) follow(i uint8, j int) {
+	s.sh[s.ord[0]].next = i
+	copy(s.ord[1:j+1], s.ord[:j])
+	s.ord[0] = i
+	nx := s.sh[i].next
+	for k := 2; k < s.n; k++ {
+		if s.ord[k] == nx {
+			copy(s.ord[2:k+1], s.ord[1:k])
+			s.ord[1] = nx
+			break
+		}
+	}
 }
 
 // match compares b with the shape, leaving the active holes' spans (in
@@ -493,9 +522,16 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 		last = s.n
 		s.n++
 	}
+	if last > 0 && s.ord[0] != i {
+		s.sh[s.ord[0]].next = i // (see follow)
+	}
+	s.sh[i].next = noShape
 	copy(s.ord[1:last+1], s.ord[:last])
 	s.ord[0] = i
 }
+
+// noShape is no index into shapeState.sh.
+const noShape = 0xff
 
 // eventSig is what the scan found of an event, in one word: the roles
 // present and the wire's other facts (aux). Two events of one shape have
@@ -512,9 +548,14 @@ func eventSig(sp []span, aux uint32) uint64 {
 }
 
 // again reports whether an event of signature sig has been scanned in
-// the stream before; if not, it remembers sig.
+// the stream before, or in the last one; if not, it remembers sig.
 func (s *shapeState) again(sig uint64) bool {
 	for _, v := range s.seen[:s.seenN] {
+		if v == sig {
+			return true
+		}
+	}
+	for _, v := range s.prev[:s.prevN] {
 		if v == sig {
 			return true
 		}
