@@ -238,9 +238,10 @@ func BenchmarkClientE2E(b *testing.B) {
 
 // BenchmarkDecodeShort decodes short (30-event) streams with one reused
 // decoder, as the gateway's pooled decoders do: "fresh" learns its shapes
-// in every stream (the decoder forgets them first), "kept" meets the
-// shapes it kept from the previous stream, and "otherIDs" alternates with
-// a stream whose ids differ (shapes holding them cannot match).
+// in every stream (the decoder forgets them, and the events it scanned,
+// first), "kept" meets the shapes it kept from the previous stream, and
+// "otherIDs" alternates with a stream whose ids differ (shapes holding
+// them cannot match).
 func BenchmarkDecodeShort(b *testing.B) {
 	for _, s := range synthStreams {
 		for _, mode := range []string{"fresh", "kept", "otherIDs"} {
@@ -260,7 +261,7 @@ func BenchmarkDecodeShort(b *testing.B) {
 					i++
 					br.Reset(body)
 					if mode == "fresh" {
-						d.shapes.n = 0
+						d.shapes.n, d.shapes.seenN = 0, 0 // nor what the last stream scanned
 					}
 					d.Reset(s.wire, br, Options{})
 					decodeStream(d)
