@@ -221,7 +221,7 @@ func (d *Decoder) chatFast(data []byte) error {
 		return err
 	}
 	d.keepEnvelope(data, envCand, model, id)
-	if choicesArray && d.chScan.elems == 1 && d.chScan.objs == 1 {
+	if choicesArray && d.chScan.elems == d.chScan.objs && d.chScan.objs <= 1 {
 		d.chatLearn(data, model, id, usage, errv)
 	}
 	return nil
@@ -275,10 +275,12 @@ const (
 // A chat shape's roles fill the shape's spans exactly.
 const _ = uint(maxShapeRoles-chatRoles) + uint(chatRoles-maxShapeRoles)
 
-// aux of a chat shape: the delta's flags and the tool_calls count.
+// aux of a chat shape: the delta's flags, whether the choices array is
+// empty (the usage chunk) and the tool_calls count.
 const (
 	auxPresent     = 1
 	auxToolsInline = 2
+	auxNoChoice    = 4
 	auxNTCShift    = 8
 )
 
@@ -291,14 +293,23 @@ type chatScan struct {
 	ds          deltaSpans
 }
 
-// chatLearn keeps a chunk of one choice, scanned and applied without
-// error, as a shape.
+// chatLearn keeps a chunk of one choice or none, scanned and applied
+// without error, as a shape.
 func (d *Decoder) chatLearn(data []byte, model, id, usage, errv span) {
 	if d.opts.OpenClaw && errv.ok() {
 		return // an error member is looked at in every chunk (ocSDKEvent)
 	}
 	var sp [chatRoles]span
 	cs := &d.chScan
+	if cs.objs == 0 {
+		// No choice (the usage chunk): its spans are the envelope's.
+		for i := range sp {
+			sp[i] = absent
+		}
+		sp[crModel], sp[crID], sp[crUsage], sp[crErr] = model, id, usage, errv
+		d.shapeLearn(data, sp[:], auxNoChoice)
+		return
+	}
 	sp[crModel], sp[crID], sp[crUsage], sp[crErr], sp[crChUsage] = model, id, usage, errv, d.chUsage
 	sp[crIdx], sp[crFr] = cs.idx, cs.fr
 	sp[crContent], sp[crRefusal], sp[crTools] = cs.ds.content, cs.ds.refusal, cs.ds.tools
@@ -328,6 +339,9 @@ func (d *Decoder) chatLearn(data []byte, model, id, usage, errv span) {
 func (d *Decoder) chatShaped(data []byte, sh *shape) error {
 	sp, aux := &sh.sp, sh.aux
 	d.chUsage = sp[crChUsage]
+	if aux&auxNoChoice != 0 {
+		return d.chatEnd(sp[crModel], sp[crID], sp[crUsage]) // as chatFast with no choice
+	}
 	ds := deltaSpans{
 		content: sp[crContent], refusal: sp[crRefusal], tools: sp[crTools],
 		present: aux&auxPresent != 0, toolsInline: aux&auxToolsInline != 0,

@@ -175,18 +175,17 @@ func TestShapesAcrossStreams(t *testing.T) {
 
 // TestShapesOncePerStream: a pooled decoder meeting short chat streams
 // with new ids learns, by the third, the chunks that come once in each
-// (role, tool head, finish) and matches every chunk of one choice, and
-// decodes each stream as a fresh decoder does.
+// (role, tool head, finish, usage) and matches every chunk, and decodes
+// each stream as a fresh decoder does.
 func TestShapesOncePerStream(t *testing.T) {
 	d := NewDecoder(WireOpenAIChat, nil, Options{})
 	for i := range 6 {
 		body := proxiedChat(fmt.Sprintf("chatcmpl-%028d", 7919*i), 1770933892+i, 20, 10)
 		d.Reset(WireOpenAIChat, bytes.NewReader(body), Options{})
 		sameDecode(t, fmt.Sprintf("stream %d with kept shapes", i), decodeBytes(WireOpenAIChat, body, Options{}), drain(d))
-		// 33 chunks of one choice; the usage chunk is scanned (the one
-		// miss counted), and [DONE] read as such.
-		if i >= 2 && (d.shapes.hits != 33 || d.shapes.misses != 1) {
-			t.Errorf("stream %d: %d of 33 chunks matched, %d misses", i, d.shapes.hits, d.shapes.misses)
+		// 34 chunks, and [DONE], read as such.
+		if i >= 2 && (d.shapes.hits != 34 || d.shapes.misses != 0) {
+			t.Errorf("stream %d: %d of 34 chunks matched, %d misses", i, d.shapes.hits, d.shapes.misses)
 		}
 	}
 }
