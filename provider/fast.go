@@ -778,18 +778,24 @@ func (d *Decoder) chatUsageFast(u span) {
 			first(&ccit, v)
 		}
 	}
-	cv := d.member(ptd, "cached_tokens")
+	// prompt_tokens_details in one pass: cached_tokens,
+	// cache_write_tokens and cache_creation_input_tokens.
+	var pd [3]span
+	d.members(ptd, ptdNames, pd[:])
+	cv := pd[0]
 	if !cv.ok() || cv.isNull(data) {
 		cv = hit // the cached count ?? the top-level hit (DeepSeek)
 	}
 	cached := intOf(data, cv)
 	d.uCacheRead = cached
 	// The cache write, in chatUsage's order.
-	cw, ok := d.memberNumber(ptd, "cache_write_tokens")
-	if !ok {
-		cw, ok = d.memberNumber(ptd, "cache_creation_input_tokens")
-	}
-	if !ok {
+	var cw int64
+	switch {
+	case pd[1].isNumber(data):
+		cw = intOf(data, pd[1])
+	case pd[2].isNumber(data):
+		cw = intOf(data, pd[2])
+	default:
 		cw = intOf(data, ccit)
 	}
 	d.uCacheWrite = cw
@@ -810,20 +816,38 @@ func (d *Decoder) memberNumber(o span, name string) (int64, bool) {
 
 // member is the first member name of the validated object at o, or absent.
 func (d *Decoder) member(o span, name string) span {
+	var v [1]span
+	d.members(o, []string{name}, v[:])
+	return v[0]
+}
+
+// members sets out[i] to the first member names[i] of the validated
+// object at o, absent when there is none (or o is no object).
+func (d *Decoder) members(o span, names []string, out []span) {
+	for i := range out {
+		out[i] = absent
+	}
 	it, ok := iterObj(d.data, o)
 	if !ok {
-		return absent
+		return
 	}
 	for {
 		k, v, ok := it.next()
 		if !ok {
-			return absent
+			return
 		}
-		if string(d.key(&it, k)) == name {
-			return v
+		k = d.key(&it, k)
+		for i, name := range names {
+			if string(k) == name && !out[i].ok() {
+				out[i] = v
+			}
 		}
 	}
 }
+
+// ptdNames are the members of a chat usage's prompt_tokens_details that
+// chatUsageFast reads.
+var ptdNames = []string{"cached_tokens", "cache_write_tokens", "cache_creation_input_tokens"}
 
 func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
 	data := d.data
