@@ -1,6 +1,9 @@
 package provider
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Shapes: the byte skeleton of the events a stream repeats.
 //
@@ -68,6 +71,7 @@ type shape struct {
 	ah      []hole  // the holes of act (compile), for match
 	ahF     []hole  // ah placed in tpl, for a framed match
 	learned [maxShapeRoles]span
+	present uint64 // bit i: learned[i] is present (sp[i] is absent otherwise)
 	// sp holds the spans of the last match: compile sets the absent
 	// roles and those before every active hole, and every match writes
 	// the others (refs).
@@ -451,18 +455,15 @@ func (sh *shape) compile() {
 		}
 	}
 	sh.refs = sh.refs[:0]
-	sh.fixed, sh.memo, sh.memoOK, sh.numsOK = 0, 0, false, false
+	// An absent role is fixed (learn made its span absent); a moved one's
+	// span is written by every match (and kept here: refine compiles
+	// after the match's remap); a fixed one's below.
+	sh.fixed = ^sh.present & (1<<sh.nroles - 1)
+	sh.memo, sh.memoOK, sh.numsOK = 0, false, false
 	sh.lane, sh.laneSet = laneNone, false
-	for i := 0; i < sh.nroles; i++ {
+	for m := sh.present; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
 		v := sh.learned[i]
-		if !v.ok() {
-			// A moved role's span is written by every match (and kept
-			// here: refine compiles after the match's remap); a fixed
-			// one's below.
-			sh.sp[i] = absent
-			sh.fixed |= 1 << i
-			continue
-		}
 		r := spanRef{role: int16(i), s: sh.place(v.s), e: sh.place(v.e)}
 		if r.s.b == 0 && r.e.b == 0 {
 			// Before every active hole: the same offsets in every match.
@@ -640,6 +641,14 @@ func (sh *shape) learn(frame []byte, name span, data []byte, sp []span, aux uint
 		sh.act = append(sh.act, int16(k))
 	}
 	sh.nroles = copy(sh.learned[:], sp)
+	sh.present = 0
+	for i, v := range sp {
+		if v.ok() {
+			sh.present |= 1 << i
+		} else {
+			sh.sp[i] = absent
+		}
+	}
 	sh.aux = aux
 	sh.refined, sh.stale = false, false
 	sh.within, sh.across, sh.acrossKnown = 0, 0, false
