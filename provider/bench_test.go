@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/ocbench/ocbench/llm"
@@ -237,9 +238,10 @@ func BenchmarkClientE2E(b *testing.B) {
 
 // BenchmarkDecodeShort decodes short (30-event) streams with one reused
 // decoder, as the gateway's pooled decoders do: "fresh" learns its shapes
-// in every stream (the decoder forgets them first), "kept" meets the
-// shapes it kept from the previous stream, and "otherIDs" alternates with
-// a stream whose ids differ (shapes holding them cannot match).
+// in every stream (the decoder forgets them, and the events it scanned,
+// first), "kept" meets the shapes it kept from the previous stream, and
+// "otherIDs" alternates with a stream whose ids differ (shapes holding
+// them cannot match).
 func BenchmarkDecodeShort(b *testing.B) {
 	for _, s := range synthStreams {
 		for _, mode := range []string{"fresh", "kept", "otherIDs"} {
@@ -259,12 +261,83 @@ func BenchmarkDecodeShort(b *testing.B) {
 					i++
 					br.Reset(body)
 					if mode == "fresh" {
-						d.shapes.n = 0
+						d.shapes.n, d.shapes.seenN = 0, 0 // nor what the last stream scanned
 					}
 					d.Reset(s.wire, br, Options{})
 					decodeStream(d)
 				}
 			})
 		}
+	}
+}
+
+// proxiedChat is a chat stream as an upstream sends one turn to the
+// gateway: a role chunk, textChunks content deltas, one tool call (its
+// head, then argChunks argument fragments), the finish chunk, the usage
+// chunk and [DONE]; id and created are the stream's own.
+func proxiedChat(id string, created, textChunks, argChunks int) []byte {
+	head := `data: {"id":"` + id + `","object":"chat.completion.chunk","created":` + strconv.Itoa(created) +
+		`,"model":"gpt-4.1-2025-04-14","system_fingerprint":"fp_de604bd877","choices":[`
+	choice := func(delta, finish string) string {
+		return `{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + finish + `}`
+	}
+	var b []byte
+	b = append(b, head+choice(`{"role":"assistant","content":"","refusal":null}`, "null")+"]}\n\n"...)
+	words := []string{"Reading", " the", " file", " now", ",", " one", " moment", ".", " It", " holds", " \"quoted\"", " text"}
+	for i := range textChunks {
+		b = append(b, head+choice(`{"content":`+strconv.Quote(words[i%len(words)])+`}`, "null")+"]}\n\n"...)
+	}
+	b = append(b, head+choice(`{"tool_calls":[{"index":0,"id":"call_`+id[len(id)-8:]+`","type":"function","function":{"name":"read","arguments":""}}]}`, "null")+"]}\n\n"...)
+	args := []string{`{\"`, `path`, `\": `, `\"src/`, `main`, `.go`, `\", `, `\"limit`, `\": `, `200}`}
+	for i := range argChunks {
+		b = append(b, head+choice(`{"tool_calls":[{"index":0,"function":{"arguments":"`+args[i%len(args)]+`"}}]}`, "null")+"]}\n\n"...)
+	}
+	b = append(b, head+choice(`{}`, `"tool_calls"`)+"]}\n\n"...)
+	b = append(b, head+`],"usage":{"prompt_tokens":1843,"completion_tokens":61,"total_tokens":1904,"prompt_tokens_details":{"cached_tokens":1536},"completion_tokens_details":{"reasoning_tokens":0}}}`+"\n\n"...)
+	return append(b, "data: [DONE]\n\n"...)
+}
+
+// decodePooled decodes the stream r with a pooled decoder, as the
+// gateway does one upstream stream (callgrind: --toggle-collect on it).
+func decodePooled(w Wire, r io.Reader, o Options) error {
+	d := GetDecoder(w, r, o)
+	defer PutDecoder(d)
+	if decodeStream(d) == 0 && d.Err() == nil {
+		return io.ErrUnexpectedEOF
+	}
+	return d.Err()
+}
+
+// BenchmarkDecodeProxied decodes short chat streams (34 chunks: role,
+// 20 text deltas, a tool call in 10 fragments, finish, usage) the way
+// the gateway does per proxied stream: a decoder from the pool, its
+// options, drained, put back. "sameIDs" replays one stream (the scripted
+// upstream's, whose id stands still); "newIDs" gives every stream its
+// own id and creation time, as a real upstream does.
+func BenchmarkDecodeProxied(b *testing.B) {
+	const streams = 16
+	var same, fresh [streams][]byte
+	for i := range streams {
+		same[i] = proxiedChat("chatcmpl-BENCH000000000000000000000000", 1770933892, 20, 10)
+		fresh[i] = proxiedChat("chatcmpl-BENCH"+strconv.Itoa(10000000+i*7919)+"00000000000000000000", 1770933892+i, 20, 10)
+	}
+	o := Options{API: "openai-completions", Provider: "upstream", Model: "m1", Reasoning: true}
+	for _, mode := range []struct {
+		name   string
+		bodies *[streams][]byte
+	}{{"sameIDs", &same}, {"newIDs", &fresh}} {
+		b.Run(mode.name, func(b *testing.B) {
+			var br bytes.Reader
+			b.SetBytes(int64(len(mode.bodies[0])))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				br.Reset(mode.bodies[i%streams])
+				i++
+				if err := decodePooled(WireOpenAIChat, &br, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

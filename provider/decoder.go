@@ -140,6 +140,8 @@ type Decoder struct {
 	sbuf      []byte       // unescaped strings of the current event (fast path)
 	kbuf      []byte       // an unescaped member name
 	env       []byte       // chat: the last chunk's leading envelope members (fast.go)
+	envModel  span         // chat: where env holds the model, absent when it does not
+	envID     span         // chat: where env holds the response id, absent when it does not
 	tc        [4]toolSpans // chat: tool_calls elements of the current choice
 	ref       bool         // decode with the fastjson reference only (tests)
 	flat      bool         // decode without shapes (tests)

@@ -129,11 +129,15 @@ func (d *Decoder) chatFast(data []byte) error {
 	// here: the same bytes validate the same way and, with the model and
 	// id already known, mean nothing to the decoder).
 	envEnd, envCand := 0, 0
+	model, id, usage, errv := absent, absent, absent, absent
 	if n := len(d.env); n > 0 && len(data) > n && string(data[:n]) == string(d.env) {
 		top.i, top.started = n-1, true // at the comma that ends the envelope
 		envEnd = -1
+		// The skipped bytes hold the model and id where the chunk that
+		// left them held them: a shape learned from this chunk has them,
+		// for a stream of a pooled decoder that starts with its match.
+		model, id = d.envModel, d.envID
 	}
-	model, id, usage, errv := absent, absent, absent, absent
 	d.chUsage = absent
 	sawChoices, choicesArray := false, false
 	for {
@@ -216,8 +220,8 @@ func (d *Decoder) chatFast(data []byte) error {
 	if err := d.chatEnd(model, id, usage); err != nil {
 		return err
 	}
-	d.keepEnvelope(data, envCand)
-	if choicesArray && d.chScan.elems == 1 && d.chScan.objs == 1 {
+	d.keepEnvelope(data, envCand, model, id)
+	if choicesArray && d.chScan.elems == d.chScan.objs && d.chScan.objs <= 1 {
 		d.chatLearn(data, model, id, usage, errv)
 	}
 	return nil
@@ -271,10 +275,12 @@ const (
 // A chat shape's roles fill the shape's spans exactly.
 const _ = uint(maxShapeRoles-chatRoles) + uint(chatRoles-maxShapeRoles)
 
-// aux of a chat shape: the delta's flags and the tool_calls count.
+// aux of a chat shape: the delta's flags, whether the choices array is
+// empty (the usage chunk) and the tool_calls count.
 const (
 	auxPresent     = 1
 	auxToolsInline = 2
+	auxNoChoice    = 4
 	auxNTCShift    = 8
 )
 
@@ -287,14 +293,23 @@ type chatScan struct {
 	ds          deltaSpans
 }
 
-// chatLearn keeps a chunk of one choice, scanned and applied without
-// error, as a shape.
+// chatLearn keeps a chunk of one choice or none, scanned and applied
+// without error, as a shape.
 func (d *Decoder) chatLearn(data []byte, model, id, usage, errv span) {
 	if d.opts.OpenClaw && errv.ok() {
 		return // an error member is looked at in every chunk (ocSDKEvent)
 	}
 	var sp [chatRoles]span
 	cs := &d.chScan
+	if cs.objs == 0 {
+		// No choice (the usage chunk): its spans are the envelope's.
+		for i := range sp {
+			sp[i] = absent
+		}
+		sp[crModel], sp[crID], sp[crUsage], sp[crErr] = model, id, usage, errv
+		d.shapeLearn(data, sp[:], auxNoChoice)
+		return
+	}
 	sp[crModel], sp[crID], sp[crUsage], sp[crErr], sp[crChUsage] = model, id, usage, errv, d.chUsage
 	sp[crIdx], sp[crFr] = cs.idx, cs.fr
 	sp[crContent], sp[crRefusal], sp[crTools] = cs.ds.content, cs.ds.refusal, cs.ds.tools
@@ -324,6 +339,9 @@ func (d *Decoder) chatLearn(data []byte, model, id, usage, errv span) {
 func (d *Decoder) chatShaped(data []byte, sh *shape) error {
 	sp, aux := &sh.sp, sh.aux
 	d.chUsage = sp[crChUsage]
+	if aux&auxNoChoice != 0 {
+		return d.chatEnd(sp[crModel], sp[crID], sp[crUsage]) // as chatFast with no choice
+	}
 	ds := deltaSpans{
 		content: sp[crContent], refusal: sp[crRefusal], tools: sp[crTools],
 		present: aux&auxPresent != 0, toolsInline: aux&auxToolsInline != 0,
@@ -347,7 +365,7 @@ func (d *Decoder) chatShaped(data []byte, sh *shape) error {
 // the prefix so that a repeated prefix ends on the same value boundary.
 // Only done once the model and response id are known: the envelope then
 // carries nothing the decoder reads.
-func (d *Decoder) keepEnvelope(data []byte, e int) {
+func (d *Decoder) keepEnvelope(data []byte, e int, model, id span) {
 	if e <= 0 || !d.gotModel || !d.gotID {
 		return
 	}
@@ -356,6 +374,13 @@ func (d *Decoder) keepEnvelope(data []byte, e int) {
 		return
 	}
 	d.env = append(d.env[:0], data[:e+1]...)
+	d.envModel, d.envID = absent, absent
+	if model.ok() && model.e <= e {
+		d.envModel = model
+	}
+	if id.ok() && id.e <= e {
+		d.envID = id
+	}
 }
 
 // maxEnvelope bounds the remembered envelope prefix.
@@ -753,18 +778,24 @@ func (d *Decoder) chatUsageFast(u span) {
 			first(&ccit, v)
 		}
 	}
-	cv := d.member(ptd, "cached_tokens")
+	// prompt_tokens_details in one pass: cached_tokens,
+	// cache_write_tokens and cache_creation_input_tokens.
+	var pd [3]span
+	d.members(ptd, ptdNames, pd[:])
+	cv := pd[0]
 	if !cv.ok() || cv.isNull(data) {
 		cv = hit // the cached count ?? the top-level hit (DeepSeek)
 	}
 	cached := intOf(data, cv)
 	d.uCacheRead = cached
 	// The cache write, in chatUsage's order.
-	cw, ok := d.memberNumber(ptd, "cache_write_tokens")
-	if !ok {
-		cw, ok = d.memberNumber(ptd, "cache_creation_input_tokens")
-	}
-	if !ok {
+	var cw int64
+	switch {
+	case pd[1].isNumber(data):
+		cw = intOf(data, pd[1])
+	case pd[2].isNumber(data):
+		cw = intOf(data, pd[2])
+	default:
 		cw = intOf(data, ccit)
 	}
 	d.uCacheWrite = cw
@@ -785,20 +816,38 @@ func (d *Decoder) memberNumber(o span, name string) (int64, bool) {
 
 // member is the first member name of the validated object at o, or absent.
 func (d *Decoder) member(o span, name string) span {
+	var v [1]span
+	d.members(o, []string{name}, v[:])
+	return v[0]
+}
+
+// members sets out[i] to the first member names[i] of the validated
+// object at o, absent when there is none (or o is no object).
+func (d *Decoder) members(o span, names []string, out []span) {
+	for i := range out {
+		out[i] = absent
+	}
 	it, ok := iterObj(d.data, o)
 	if !ok {
-		return absent
+		return
 	}
 	for {
 		k, v, ok := it.next()
 		if !ok {
-			return absent
+			return
 		}
-		if string(d.key(&it, k)) == name {
-			return v
+		k = d.key(&it, k)
+		for i, name := range names {
+			if string(k) == name && !out[i].ok() {
+				out[i] = v
+			}
 		}
 	}
 }
+
+// ptdNames are the members of a chat usage's prompt_tokens_details that
+// chatUsageFast reads.
+var ptdNames = []string{"cached_tokens", "cache_write_tokens", "cache_creation_input_tokens"}
 
 func (d *Decoder) chatToolFast(choice int32, pos int, t span) error {
 	data := d.data

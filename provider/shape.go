@@ -1,6 +1,9 @@
 package provider
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Shapes: the byte skeleton of the events a stream repeats.
 //
@@ -8,7 +11,8 @@ import "encoding/binary"
 // with one content delta, an Anthropic text_delta, a Responses text
 // delta); only a few values change from one to the next (the text, an
 // obfuscation pad, a sequence number). After the fast path has decoded an
-// event, the decoder keeps its bytes as a shape: literal runs and holes,
+// event whose kind (eventSig) it has decoded before in the stream, the
+// decoder keeps its bytes as a shape: literal runs and holes,
 // the holes being the string contents and numbers that differed from the
 // event before. The next event is matched against the shape: the literal
 // runs compared byte for byte, each string hole scanned to its closing
@@ -24,7 +28,7 @@ import "encoding/binary"
 // moved) goes through the validating scan, which may learn it.
 
 const (
-	maxShapes     = 4  // shapes kept per stream, least recently used replaced
+	maxShapes     = 8  // shapes kept per stream, least recently used replaced
 	maxShapeHoles = 40 // an event with more string and number values is not learned
 	maxShapeRoles = 29 // spans a wire's scanner reports (chat's: chatRoles)
 	// Learning stops for the rest of a stream whose events keep missing
@@ -67,6 +71,7 @@ type shape struct {
 	ah      []hole  // the holes of act (compile), for match
 	ahF     []hole  // ah placed in tpl, for a framed match
 	learned [maxShapeRoles]span
+	present uint64 // bit i: learned[i] is present (sp[i] is absent otherwise)
 	// sp holds the spans of the last match: compile sets the absent
 	// roles and those before every active hole, and every match writes
 	// the others (refs).
@@ -104,6 +109,9 @@ type shape struct {
 	lane     uint8
 	laneHole int
 	laneSet  bool
+	// next is the shape matched after this one the last time another
+	// one was, noShape if none (shapeState.follow).
+	next uint8
 }
 
 // shapeState is a decoder's shapes of the current stream.
@@ -119,6 +127,20 @@ type shapeState struct {
 	esc          uint64                   // active holes of the last match with escapes (or control characters)
 	lanes        bool                     // a shape of the wire got a lane (lane.go)
 	keepCR       bool                     // of the streams the shapes were learned from: '\r' alone ends no line
+	// seen holds the signatures (eventSig) of the last events of the
+	// stream that the scan decoded and did not learn (seenN of them, the
+	// next replaced at seenI): an event is learned on its signature's
+	// second sighting, as most of a short stream's shapes (the role
+	// chunk, a tool call's head, the finish, the usage) come once, and a
+	// learn costs about two scans.
+	seen         [8]uint64
+	seenN, seenI uint8
+	// prev holds seen as the last stream of the wire left it: an event
+	// whose signature is there is learned on its first sighting, as one
+	// that comes once in every stream (a role chunk, a finish) is then
+	// matched in the next, its shape kept.
+	prev  [8]uint64
+	prevN uint8
 }
 
 // reset prepares the shapes for a new stream of wire w (off: none). The
@@ -134,23 +156,25 @@ type shapeState struct {
 // its template (rebase).
 func (s *shapeState) reset(w Wire, off, keepCR bool) {
 	s.hits, s.misses, s.off = 0, 0, off
+	s.prev, s.prevN = s.seen, s.seenN
+	s.seenN, s.seenI = 0, 0
 	if off || w != s.wire || keepCR != s.keepCR {
+		s.prevN = 0
 		// (Where a lone CR ends a line no template holds a '\r', which
 		// a framed match could take for a byte of a line: the shapes
 		// learned where it does not are not kept.)
 		s.n, s.wire, s.lanes, s.keepCR = 0, w, false, keepCR
 		return
 	}
-	// Only the shapes matched again (refined) are kept, in their order.
-	n := 0
+	// Every shape is kept, in its order: each was learned on a second
+	// sighting of its signature. One matched again (refined) is made
+	// stale; one never matched is kept as learned, every hole active,
+	// and its first match refines it.
 	for _, i := range s.ord[:s.n] {
 		if sh := &s.sh[i]; sh.refined {
 			sh.unrefine()
-			s.ord[n] = i
-			n++
 		}
 	}
-	s.n = n
 }
 
 // unrefine makes sh stale: the holes that varied in the stream (within)
@@ -255,8 +279,7 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 			continue
 		}
 		if j > 0 {
-			copy(s.ord[1:j+1], s.ord[:j])
-			s.ord[0] = i
+			s.follow(i, j)
 		}
 		s.hits++
 		data := b[:e]
@@ -281,6 +304,25 @@ func (s *shapeState) find(b []byte, framed, unframedOnly bool) (*shape, []byte) 
 		}
 	}
 	return nil, nil
+}
+
+// follow makes the shape i, matched at ord[j] (j > 0) after the shape at
+// ord[0], the most recently used, and the shape that followed it the
+// last time it was matched second: a stream's shapes come in the same
+// order every time (role, text deltas, a tool call's head, its argument
+// deltas, the finish), which most recently used first would try last.
+func (s *shapeState) follow(i uint8, j int) {
+	s.sh[s.ord[0]].next = i
+	copy(s.ord[1:j+1], s.ord[:j])
+	s.ord[0] = i
+	nx := s.sh[i].next
+	for k := 2; k < s.n; k++ {
+		if s.ord[k] == nx {
+			copy(s.ord[2:k+1], s.ord[1:k])
+			s.ord[1] = nx
+			break
+		}
+	}
 }
 
 // match compares b with the shape, leaving the active holes' spans (in
@@ -413,18 +455,15 @@ func (sh *shape) compile() {
 		}
 	}
 	sh.refs = sh.refs[:0]
-	sh.fixed, sh.memo, sh.memoOK, sh.numsOK = 0, 0, false, false
+	// An absent role is fixed (learn made its span absent); a moved one's
+	// span is written by every match (and kept here: refine compiles
+	// after the match's remap); a fixed one's below.
+	sh.fixed = ^sh.present & (1<<sh.nroles - 1)
+	sh.memo, sh.memoOK, sh.numsOK = 0, false, false
 	sh.lane, sh.laneSet = laneNone, false
-	for i := 0; i < sh.nroles; i++ {
+	for m := sh.present; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
 		v := sh.learned[i]
-		if !v.ok() {
-			// A moved role's span is written by every match (and kept
-			// here: refine compiles after the match's remap); a fixed
-			// one's below.
-			sh.sp[i] = absent
-			sh.fixed |= 1 << i
-			continue
-		}
 		r := spanRef{role: int16(i), s: sh.place(v.s), e: sh.place(v.e)}
 		if r.s.b == 0 && r.e.b == 0 {
 			// Before every active hole: the same offsets in every match.
@@ -466,7 +505,7 @@ func (sh *shape) place(o int) posRef {
 // spans sp in (aux: the wire's other facts of the scan), as a shape.
 func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 	s := &d.shapes
-	if s.off || len(data) > maxShapeBytes {
+	if s.off || len(data) > maxShapeBytes || !s.again(eventSig(sp, aux)) {
 		return
 	}
 	fresh := s.n < maxShapes
@@ -484,8 +523,50 @@ func (d *Decoder) shapeLearn(data []byte, sp []span, aux uint32) {
 		last = s.n
 		s.n++
 	}
+	if last > 0 && s.ord[0] != i {
+		s.sh[s.ord[0]].next = i // (see follow)
+	}
+	s.sh[i].next = noShape
 	copy(s.ord[1:last+1], s.ord[:last])
 	s.ord[0] = i
+}
+
+// noShape is no index into shapeState.sh.
+const noShape = 0xff
+
+// eventSig is what the scan found of an event, in one word: the roles
+// present and the wire's other facts (aux). Two events of one shape have
+// the same; events of different shapes may too (a role chunk and a text
+// delta), which only makes the second learned on its first sighting.
+func eventSig(sp []span, aux uint32) uint64 {
+	var m uint64
+	for i, v := range sp {
+		if v.ok() {
+			m |= 1 << i
+		}
+	}
+	return m | uint64(aux)<<maxShapeRoles
+}
+
+// again reports whether an event of signature sig has been scanned in
+// the stream before, or in the last one; if not, it remembers sig.
+func (s *shapeState) again(sig uint64) bool {
+	for _, v := range s.seen[:s.seenN] {
+		if v == sig {
+			return true
+		}
+	}
+	for _, v := range s.prev[:s.prevN] {
+		if v == sig {
+			return true
+		}
+	}
+	s.seen[s.seenI] = sig
+	s.seenI = (s.seenI + 1) % uint8(len(s.seen))
+	if int(s.seenN) < len(s.seen) {
+		s.seenN++
+	}
+	return false
 }
 
 // free returns the first shape slot that ord[:n] does not use (reset
@@ -560,6 +641,14 @@ func (sh *shape) learn(frame []byte, name span, data []byte, sp []span, aux uint
 		sh.act = append(sh.act, int16(k))
 	}
 	sh.nroles = copy(sh.learned[:], sp)
+	sh.present = 0
+	for i, v := range sp {
+		if v.ok() {
+			sh.present |= 1 << i
+		} else {
+			sh.sp[i] = absent
+		}
+	}
 	sh.aux = aux
 	sh.refined, sh.stale = false, false
 	sh.within, sh.across, sh.acrossKnown = 0, 0, false

@@ -173,6 +173,23 @@ func TestShapesAcrossStreams(t *testing.T) {
 	}
 }
 
+// TestShapesOncePerStream: a pooled decoder meeting short chat streams
+// with new ids learns, by the third, the chunks that come once in each
+// (role, tool head, finish, usage) and matches every chunk, and decodes
+// each stream as a fresh decoder does.
+func TestShapesOncePerStream(t *testing.T) {
+	d := NewDecoder(WireOpenAIChat, nil, Options{})
+	for i := range 6 {
+		body := proxiedChat(fmt.Sprintf("chatcmpl-%028d", 7919*i), 1770933892+i, 20, 10)
+		d.Reset(WireOpenAIChat, bytes.NewReader(body), Options{})
+		sameDecode(t, fmt.Sprintf("stream %d with kept shapes", i), decodeBytes(WireOpenAIChat, body, Options{}), drain(d))
+		// 34 chunks, and [DONE], read as such.
+		if i >= 2 && (d.shapes.hits != 34 || d.shapes.misses != 0) {
+			t.Errorf("stream %d: %d of 34 chunks matched, %d misses", i, d.shapes.hits, d.shapes.misses)
+		}
+	}
+}
+
 // TestShapesGiveUp: a stream whose every event has a new shape stops
 // trying shapes.
 func TestShapesGiveUp(t *testing.T) {
@@ -282,6 +299,32 @@ func TestShapesFramedLineFeed(t *testing.T) {
 		}
 		if tried == 0 {
 			t.Fatalf("%v: no delta in %q", g.wire, events[k])
+		}
+	}
+}
+
+// TestShapesKeptIdentity: a pooled decoder whose kept shape was learned
+// from a chunk whose envelope the scan skipped (the model and id known
+// by then) still reads the model and response id when the next stream
+// starts with that shape's match (a stream without a role chunk).
+func TestShapesKeptIdentity(t *testing.T) {
+	head := func(id string) string {
+		return `{"id":"` + id + `","object":"chat.completion.chunk","created":1,"model":"m1","choices":[{"index":0,"delta":`
+	}
+	text := func(id, s string) string { return head(id) + `{"content":"` + s + `"},"finish_reason":null}]}` }
+	first := sse(head("chatcmpl-1")+`{"role":"assistant","content":""},"finish_reason":null}]}`,
+		text("chatcmpl-1", "a"), text("chatcmpl-1", "b"), text("chatcmpl-1", "c"), "[DONE]")
+	for _, id := range []string{"chatcmpl-1", "chatcmpl-2"} {
+		next := sse(text(id, "x"), text(id, "y"), text(id, "z"), "[DONE]")
+		d := NewDecoder(WireOpenAIChat, bytes.NewReader(first), Options{})
+		decodeStream(d)
+		d.Reset(WireOpenAIChat, bytes.NewReader(next), Options{})
+		decodeStream(d)
+		if m := d.Message(); m.Model != "m1" || m.ResponseID != id || m.TextContent() != "xyz" {
+			t.Errorf("after a stream with a role chunk: model %q, id %q, text %q", m.Model, m.ResponseID, m.TextContent())
+		}
+		if d.shapes.hits == 0 {
+			t.Errorf("%s: no kept shape matched", id)
 		}
 	}
 }
