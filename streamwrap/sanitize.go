@@ -163,6 +163,16 @@ func trailingPlainAssistant(m *llm.Message) bool {
 	return m.Role == llm.RoleAssistant && !hasToolCall(m)
 }
 
+// trimID is trimSpace(b) (of a call's id or arguments), which is b itself
+// when b starts and ends with a byte that starts and ends no JavaScript
+// space (printable ASCII: what almost every id and JSON object is).
+func trimID(b []byte) []byte {
+	if n := len(b); n > 0 && b[0]-0x21 < 0x5f && b[n-1]-0x21 < 0x5f {
+		return b
+	}
+	return trimSpace(b)
+}
+
 // replayIndex answers whether a tool call of msgs has a result.
 type replayIndex struct {
 	msgs []llm.Message
@@ -170,15 +180,24 @@ type replayIndex struct {
 	// one asked about (which answered then need not scan), and notes which
 	// later result a decision relied on.
 	memo *ReplayMemo
+	// The last answeredAfter that found a result: the message asked
+	// about, the id (its memory) and the result's index. The memo asks
+	// again of each call it decided (notePending after replayTurn).
+	lastAt, lastResult int
+	lastID             []byte
 }
 
 // answeredAfter reports whether a message after msgs[at] is a result for id.
 func (x *replayIndex) answeredAfter(at int, id []byte) bool {
+	if at == x.lastAt && len(id) == len(x.lastID) && len(id) > 0 && &id[0] == &x.lastID[0] && x.lastResult > at {
+		return true // relied on already
+	}
 	for i := at + 1; i < len(x.msgs); i++ {
 		if x.msgs[i].Role == llm.RoleToolResult && x.msgs[i].ToolCallID == b2s(id) {
 			if x.memo != nil {
 				x.memo.relied(at, i)
 			}
+			x.lastAt, x.lastResult, x.lastID = at, i, id
 			return true
 		}
 	}
@@ -233,7 +252,7 @@ func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, sign
 			}
 			continue
 		}
-		keep, name := replayKeep(b, allowed, x.answered(at, trimSpace(b.ID)))
+		keep, name := replayKeep(b, allowed, x.answered(at, trimID(b.ID)))
 		if keep && name == b2s(b.Name) {
 			if changed {
 				content = append(content, *b)
@@ -273,7 +292,7 @@ func hasToolCall(m *llm.Message) bool {
 // replayKeep decides one replayed tool call: whether it is kept and under
 // which name.
 func replayKeep(b *llm.Block, allowed *Allowlist, completed bool) (bool, string) {
-	if len(trimSpace(b.Arguments)) == 0 || len(trimSpace(b.ID)) == 0 {
+	if len(trimID(b.Arguments)) == 0 || len(trimID(b.ID)) == 0 {
 		return false, ""
 	}
 	n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, completed)
@@ -287,7 +306,7 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, x *replayIndex) 
 		if b.Type != llm.BlockToolCall {
 			continue
 		}
-		if len(trimSpace(b.ID)) == 0 || len(trimSpace(b.Arguments)) == 0 {
+		if len(trimID(b.ID)) == 0 || len(trimID(b.Arguments)) == 0 {
 			return false
 		}
 		for k := j + 1; k < len(m.Content); k++ {
@@ -295,7 +314,7 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, x *replayIndex) 
 				return false
 			}
 		}
-		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, x.answered(at, trimSpace(b.ID)))
+		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, x.answered(at, trimID(b.ID)))
 		if !ok || n != b2s(b.Name) {
 			return false
 		}
@@ -640,7 +659,7 @@ func (m *ReplayMemo) notePending(msg *llm.Message, at int, x *replayIndex) {
 		if b.Type != llm.BlockToolCall {
 			continue
 		}
-		id := trimSpace(b.ID)
+		id := trimID(b.ID)
 		if x.answeredAfter(at, b.ID) && (len(id) == len(b.ID) || x.answered(at, id)) {
 			continue // answered after it (by its id as it is, then also trimmed)
 		}
