@@ -103,7 +103,7 @@ func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig)
 			}
 			continue
 		}
-		nm, keep, mchanged := replayTurn(m, i, &x, cfg.ReplayAllowed, signed)
+		content, keep, mchanged := replayTurn(m, i, &x, cfg.ReplayAllowed, signed)
 		if !mchanged {
 			if out != nil {
 				out = append(out, *m)
@@ -116,7 +116,8 @@ func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig)
 		}
 		changed = true
 		if keep {
-			out = append(out, nm)
+			out = append(out, *m)
+			out[len(out)-1].Content = content
 		}
 	}
 	cur := msgs
@@ -226,8 +227,9 @@ func (x *replayIndex) answered(at int, id []byte) bool {
 
 // replayTurn applies rules 1 and 2 to the assistant message m, which is
 // msgs[at]: changed says whether it is replayed otherwise than as it is,
-// then keep whether it is replayed at all, as nm.
-func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, signed bool) (nm llm.Message, keep, changed bool) {
+// then keep whether it is replayed at all, as m with content (the message
+// is not returned: most are not changed, and it is large to zero).
+func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, signed bool) (content []llm.Block, keep, changed bool) {
 	hasThinking, calls := false, 0
 	for j := range m.Content {
 		switch m.Content[j].Type {
@@ -239,11 +241,10 @@ func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, sign
 	}
 	if signed && hasThinking && calls > 0 {
 		if keepSignedTurn(m, at, allowed, x) {
-			return llm.Message{}, true, false
+			return nil, true, false
 		}
-		return llm.Message{}, false, true
+		return nil, false, true
 	}
-	var content []llm.Block
 	for j := range m.Content {
 		b := &m.Content[j]
 		if b.Type != llm.BlockToolCall {
@@ -270,14 +271,12 @@ func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, sign
 		}
 	}
 	if !changed {
-		return llm.Message{}, true, false
+		return nil, true, false
 	}
 	if len(content) == 0 {
-		return llm.Message{}, false, true // droppedAssistantMessages++
+		return nil, false, true // droppedAssistantMessages++
 	}
-	nm = *m
-	nm.Content = content
-	return nm, true, true
+	return content, true, true
 }
 
 func hasToolCall(m *llm.Message) bool {
