@@ -215,7 +215,7 @@ func (x *replayIndex) answered(at int, id []byte) bool {
 		return true
 	}
 	if x.memo != nil {
-		return x.memo.results[b2s(id)] > 0
+		return x.memo.hasResult(id)
 	}
 	for i := 0; i <= at; i++ {
 		if x.msgs[i].Role == llm.RoleToolResult && x.msgs[i].ToolCallID == b2s(id) {
@@ -467,12 +467,15 @@ type ReplayMemo struct {
 	set     bool
 	// n messages are accounted for.
 	n int
-	// results counts by id the tool results of the first n messages;
-	// pending holds the ids (trimmed and as they are) of their calls that
-	// had no result, or none after them, when decided. resLog and pendLog
-	// are the same in message order, for Keep.
+	// resLog are the tool results of the first n messages in message
+	// order, results counts the first resCounted of them by id (the rest
+	// when asked: most histories never ask). pending holds the ids
+	// (trimmed and as they are) of their calls that had no result, or
+	// none after them, when decided; pendLog is the same in message
+	// order. The logs are for Keep.
 	results, pending map[string]int32
 	resLog, pendLog  []memoID
+	resCounted       int
 	// asst are the indices of the assistant messages: the last opens the
 	// segment of the history a later result may still pair into.
 	asst []int32
@@ -549,8 +552,11 @@ func (m *ReplayMemo) Keep(n int) {
 		clear(m.resLog)
 		clear(m.pendLog)
 		m.resLog, m.pendLog, m.asst = m.resLog[:0], m.pendLog[:0], m.asst[:0]
+		m.resCounted = 0
 	}
+	m.countResults()
 	m.resLog = forget(m.results, m.resLog, n)
+	m.resCounted = len(m.resLog)
 	m.pendLog = forget(m.pending, m.pendLog, n)
 	for len(m.asst) > 0 && int(m.asst[len(m.asst)-1]) >= n {
 		m.asst = m.asst[:len(m.asst)-1]
@@ -566,6 +572,21 @@ func (m *ReplayMemo) Keep(n int) {
 	if m.usersAt >= n {
 		m.usersAt = -1
 	}
+}
+
+// countResults counts the results logged since the last count.
+func (m *ReplayMemo) countResults() {
+	for _, e := range m.resLog[m.resCounted:] {
+		m.results[e.id]++
+	}
+	m.resCounted = len(m.resLog)
+}
+
+// hasResult reports whether a result of the messages added so far is for
+// id.
+func (m *ReplayMemo) hasResult(id []byte) bool {
+	m.countResults()
+	return m.results[b2s(id)] > 0
 }
 
 // forget removes from set the ids that log holds of messages at or after
@@ -625,7 +646,6 @@ func (m *ReplayMemo) add(msgs []llm.Message, allowed *Allowlist, signed bool) {
 		m.examined++
 		switch msg.Role {
 		case llm.RoleToolResult:
-			m.results[msg.ToolCallID]++
 			m.resLog = append(m.resLog, memoID{int32(i), msg.ToolCallID})
 		case llm.RoleUser:
 			if m.usersAt < 0 && i > 0 && msgs[i-1].Role == llm.RoleUser {
