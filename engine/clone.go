@@ -140,8 +140,14 @@ func cloneMessage(a *msgArena, m, dst *llm.Message) *llm.Message {
 		b := &m.Content[i]
 		n += len(b.Text) + len(b.Signature) + len(b.ID) + len(b.Name) + len(b.RawArgs) + len(b.Arguments) + len(b.MimeType)
 	}
-	c := a.place(dst, len(m.Content))
-	blocks := c.Content
+	// Not place: its zeroing of dst would be written over at once.
+	c, blocks := dst, []llm.Block(nil)
+	if c == nil {
+		c = a.newMessage(len(m.Content))
+		blocks = c.Content
+	} else if len(m.Content) > 0 {
+		blocks = a.newBlocks(len(m.Content))
+	}
 	*c = *m
 	c.Content = blocks
 	buf := a.buf(n)
@@ -155,7 +161,7 @@ func cloneMessage(a *msgArena, m, dst *llm.Message) *llm.Message {
 	}
 	for i := range m.Content {
 		b, d := &m.Content[i], &c.Content[i]
-		*d = llm.Block{Type: b.Type, Redacted: b.Redacted}
+		d.Type, d.Redacted = b.Type, b.Redacted // d is a new block: zero
 		d.Text = take(b.Text)
 		d.Signature = take(b.Signature)
 		d.ID = take(b.ID)

@@ -223,6 +223,21 @@ func (r *runner) failedMessage(reason llm.StopReason, text string) *llm.Message 
 	return m
 }
 
+// stepPast steps st until it ends (false) or its deltas have passed
+// limit bytes (true, the rest left unread).
+func stepPast(st llm.Stepper, limit int) bool {
+	size := 0
+	for {
+		e, _, ok := st.Step()
+		if !ok {
+			return false
+		}
+		if size += len(e.Delta); size > limit {
+			return true
+		}
+	}
+}
+
 // drain reads the stream to its end, forwarding events, and returns a
 // clone of the final message, placed in the history's next element
 // (histSlot) when it may be.
@@ -234,7 +249,16 @@ func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc
 	// A chain whose outer layer steps (llm.Stepper) gives the event and
 	// the message in one call instead of three.
 	st, _ := s.(llm.Stepper)
-	for {
+	quiet := st != nil && !emit
+	if quiet {
+		// Nobody sees the events: a loop that holds nothing but the size.
+		if stepPast(st, p.MaxMessageBytes) {
+			tooLarge = true
+			cancel(ErrMessageTooLarge) // as below
+			stepPast(st, math.MaxInt)
+		}
+	}
+	for !quiet {
 		var e *llm.Event
 		var msg *llm.Message
 		if st != nil {

@@ -832,7 +832,7 @@ func (r *runner) loop(ctx context.Context) error {
 		r.idx = msg.ToolCalls(r.idx[:0])
 		for _, i := range r.idx {
 			b := &msg.Content[i]
-			if len(b.Arguments) > 0 && len(b.RawArgs) > 0 && !bytes.Equal(bytes.TrimSpace(b.RawArgs), b.Arguments) {
+			if len(b.Arguments) > 0 && len(b.RawArgs) > 0 && !bytes.Equal(trimArgs(b.RawArgs), b.Arguments) {
 				r.res.Repairs++
 			}
 		}

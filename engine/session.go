@@ -325,18 +325,20 @@ func (s *session) ephemeralID() []byte {
 	if cap(s.idBuf)-len(s.idBuf) < 16 {
 		s.idBuf = make([]byte, 0, 128)
 	}
-	var d [16]byte
-	i := len(d)
-	for n := uint64(len(s.entries) + len(s.added) + 1); ; n >>= 4 {
-		i--
-		d[i] = "0123456789abcdef"[n&15]
-		if n < 16 {
-			break
-		}
+	n := uint(len(s.entries) + len(s.added) + 1)
+	digits := 1
+	for m := n >> 4; m != 0; m >>= 4 {
+		digits++
 	}
+	// Written in place, last digit first (no copy from a scratch array).
 	start := len(s.idBuf)
-	s.idBuf = append(s.idBuf, d[i:]...)
-	return s.idBuf[start:len(s.idBuf):len(s.idBuf)]
+	s.idBuf = s.idBuf[:start+digits]
+	id := s.idBuf[start : start+digits : start+digits]
+	for i := len(id) - 1; i >= 0; i-- {
+		id[i] = "0123456789abcdef"[n&15]
+		n >>= 4
+	}
+	return id
 }
 
 // appendEntry writes a non-message entry (compaction).

@@ -160,7 +160,7 @@ func (t *Tool) Definition() llm.Tool {
 
 // Validate checks args against the tool's schema without running it.
 func (t *Tool) Validate(args []byte) error {
-	trimmed := bytes.TrimSpace(args)
+	trimmed := trimArgs(args)
 	if len(trimmed) == 0 {
 		return &ArgumentError{Tool: t.name, Detail: "the arguments are missing or were not valid JSON"}
 	}
@@ -390,9 +390,18 @@ func (r *Registry) admit(ctx context.Context, name string, args []byte) (*Tool, 
 	return t, CallResult{}, true
 }
 
+// trimArgs is bytes.TrimSpace(args), which is args itself when they start
+// and end with printable ASCII (as a JSON object does): no rune decoding.
+func trimArgs(args []byte) []byte {
+	if n := len(args); n > 0 && args[0]-0x21 < 0x5f && args[n-1]-0x21 < 0x5f {
+		return args
+	}
+	return bytes.TrimSpace(args)
+}
+
 // run runs t's handler on arguments admit accepted (Duration unset).
 func (t *Tool) run(ctx context.Context, args []byte) CallResult {
-	out, err := runHandler(ctx, t, bytes.TrimSpace(args))
+	out, err := runHandler(ctx, t, trimArgs(args))
 	if err != nil {
 		return CallResult{Text: err.Error(), IsError: true, Err: err}
 	}

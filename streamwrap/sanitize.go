@@ -103,7 +103,7 @@ func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig)
 			}
 			continue
 		}
-		nm, keep, mchanged := replayTurn(m, i, &x, cfg.ReplayAllowed, signed)
+		content, keep, mchanged := replayTurn(m, i, &x, cfg.ReplayAllowed, signed)
 		if !mchanged {
 			if out != nil {
 				out = append(out, *m)
@@ -116,7 +116,8 @@ func SanitizeReplayMessages(msgs []llm.Message, api llm.API, cfg SanitizeConfig)
 		}
 		changed = true
 		if keep {
-			out = append(out, nm)
+			out = append(out, *m)
+			out[len(out)-1].Content = content
 		}
 	}
 	cur := msgs
@@ -163,6 +164,16 @@ func trailingPlainAssistant(m *llm.Message) bool {
 	return m.Role == llm.RoleAssistant && !hasToolCall(m)
 }
 
+// trimID is trimSpace(b) (of a call's id or arguments), which is b itself
+// when b starts and ends with a byte that starts and ends no JavaScript
+// space (printable ASCII: what almost every id and JSON object is).
+func trimID(b []byte) []byte {
+	if n := len(b); n > 0 && b[0]-0x21 < 0x5f && b[n-1]-0x21 < 0x5f {
+		return b
+	}
+	return trimSpace(b)
+}
+
 // replayIndex answers whether a tool call of msgs has a result.
 type replayIndex struct {
 	msgs []llm.Message
@@ -170,15 +181,24 @@ type replayIndex struct {
 	// one asked about (which answered then need not scan), and notes which
 	// later result a decision relied on.
 	memo *ReplayMemo
+	// The last answeredAfter that found a result: the message asked
+	// about, the id (its memory) and the result's index. The memo asks
+	// again of each call it decided (notePending after replayTurn).
+	lastAt, lastResult int
+	lastID             []byte
 }
 
 // answeredAfter reports whether a message after msgs[at] is a result for id.
 func (x *replayIndex) answeredAfter(at int, id []byte) bool {
+	if at == x.lastAt && len(id) == len(x.lastID) && len(id) > 0 && &id[0] == &x.lastID[0] && x.lastResult > at {
+		return true // relied on already
+	}
 	for i := at + 1; i < len(x.msgs); i++ {
 		if x.msgs[i].Role == llm.RoleToolResult && x.msgs[i].ToolCallID == b2s(id) {
 			if x.memo != nil {
 				x.memo.relied(at, i)
 			}
+			x.lastAt, x.lastResult, x.lastID = at, i, id
 			return true
 		}
 	}
@@ -195,7 +215,7 @@ func (x *replayIndex) answered(at int, id []byte) bool {
 		return true
 	}
 	if x.memo != nil {
-		return x.memo.results[b2s(id)] > 0
+		return x.memo.hasResult(id)
 	}
 	for i := 0; i <= at; i++ {
 		if x.msgs[i].Role == llm.RoleToolResult && x.msgs[i].ToolCallID == b2s(id) {
@@ -207,8 +227,9 @@ func (x *replayIndex) answered(at int, id []byte) bool {
 
 // replayTurn applies rules 1 and 2 to the assistant message m, which is
 // msgs[at]: changed says whether it is replayed otherwise than as it is,
-// then keep whether it is replayed at all, as nm.
-func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, signed bool) (nm llm.Message, keep, changed bool) {
+// then keep whether it is replayed at all, as m with content (the message
+// is not returned: most are not changed, and it is large to zero).
+func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, signed bool) (content []llm.Block, keep, changed bool) {
 	hasThinking, calls := false, 0
 	for j := range m.Content {
 		switch m.Content[j].Type {
@@ -220,11 +241,10 @@ func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, sign
 	}
 	if signed && hasThinking && calls > 0 {
 		if keepSignedTurn(m, at, allowed, x) {
-			return llm.Message{}, true, false
+			return nil, true, false
 		}
-		return llm.Message{}, false, true
+		return nil, false, true
 	}
-	var content []llm.Block
 	for j := range m.Content {
 		b := &m.Content[j]
 		if b.Type != llm.BlockToolCall {
@@ -233,7 +253,7 @@ func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, sign
 			}
 			continue
 		}
-		keep, name := replayKeep(b, allowed, x.answered(at, trimSpace(b.ID)))
+		keep, name := replayKeep(b, allowed, x.answered(at, trimID(b.ID)))
 		if keep && name == b2s(b.Name) {
 			if changed {
 				content = append(content, *b)
@@ -251,14 +271,12 @@ func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, sign
 		}
 	}
 	if !changed {
-		return llm.Message{}, true, false
+		return nil, true, false
 	}
 	if len(content) == 0 {
-		return llm.Message{}, false, true // droppedAssistantMessages++
+		return nil, false, true // droppedAssistantMessages++
 	}
-	nm = *m
-	nm.Content = content
-	return nm, true, true
+	return content, true, true
 }
 
 func hasToolCall(m *llm.Message) bool {
@@ -273,7 +291,7 @@ func hasToolCall(m *llm.Message) bool {
 // replayKeep decides one replayed tool call: whether it is kept and under
 // which name.
 func replayKeep(b *llm.Block, allowed *Allowlist, completed bool) (bool, string) {
-	if len(trimSpace(b.Arguments)) == 0 || len(trimSpace(b.ID)) == 0 {
+	if len(trimID(b.Arguments)) == 0 || len(trimID(b.ID)) == 0 {
 		return false, ""
 	}
 	n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, completed)
@@ -287,7 +305,7 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, x *replayIndex) 
 		if b.Type != llm.BlockToolCall {
 			continue
 		}
-		if len(trimSpace(b.ID)) == 0 || len(trimSpace(b.Arguments)) == 0 {
+		if len(trimID(b.ID)) == 0 || len(trimID(b.Arguments)) == 0 {
 			return false
 		}
 		for k := j + 1; k < len(m.Content); k++ {
@@ -295,7 +313,7 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, x *replayIndex) 
 				return false
 			}
 		}
-		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, x.answered(at, trimSpace(b.ID)))
+		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, x.answered(at, trimID(b.ID)))
 		if !ok || n != b2s(b.Name) {
 			return false
 		}
@@ -449,12 +467,15 @@ type ReplayMemo struct {
 	set     bool
 	// n messages are accounted for.
 	n int
-	// results counts by id the tool results of the first n messages;
-	// pending holds the ids (trimmed and as they are) of their calls that
-	// had no result, or none after them, when decided. resLog and pendLog
-	// are the same in message order, for Keep.
+	// resLog are the tool results of the first n messages in message
+	// order, results counts the first resCounted of them by id (the rest
+	// when asked: most histories never ask). pending holds the ids
+	// (trimmed and as they are) of their calls that had no result, or
+	// none after them, when decided; pendLog is the same in message
+	// order. The logs are for Keep.
 	results, pending map[string]int32
 	resLog, pendLog  []memoID
+	resCounted       int
 	// asst are the indices of the assistant messages: the last opens the
 	// segment of the history a later result may still pair into.
 	asst []int32
@@ -531,8 +552,11 @@ func (m *ReplayMemo) Keep(n int) {
 		clear(m.resLog)
 		clear(m.pendLog)
 		m.resLog, m.pendLog, m.asst = m.resLog[:0], m.pendLog[:0], m.asst[:0]
+		m.resCounted = 0
 	}
+	m.countResults()
 	m.resLog = forget(m.results, m.resLog, n)
+	m.resCounted = len(m.resLog)
 	m.pendLog = forget(m.pending, m.pendLog, n)
 	for len(m.asst) > 0 && int(m.asst[len(m.asst)-1]) >= n {
 		m.asst = m.asst[:len(m.asst)-1]
@@ -548,6 +572,21 @@ func (m *ReplayMemo) Keep(n int) {
 	if m.usersAt >= n {
 		m.usersAt = -1
 	}
+}
+
+// countResults counts the results logged since the last count.
+func (m *ReplayMemo) countResults() {
+	for _, e := range m.resLog[m.resCounted:] {
+		m.results[e.id]++
+	}
+	m.resCounted = len(m.resLog)
+}
+
+// hasResult reports whether a result of the messages added so far is for
+// id.
+func (m *ReplayMemo) hasResult(id []byte) bool {
+	m.countResults()
+	return m.results[b2s(id)] > 0
 }
 
 // forget removes from set the ids that log holds of messages at or after
@@ -607,7 +646,6 @@ func (m *ReplayMemo) add(msgs []llm.Message, allowed *Allowlist, signed bool) {
 		m.examined++
 		switch msg.Role {
 		case llm.RoleToolResult:
-			m.results[msg.ToolCallID]++
 			m.resLog = append(m.resLog, memoID{int32(i), msg.ToolCallID})
 		case llm.RoleUser:
 			if m.usersAt < 0 && i > 0 && msgs[i-1].Role == llm.RoleUser {
@@ -640,7 +678,7 @@ func (m *ReplayMemo) notePending(msg *llm.Message, at int, x *replayIndex) {
 		if b.Type != llm.BlockToolCall {
 			continue
 		}
-		id := trimSpace(b.ID)
+		id := trimID(b.ID)
 		if x.answeredAfter(at, b.ID) && (len(id) == len(b.ID) || x.answered(at, id)) {
 			continue // answered after it (by its id as it is, then also trimmed)
 		}

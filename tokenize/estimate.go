@@ -64,7 +64,11 @@ func UTF16Len(s string) int {
 	// time.
 	n, i := len(s), 0
 	for i < len(s) {
-		for i+32 <= len(s) && (load64(s, i)|load64(s, i+8)|load64(s, i+16)|load64(s, i+24))&0x8080808080808080 == 0 {
+		for i+32 <= len(s) {
+			w := s[i : i+32] // one bounds check for the four words
+			if (load64(w, 0)|load64(w, 8)|load64(w, 16)|load64(w, 24))&0x8080808080808080 != 0 {
+				break
+			}
 			i += 32
 		}
 		for i+8 <= len(s) && load64(s, i)&0x8080808080808080 == 0 {
