@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/streamwrap/repair"
 )
 
@@ -78,6 +79,24 @@ func FuzzRepairSkip(f *testing.F) {
 			if _, _, _, _, ok := repair.OpenClawExtract(nil, buf, nil); ok {
 				t.Fatalf("scan says no span but OpenClawExtract succeeds on %q", buf)
 			}
+		}
+	})
+}
+
+// FuzzTrimSpace holds trimSpace, printable-ASCII shortcut included, to
+// JavaScript's trim as llm.IsJSSpace defines its spaces, on strings and
+// bytes alike.
+func FuzzTrimSpace(f *testing.F) {
+	for _, s := range []string{"", " a ", "call_1", "\u00a0x", "x\u2028", "\ufeff{}", "a\t", "\xff", " "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := strings.TrimFunc(s, llm.IsJSSpace)
+		if got := trimSpace(s); got != want {
+			t.Fatalf("trimSpace(%q) = %q, want %q", s, got, want)
+		}
+		if got := trimSpace([]byte(s)); string(got) != want {
+			t.Fatalf("trimSpace([]byte(%q)) = %q, want %q", s, got, want)
 		}
 	})
 }

@@ -164,16 +164,6 @@ func trailingPlainAssistant(m *llm.Message) bool {
 	return m.Role == llm.RoleAssistant && !hasToolCall(m)
 }
 
-// trimID is trimSpace(b) (of a call's id or arguments), which is b itself
-// when b starts and ends with a byte that starts and ends no JavaScript
-// space (printable ASCII: what almost every id and JSON object is).
-func trimID(b []byte) []byte {
-	if n := len(b); n > 0 && b[0]-0x21 < 0x5f && b[n-1]-0x21 < 0x5f {
-		return b
-	}
-	return trimSpace(b)
-}
-
 // replayIndex answers whether a tool call of msgs has a result.
 type replayIndex struct {
 	msgs []llm.Message
@@ -253,7 +243,7 @@ func replayTurn(m *llm.Message, at int, x *replayIndex, allowed *Allowlist, sign
 			}
 			continue
 		}
-		keep, name := replayKeep(b, allowed, x.answered(at, trimID(b.ID)))
+		keep, name := replayKeep(b, allowed, x.answered(at, trimSpace(b.ID)))
 		if keep && name == b2s(b.Name) {
 			if changed {
 				content = append(content, *b)
@@ -291,7 +281,7 @@ func hasToolCall(m *llm.Message) bool {
 // replayKeep decides one replayed tool call: whether it is kept and under
 // which name.
 func replayKeep(b *llm.Block, allowed *Allowlist, completed bool) (bool, string) {
-	if len(trimID(b.Arguments)) == 0 || len(trimID(b.ID)) == 0 {
+	if len(trimSpace(b.Arguments)) == 0 || len(trimSpace(b.ID)) == 0 {
 		return false, ""
 	}
 	n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, completed)
@@ -305,7 +295,7 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, x *replayIndex) 
 		if b.Type != llm.BlockToolCall {
 			continue
 		}
-		if len(trimID(b.ID)) == 0 || len(trimID(b.Arguments)) == 0 {
+		if len(trimSpace(b.ID)) == 0 || len(trimSpace(b.Arguments)) == 0 {
 			return false
 		}
 		for k := j + 1; k < len(m.Content); k++ {
@@ -313,7 +303,7 @@ func keepSignedTurn(m *llm.Message, at int, allowed *Allowlist, x *replayIndex) 
 				return false
 			}
 		}
-		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, x.answered(at, trimID(b.ID)))
+		n, ok := resolveReplayToolName(b2s(b.Name), b2s(b.ID), allowed, x.answered(at, trimSpace(b.ID)))
 		if !ok || n != b2s(b.Name) {
 			return false
 		}
@@ -678,7 +668,7 @@ func (m *ReplayMemo) notePending(msg *llm.Message, at int, x *replayIndex) {
 		if b.Type != llm.BlockToolCall {
 			continue
 		}
-		id := trimID(b.ID)
+		id := trimSpace(b.ID)
 		if x.answeredAfter(at, b.ID) && (len(id) == len(b.ID) || x.answered(at, id)) {
 			continue // answered after it (by its id as it is, then also trimmed)
 		}

@@ -359,8 +359,13 @@ func isToolCall(b *llm.Block) bool { return b != nil && b.Type == llm.BlockToolC
 
 // trimSpace trims JavaScript's String.prototype.trim whitespace from both
 // ends of s (ASCII whitespace, NBSP, the Unicode spaces, line and paragraph
-// separators and the BOM). It never allocates.
+// separators and the BOM). It never allocates. s is returned at once when
+// it starts and ends with printable ASCII, which starts and ends no
+// JavaScript space: what almost every id, name and JSON object does.
 func trimSpace[T string | []byte](s T) T {
+	if n := len(s); n > 0 && s[0]-0x21 < 0x5f && s[n-1]-0x21 < 0x5f {
+		return s
+	}
 	for len(s) > 0 {
 		n := leadingSpace(s)
 		if n == 0 {
