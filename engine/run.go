@@ -460,8 +460,12 @@ type runner struct {
 
 func (r *runner) emit(k EventKind, fill func(*Event)) {
 	if r.p.OnEvent == nil {
-		return
+		return // inlined: a run without OnEvent makes no call
 	}
+	r.emitTo(k, fill)
+}
+
+func (r *runner) emitTo(k EventKind, fill func(*Event)) {
 	r.ev = Event{Kind: k, Turn: r.turn}
 	if fill != nil {
 		fill(&r.ev)
