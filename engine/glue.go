@@ -255,6 +255,11 @@ func (rc *runChain) release() {
 // sanitize, validate turns, drop heartbeat pairs, limit turns, repair
 // pairing, cap tool results) on the session context.
 func (r *runner) prepareHistory(msgs []llm.Message) []llm.Message {
+	if len(msgs) == 0 {
+		// A new conversation: Prepare would give nothing and report
+		// nothing, after setting up its stages and the policy's options.
+		return make([]llm.Message, 0, 2)
+	}
 	out, rep := transcript.Prepare(msgs, r.prepareOptions())
 	r.notePrepared(rep)
 	// The run appends to the prepared slice: never share its array. Room

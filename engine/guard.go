@@ -17,6 +17,17 @@ var ErrContextGuard = errors.New("Context overflow: estimated context size excee
 // before it is written: text over the live cap is truncated (minKeep
 // 2000), so neither the transcript nor the next call carries it whole.
 func (r *runner) capToolResult(m *llm.Message) {
+	// A text of n bytes is at most n UTF-16 units: one within the cap in
+	// bytes is not measured.
+	n := 0
+	for i := range m.Content {
+		if m.Content[i].Type == llm.BlockText {
+			n += len(m.Content[i].Text)
+		}
+	}
+	if n <= r.liveCap {
+		return
+	}
 	if transcript.ToolResultTextLength(m) > r.liveCap {
 		*m = transcript.TruncateToolResultMessage(*m, r.liveCap, transcript.ToolResultMinKeepChars)
 	}

@@ -281,7 +281,7 @@ func (lp *livePrep) cost() int64 {
 // livePrep returns the run's livePrep (made on first use), nil when the
 // session's context is not one the live cache keeps.
 func (s *session) livePrep() *livePrep {
-	if s.live.lw == nil || !s.live.scOK {
+	if s.live == nil || s.live.lw == nil || !s.live.scOK {
 		return nil
 	}
 	if s.live.prep == nil {
@@ -291,7 +291,11 @@ func (s *session) livePrep() *livePrep {
 }
 
 // dropLivePrep forgets the run's livePrep: the run changed its history.
-func (s *session) dropLivePrep() { s.live.prep = nil }
+func (s *session) dropLivePrep() {
+	if s.live != nil {
+		s.live.prep = nil
+	}
+}
 
 // fromCache sets s's entries from the cache when its writer's file is the
 // very one a previous run left; it returns false (having noted what the
@@ -313,7 +317,7 @@ func (s *session) fromCache() bool {
 		}
 		key = abs
 	}
-	s.live = liveBase{lw: lw, key: key, open: st}
+	*s.live = liveBase{lw: lw, key: key, open: st}
 	e := liveSessions.take(key)
 	if e == nil || e.state != st || e.leaf != lw.Leaf() {
 		liveSessions.misses.Add(1)
@@ -378,7 +382,7 @@ func (s *session) extendFrom(e *liveEntry, lw liveWriter, st transcript.WriterSt
 
 // loaded records what a full read gave (st: the reader's stats).
 func (s *session) loaded(st transcript.Stats) {
-	if s.live.lw == nil {
+	if s.live == nil || s.live.lw == nil {
 		return
 	}
 	s.live.entries, s.live.lines = len(s.entries), st.Lines
@@ -388,8 +392,8 @@ func (s *session) loaded(st transcript.Stats) {
 // saveLive puts s's view of the file into the cache, before the writer
 // is closed (under the session lock, after the run's last write).
 func (s *session) saveLive() {
-	b := &s.live
-	if b.lw == nil || !b.ok {
+	b := s.live
+	if b == nil || b.lw == nil || !b.ok {
 		return
 	}
 	b.ok = false
@@ -424,7 +428,7 @@ func (s *session) saveLive() {
 // back otherwise, a session without loaded entries). It writes in
 // s.entries' array after the loaded ones.
 func (s *session) readBack(st transcript.WriterState) ([]transcript.Entry, int) {
-	b := &s.live
+	b := s.live
 	loaded := s.entries[:b.entries]
 	n := len(s.entries) - b.entries + len(s.added)
 	// A session the run began (no entries loaded) is left to the file:

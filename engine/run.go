@@ -460,8 +460,12 @@ type runner struct {
 
 func (r *runner) emit(k EventKind, fill func(*Event)) {
 	if r.p.OnEvent == nil {
-		return
+		return // inlined: a run without OnEvent makes no call
 	}
+	r.emitTo(k, fill)
+}
+
+func (r *runner) emitTo(k EventKind, fill func(*Event)) {
 	r.ev = Event{Kind: k, Turn: r.turn}
 	if fill != nil {
 		fill(&r.ev)
@@ -945,17 +949,18 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		}
 		waiting := r.p.Queue.setPhase(cancel)
 		var cr CallResult
+		var end time.Time
 		if waiting {
-			cr = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}
+			cr, end = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}, time.Now()
 		} else {
-			cr = r.callTool(tctx, name, b.Arguments)
+			cr, end = r.callTool(tctx, name, b.Arguments)
 		}
 		r.p.Queue.setPhase(nil)
-		r.chain.lastTool = time.Now()
+		r.chain.lastTool = end
 		cause := context.Cause(tctx)
 		cancel(nil)
 		var err error
-		if stopText, err = r.finishCall(ctx, cause, b.ID, name, &cr); err != nil {
+		if stopText, err = r.finishCall(ctx, cause, b.ID, name, &cr, end); err != nil {
 			return err
 		}
 	}
@@ -1000,8 +1005,9 @@ func (r *runner) addCallRecord(rec ToolCallRecord) {
 // finishCall turns a call's outcome into its tool result (redacted,
 // capped), appends it and reports it. cause is the cause of the call's
 // context. It returns the text the calls after it get when the run was
-// aborted or interrupted meanwhile ("" to go on).
-func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name string, cr *CallResult) (string, error) {
+// aborted or interrupted meanwhile ("" to go on). end is when the call
+// ended, the result's time under the system clock.
+func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name string, cr *CallResult, end time.Time) (string, error) {
 	// Tool output (a file, a command's output) may hold a key: redact
 	// it before the model, the transcript or an event sees it.
 	cr.Text, cr.Err = r.red.String(cr.Text), r.red.Error(cr.Err)
@@ -1019,7 +1025,10 @@ func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name st
 		// The tool finished anyway; keep its output but say so.
 		cr.Text += "\n\n[" + stopText + "]"
 	}
-	res := toolResultMessage(&r.mem, r.histSlot(), id, name, cr.Text, cr.IsError, r.p.Now())
+	if !r.systemClock {
+		end = r.p.Now()
+	}
+	res := toolResultMessage(&r.mem, r.histSlot(), id, name, cr.Text, cr.IsError, end)
 	for i := range cr.Content {
 		b := &cr.Content[i]
 		switch b.Type {
@@ -1096,12 +1105,13 @@ func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
 			r.runBatch(tctx, msg, batch, results)
 		}
 		r.p.Queue.setPhase(nil)
-		r.chain.lastTool = time.Now()
+		done := time.Now()
+		r.chain.lastTool = done
 		cause := context.Cause(tctx)
 		cancel(nil)
 		for j, i := range batch {
 			b := &msg.Content[i]
-			st, err := r.finishCall(ctx, cause, b.ID, r.reg.internName(b.Name), &results[j])
+			st, err := r.finishCall(ctx, cause, b.ID, r.reg.internName(b.Name), &results[j], done)
 			if err != nil {
 				return err
 			}
@@ -1122,7 +1132,7 @@ func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
 func (r *runner) runBatch(ctx context.Context, msg *llm.Message, batch []int, results []CallResult) {
 	if len(batch) == 1 {
 		b := &msg.Content[batch[0]]
-		results[0] = r.callTool(ctx, r.reg.internName(b.Name), b.Arguments)
+		results[0], _ = r.callTool(ctx, r.reg.internName(b.Name), b.Arguments)
 		return
 	}
 	sem := make(chan struct{}, r.p.ParallelTools)

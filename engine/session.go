@@ -55,8 +55,18 @@ type session struct {
 	// compaction or a rewrite happened).
 	seeded   []llm.Message
 	branched bool
-	idBuf    []byte   // ephemeral entry ids are cut from it
-	live     liveBase // the live-session cache's view of a file session
+	idBuf    []byte // ephemeral entry ids are cut from it
+	// live is the live-session cache's view of a file or store session,
+	// made with it (fileSession); nil for an ephemeral one, which has no
+	// use for its 600 bytes.
+	live *liveBase
+}
+
+// fileSession is a session of a file or a store and its live-cache view,
+// in one allocation.
+type fileSession struct {
+	s    session
+	live liveBase
 }
 
 // lightEntry is an appended message entry, kept small on the turn path
@@ -90,7 +100,15 @@ func (s *session) materialize() {
 func openSession(p *Params) (*session, error) {
 	// Room for the entries of the run's turns (an answer and a tool
 	// result each) past the first few, as the history makes (growHist).
-	s := &session{sid: p.SessionID, rotate: p.Session.RotateAfterCompaction, addedRoom: min(max(2*p.MaxTurns+2, 8), 32)}
+	var s *session
+	if p.SessionStore != nil || p.SessionFile != "" {
+		fs := new(fileSession)
+		s = &fs.s
+		s.live = &fs.live
+	} else {
+		s = new(session)
+	}
+	s.sid, s.rotate, s.addedRoom = p.SessionID, p.Session.RotateAfterCompaction, min(max(2*p.MaxTurns+2, 8), 32)
 	if p.SessionStore != nil {
 		return openStoreSession(p, s)
 	}
@@ -271,7 +289,7 @@ func (s *session) messages() []llm.Message {
 	if s.dirty {
 		s.materialize()
 		sc := transcript.BuildSessionContextVersion(s.entries, s.version)
-		if s.live.lw != nil && !s.live.scOK && len(s.entries) == s.live.entries {
+		if s.live != nil && s.live.lw != nil && !s.live.scOK && len(s.entries) == s.live.entries {
 			// The context of the view the live cache keeps.
 			s.live.sc, s.live.scOK = sc, true
 		}
@@ -291,7 +309,8 @@ func (s *session) append(m *llm.Message) error {
 			return fmt.Errorf("engine: appending to the session: %w", err)
 		}
 		cid = []byte(id)
-		if lw := s.live.lw; lw != nil {
+		if s.live != nil && s.live.lw != nil {
+			lw := s.live.lw
 			if s.live.ends == nil {
 				s.live.ends = s.live.endsBuf[:0]
 			}

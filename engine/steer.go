@@ -86,8 +86,12 @@ func (q *Queue) Len() int {
 // start).
 func (q *Queue) setPhase(cancel context.CancelCauseFunc) bool {
 	if q == nil {
-		return false
+		return false // a run without a queue: inlined, no call
 	}
+	return q.setPhaseLocked(cancel)
+}
+
+func (q *Queue) setPhaseLocked(cancel context.CancelCauseFunc) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.cancel = cancel

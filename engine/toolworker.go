@@ -79,15 +79,18 @@ func putToolWorker(w *toolWorker) {
 // Inline tool; any other handler runs on the run's tool worker, its
 // context ends at the deadline, and a handler that has not returned
 // toolAbandonGrace later is left behind (its worker with it) with an
-// error result wrapping ErrToolTimeout.
-func (r *runner) callTool(ctx context.Context, name string, args []byte) CallResult {
+// error result wrapping ErrToolTimeout. It also returns when the call
+// ended (the clock read that gives its Duration), for the run's other
+// uses of that moment.
+func (r *runner) callTool(ctx context.Context, name string, args []byte) (CallResult, time.Time) {
 	start := time.Now()
 	t, res, ok := r.reg.admit(ctx, name, args)
 	if ok {
 		res = r.runTool(ctx, t, name, args, start)
 	}
-	res.Duration = time.Since(start)
-	return res
+	end := time.Now()
+	res.Duration = end.Sub(start)
+	return res, end
 }
 
 // runTool runs an admitted call (see callTool).

@@ -98,31 +98,33 @@ func (t BlockType) String() string {
 // Arguments means "not decided yet". Fields are byte slices so that a reset
 // message keeps their capacity for the next stream.
 type Block struct {
-	Type      BlockType
-	Text      []byte
-	Signature []byte
-	Redacted  bool
+	Type BlockType
+	// The flags come first, beside Type, so that they share its word
+	// (a block is 184 bytes, not 208).
+	Redacted bool
 	// SignatureSet marks a thinking block whose signature is present even
 	// when empty (@openclaw/ai's Anthropic thinking always has a string
 	// thinkingSignature): it is then written as "".
 	SignatureSet bool
-	ID           []byte
-	Name         []byte
-	RawArgs      []byte
-	Arguments    []byte
-	MimeType     []byte
 	// Unstopped marks a block of OpenClaw's Anthropic transport whose
 	// content_block_stop never came: @openclaw/ai leaves the stream index
 	// on such a block (and, on a tool call, its partialJson, which is
 	// RawArgs), so they are written as "index" (StreamIndex) and
 	// "partialJson". Only the openclaw profile sets it.
-	Unstopped   bool
-	StreamIndex int64
+	Unstopped bool
 	// ReplayMarked marks a thinking block of OpenClaw's Responses transport
 	// that carries encrypted reasoning: a message with a ReplayBaseURL
 	// writes its openclawReasoningReplay marker (the endpoint it may be
 	// replayed to). Only the openclaw profile sets it.
 	ReplayMarked bool
+	Text         []byte
+	Signature    []byte
+	ID           []byte
+	Name         []byte
+	RawArgs      []byte
+	Arguments    []byte
+	MimeType     []byte
+	StreamIndex  int64
 }
 
 // reset empties b, keeping the capacity of its buffers.
@@ -175,14 +177,14 @@ type Usage struct {
 	TotalTokens int64
 	Reasoning   int64 // reasoning tokens, a part of Output, where reported
 	Cost        Cost
-	// ReasoningShown writes Reasoning as OpenClaw's reasoningTokens, in the
-	// place its transport puts it; only the openclaw profile sets it.
-	ReasoningShown ReasoningPlace
 	// CacheWrite1h is the part of CacheWrite written for one hour, written
 	// as OpenClaw's cacheWrite1h when CacheWrite1hShown (the openclaw
 	// profile, where Anthropic reported it).
 	CacheWrite1h      int64
 	CacheWrite1hShown bool
+	// ReasoningShown writes Reasoning as OpenClaw's reasoningTokens, in the
+	// place its transport puts it; only the openclaw profile sets it.
+	ReasoningShown ReasoningPlace
 }
 
 // ReasoningPlace is where a usage's reasoningTokens is written, if at all.
@@ -203,9 +205,12 @@ type Cost struct {
 // StopReason, Usage and the model identity; tool results carry ToolCallID,
 // ToolName and IsError. Timestamp is Unix milliseconds.
 type Message struct {
+	// Role, StopReason and IsError share a word (a message is 272 bytes,
+	// not 296).
 	Role         Role
-	Content      []Block
 	StopReason   StopReason
+	IsError      bool
+	Content      []Block
 	ErrorMessage string
 	Usage        Usage
 	API          API
@@ -217,7 +222,6 @@ type Message struct {
 	ResponseID    string
 	ToolCallID    string
 	ToolName      string
-	IsError       bool
 	Timestamp     int64
 }
 

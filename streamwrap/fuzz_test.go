@@ -100,3 +100,16 @@ func FuzzTrimSpace(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHasJSSpace holds hasJSSpace, which decodes only past printable
+// ASCII, to strings.ContainsFunc(s, llm.IsJSSpace).
+func FuzzHasJSSpace(f *testing.F) {
+	for _, s := range []string{"", "read", "re ad", "read\u00a0", "\u3000exec", "a\xffb", "x\u2028", "tab\there"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := hasJSSpace(s), strings.ContainsFunc(s, llm.IsJSSpace); got != want {
+			t.Fatalf("hasJSSpace(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

@@ -394,7 +394,9 @@ func inferToolNameFromID(id string, allowed *Allowlist) (string, bool) {
 // at most 128 characters and the resolved one at most 64, non-blank and
 // free of whitespace. completed calls resolve without the allowlist.
 func resolveReplayToolName(raw, id string, allowed *Allowlist, completed bool) (string, bool) {
-	if utf16Len(raw) > 128 {
+	// utf16Len counts at most 2 per byte (a lone lead byte of a 4-byte
+	// rune; valid text never more than 1): a short name is not measured.
+	if len(raw) > 64 && utf16Len(raw) > 128 {
 		return "", false
 	}
 	a := allowed
@@ -405,10 +407,21 @@ func resolveReplayToolName(raw, id string, allowed *Allowlist, completed bool) (
 	if !ok {
 		return "", false
 	}
-	if trimSpace(n) == "" || utf16Len(n) > 64 || strings.ContainsFunc(n, llm.IsJSSpace) {
+	if trimSpace(n) == "" || len(n) > 32 && utf16Len(n) > 64 || hasJSSpace(n) {
 		return "", false
 	}
 	return n, true
+}
+
+// hasJSSpace reports whether s holds a JavaScript space: bytes in
+// '!'..'~' are none, so only a name with others is decoded.
+func hasJSSpace(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i]-'!' > '~'-'!' {
+			return strings.ContainsFunc(s[i:], llm.IsJSSpace)
+		}
+	}
+	return false
 }
 
 // utf16Len returns the length of s in UTF-16 code units, JavaScript's
