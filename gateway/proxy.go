@@ -311,6 +311,7 @@ func (s *Server) proxy(w wire) streamHandler {
 		defer bufPool.Put(bp)
 		buf := *bp
 		first := true
+		sent := 0 // events written
 		// Text already sent is not kept: on these wires nothing later in
 		// the stream repeats it, so a long answer costs no memory.
 		dropSent := w == provider.WireOpenAIChat || w == provider.WireAnthropic
@@ -361,7 +362,7 @@ func (s *Server) proxy(w wire) streamHandler {
 				})
 				firstEvent.Observe(time.Since(start).Seconds())
 			}
-			events.Inc()
+			sent++
 			if err := sse.write(buf); err != nil {
 				// The client went away or stopped reading; returning
 				// closes the upstream body.
@@ -372,6 +373,11 @@ func (s *Server) proxy(w wire) streamHandler {
 			}
 		}
 		call.flushTo = nil
+		if sent > 0 {
+			// Once per stream: an atomic add per event on a counter every
+			// stream shares costs more than the count.
+			events.Add(float64(sent))
+		}
 		if cap(buf) <= 1<<20 {
 			*bp = buf[:0]
 		}

@@ -209,7 +209,11 @@ type Server struct {
 	up         *upstreamClient
 	upTargets  [3]string
 	m          *metrics
-	slots      chan struct{} // one token per stream being served
+	// streams is how many streams are being served, at most maxStreams:
+	// a counter taken by compare-and-swap, where a channel of tokens cost
+	// a locked send and receive per stream.
+	streams    atomic.Int64
+	maxStreams int64
 	drain      atomic.Bool   // set by Serve on shutdown: new work is refused with 503
 	active     sync.WaitGroup
 	handler    http.Handler
@@ -224,7 +228,8 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	ownClient := cfg.HTTPClient == nil
 	cfg.setDefaults()
-	s := &Server{cfg: cfg, m: newMetrics(), slots: make(chan struct{}, cfg.MaxStreams)}
+	s := &Server{cfg: cfg, maxStreams: int64(cfg.MaxStreams)}
+	s.m = newMetrics(func() float64 { return float64(s.streams.Load()) })
 	if ownClient {
 		s.upstreamRT = cfg.HTTPClient.Transport
 	}
@@ -394,18 +399,18 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 // stream slot is busy (a new stream would get 429), so that a load
 // balancer sends the next request elsewhere.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	busy := len(s.slots)
+	busy := int(s.streams.Load())
 	status, code := "ok", http.StatusOK
 	switch {
 	case s.drain.Load():
 		status, code = "draining", http.StatusServiceUnavailable
-	case busy >= cap(s.slots):
+	case int64(busy) >= s.maxStreams:
 		status, code = "saturated", http.StatusServiceUnavailable
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	w.Write([]byte(`{"status":"` + status + `","streams":` + strconv.Itoa(busy) + `,"max_streams":` + strconv.Itoa(cap(s.slots)) + "}\n"))
+	w.Write([]byte(`{"status":"` + status + `","streams":` + strconv.Itoa(busy) + `,"max_streams":` + strconv.FormatInt(s.maxStreams, 10) + "}\n"))
 }
 
 // streamHandler is a route that serves one stream: it gets the request
@@ -429,9 +434,7 @@ func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 		if s.refuseDraining(w, route) {
 			return
 		}
-		select {
-		case s.slots <- struct{}{}:
-		default:
+		if !s.takeSlot() {
 			s.m.rejected.WithLabelValues(route, "overload").Inc()
 			w.Header().Set("Retry-After", s.retryAfter())
 			// Each wire's own rate-limit type, so that SDKs raise their
@@ -444,11 +447,9 @@ func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 			return
 		}
 		s.active.Add(1)
-		s.m.inFlight.Inc()
 		defer func() {
-			s.m.inFlight.Dec()
 			s.active.Done()
-			<-s.slots
+			s.streams.Add(-1)
 		}()
 		if boundedBy(r.Context(), s.cfg.RequestTimeout) {
 			// The gateway's own server bounds the request already.
@@ -458,6 +459,19 @@ func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
 		next(w, r.WithContext(ctx), body)
+	}
+}
+
+// takeSlot takes a stream slot, if one is free.
+func (s *Server) takeSlot() bool {
+	for {
+		n := s.streams.Load()
+		if n >= s.maxStreams {
+			return false
+		}
+		if s.streams.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
 }
 
