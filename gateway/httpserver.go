@@ -947,7 +947,7 @@ func (w *respWriter) writeHead(end bool) {
 		b = strconv.AppendInt(b, int64(w.status), 10)
 	}
 	b = append(b, crlf...)
-	slices.SortFunc(w.keys, func(a, b headerEntry) int { return strings.Compare(a.name, b.name) })
+	sortHeaderEntries(w.keys)
 	for _, e := range w.keys {
 		k := e.name
 		if !validHeaderName(k) || k == "Transfer-Encoding" {
@@ -995,6 +995,22 @@ type headerEntry struct {
 	values []string
 }
 
+// sortHeaderEntries sorts a head's entries by name: by insertion for the
+// few an answer has (a handful; slices.SortFunc's pattern-defeating
+// quicksort and its comparison closure cost more than the sorting), by
+// slices.SortFunc past that.
+func sortHeaderEntries(e []headerEntry) {
+	if len(e) > 16 {
+		slices.SortFunc(e, func(a, b headerEntry) int { return strings.Compare(a.name, b.name) })
+		return
+	}
+	for i := 1; i < len(e); i++ {
+		for j := i; j > 0 && e[j].name < e[j-1].name; j-- {
+			e[j], e[j-1] = e[j-1], e[j]
+		}
+	}
+}
+
 func hasTokenStr(vs []string, tok string) bool {
 	for _, v := range vs {
 		if hasToken([]byte(v), tok) {
@@ -1005,20 +1021,21 @@ func hasTokenStr(vs []string, tok string) bool {
 }
 
 func validHeaderName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if !isTokenChar(k[i]) {
-			return false
-		}
-	}
-	return true
+	return k != "" && isToken(k)
 }
 
 // appendHeaderValue appends v with line breaks made spaces, as net/http
 // writes them: a value cannot split the head.
 func appendHeaderValue(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if v[i] <= '\r' && (v[i] == '\r' || v[i] == '\n') {
+			return appendHeaderValueSlow(b, v)
+		}
+	}
+	return append(b, v...) // the usual value: whole, in one copy
+}
+
+func appendHeaderValueSlow(b []byte, v string) []byte {
 	for i := 0; i < len(v); i++ {
 		ch := v[i]
 		if ch == '\r' || ch == '\n' {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -336,6 +337,26 @@ func TestServerHeadLength(t *testing.T) {
 		head, _, _ := strings.Cut(string(w.out), "Date: ")
 		if want := "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\nX-B: b\r\n"; head != want || !strings.HasSuffix(string(w.out), "\r\n\r\nhello") {
 			t.Errorf("late %q: %q", late, w.out)
+		}
+	}
+}
+
+// The head's entries are sorted by name however many there are (by
+// insertion up to 16), and a value's line breaks become spaces.
+func TestServerHeadSortedAndValuesOnOneLine(t *testing.T) {
+	for n := range 24 {
+		var e []headerEntry
+		for i := range n {
+			e = append(e, headerEntry{name: fmt.Sprintf("X-%c%d", 'z'-rune(i*7%26), i%3)})
+		}
+		sortHeaderEntries(e)
+		if !slices.IsSortedFunc(e, func(a, b headerEntry) int { return strings.Compare(a.name, b.name) }) {
+			t.Errorf("%d entries not sorted: %v", n, e)
+		}
+	}
+	for v, want := range map[string]string{"": "", "plain value": "plain value", "a\r\nb": "a  b", "\n": " ", "tab\there": "tab\there", "x\r": "x "} {
+		if got := string(appendHeaderValue([]byte("K: "), v)); got != "K: "+want {
+			t.Errorf("%q: %q, want %q", v, got, "K: "+want)
 		}
 	}
 }
