@@ -40,8 +40,8 @@ import (
 // A client that leaves is noticed by reading its connection once the
 // request's body is read, as net/http does, but only for a handler still
 // running after watchDelay: the short streams that make most of the load
-// end before that and pay one timer reset for it, not two goroutine
-// switches.
+// end before that and pay a clock reading for it (the connection's
+// timer, once set, is left to run), not two goroutine switches.
 
 const (
 	srvDiscardBody = 256 << 10 // an unread body past this closes the connection (net/http's limit)
@@ -173,12 +173,20 @@ type srvConn struct {
 	body srvBody
 	w    respWriter
 
-	// The watcher: mu guards armed, watching and aborting.
+	// The watcher: mu guards what follows but watched and gone. The
+	// timer, once set, runs to its time whatever the requests in between
+	// (a Reset and a Stop per request cost more than its rare firing):
+	// at its time it watches the request armed watchDelay ago or
+	// earlier, waits again for a later one, or, the connection idle,
+	// leaves the next arm to set it.
 	mu       sync.Mutex
 	timer    *time.Timer
+	timerSet bool      // the timer will fire
+	armedAt  time.Time // when the request being served was armed
 	armed    bool
 	watching bool
 	aborting bool
+	stopped  bool // the connection closed: the timer is not set again
 	watched  sync.WaitGroup
 	gone     bool // the watcher saw the client leave
 }
@@ -211,9 +219,12 @@ func (c *srvConn) close() {
 		c.rtimer.Stop()
 	}
 	c.rmu.Unlock()
+	c.mu.Lock()
+	c.stopped = true
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	c.mu.Unlock()
 	c.hs.mu.Lock()
 	delete(c.hs.conns, c)
 	c.hs.mu.Unlock()
@@ -295,11 +306,14 @@ func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
 // arm starts the wait before the client's connection is watched.
 func (c *srvConn) arm() {
 	c.mu.Lock()
-	c.armed = true
-	if c.timer == nil {
-		c.timer = time.AfterFunc(watchDelay, c.watch)
-	} else {
-		c.timer.Reset(watchDelay)
+	c.armed, c.armedAt = true, time.Now()
+	if !c.timerSet && !c.stopped {
+		c.timerSet = true
+		if c.timer == nil {
+			c.timer = time.AfterFunc(watchDelay, c.watch)
+		} else {
+			c.timer.Reset(watchDelay)
+		}
 	}
 	c.mu.Unlock()
 }
@@ -318,8 +332,6 @@ func (c *srvConn) disarm() {
 	if watching {
 		c.aborting = true
 		c.dc.interrupt()
-	} else {
-		c.timer.Stop()
 	}
 	c.mu.Unlock()
 	if watching {
@@ -336,10 +348,17 @@ func (c *srvConn) disarm() {
 // ends.
 func (c *srvConn) watch() {
 	c.mu.Lock()
-	if !c.armed || c.watching {
+	if !c.armed || c.watching || c.stopped {
+		c.timerSet = false
 		c.mu.Unlock()
 		return
 	}
+	if left := watchDelay - time.Since(c.armedAt); left > 0 {
+		c.timer.Reset(left) // a later request than the one the timer was set for
+		c.mu.Unlock()
+		return
+	}
+	c.timerSet = false
 	c.watching = true
 	c.watched.Add(1)
 	c.mu.Unlock()

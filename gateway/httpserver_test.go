@@ -285,6 +285,52 @@ func TestServerPanicCutsAnswer(t *testing.T) {
 	}
 }
 
+// A connection's watch timer, left set across requests, watches each
+// request after watchDelay of its own: short requests are not watched
+// (their answers come whole), and a long one after them notices its
+// client leaving and has its context cancelled.
+func TestServerWatchAcrossRequests(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled := make(chan time.Duration, 1)
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/short" {
+			io.WriteString(w, "ok")
+			return
+		}
+		start := time.Now()
+		select {
+		case <-r.Context().Done():
+			cancelled <- time.Since(start)
+		case <-time.After(5 * time.Second):
+			cancelled <- -1
+		}
+	})
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, time.Second) }()
+	defer func() { cancel(); <-done }()
+	c := dialRaw(t, "http://"+ln.Addr().String())
+	br := bufio.NewReader(c)
+	for range 5 {
+		io.WriteString(c, "GET /short HTTP/1.1\r\nHost: a\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || respBody(resp) != "ok" {
+			t.Fatalf("short request: %v %v", resp, err)
+		}
+		time.Sleep(watchDelay / 3) // the timer set by the first fires among these
+	}
+	io.WriteString(c, "GET /long HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(watchDelay / 2)
+	c.Close() // before the long request's own watchDelay is up
+	if d := <-cancelled; d < watchDelay || d > 3*time.Second {
+		t.Errorf("the long request's context ended after %v; want past watchDelay, once its client left", d)
+	}
+}
+
 // A stream that outlasts the keep-alive and header deadlines, with the
 // client's connection watched meanwhile, is not cut by either, and the
 // connection serves the next request.

@@ -206,15 +206,15 @@ type Server struct {
 	upstreamRT http.RoundTripper // the transport of the gateway's own upstream client; nil when Config.HTTPClient was given
 	// up is the gateway's own HTTP/1.1 client for a plain-http upstream
 	// (nil: net/http serves it), upTargets the request targets of urls.
-	up         *upstreamClient
-	upTargets  [3]string
-	m          *metrics
+	up        *upstreamClient
+	upTargets [3]string
+	m         *metrics
 	// streams is how many streams are being served, at most maxStreams:
 	// a counter taken by compare-and-swap, where a channel of tokens cost
 	// a locked send and receive per stream.
 	streams    atomic.Int64
 	maxStreams int64
-	drain      atomic.Bool   // set by Serve on shutdown: new work is refused with 503
+	drain      atomic.Bool // set by Serve on shutdown: new work is refused with 503
 	active     sync.WaitGroup
 	handler    http.Handler
 	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
