@@ -320,9 +320,22 @@ func (s *Server) proxy(w wire) streamHandler {
 		// event is decoded: it is written then.
 		holdStart := w == provider.WireAnthropic
 		pendingStart := false
-		for st.Next() {
-			ev := st.Event()
-			m := st.Message()
+		// The chain's stream steps (one dynamic call per event, not the
+		// three of Next, Event and Message) where it can.
+		stepper, _ := st.(llm.Stepper)
+		for {
+			var ev *llm.Event
+			var m *llm.Message
+			if stepper != nil {
+				var ok bool
+				if ev, m, ok = stepper.Step(); !ok {
+					break
+				}
+			} else if st.Next() {
+				ev, m = st.Event(), st.Message()
+			} else {
+				break
+			}
 			if holdStart && ev.Type == llm.EventStart {
 				holdStart, pendingStart = false, true
 				continue
