@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -20,6 +21,7 @@ type connState struct {
 	rc    *http.ResponseController
 	sw    statusWriter
 	idv   [1]string // the request-id header's value slice
+	start time.Time // when instrument took the request being served
 	proxy [3]proxyState
 }
 

@@ -208,11 +208,15 @@ func (s *Server) proxy(w wire) streamHandler {
 	var events prometheus.Counter
 	var firstEvent prometheus.Observer
 	return func(rw http.ResponseWriter, r *http.Request, body []byte) {
-		start := time.Now()
+		var start time.Time
 		var ps *proxyState
 		if cs := connStateOf(r.Context()); cs != nil {
 			ps = &cs.proxy[wireIndex(w)]
 			defer ps.end()
+			start = cs.start // the request's, taken by instrument
+		}
+		if start.IsZero() {
+			start = time.Now()
 		}
 		pr, err := parseProxyRequest(w, body, ps)
 		if err != nil {
@@ -267,7 +271,7 @@ func (s *Server) proxy(w wire) streamHandler {
 
 		enc := encoderPool.Get().(*wireenc.Encoder)
 		defer encoderPool.Put(enc)
-		meta := wireenc.Meta{ID: responseID(w), Model: pr.model, Created: time.Now().Unix()}
+		meta := wireenc.Meta{ID: responseID(w), Model: pr.model, Created: start.Unix()}
 		// Usage only where the client asked for it (chat streams without
 		// stream_options.include_usage carry none, as OpenAI's do).
 		enc.Reset(w, meta, wireenc.Options{ToolArgs: wireenc.BufferArgs, Ping: w == provider.WireAnthropic,

@@ -620,6 +620,7 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 			// come one after the other.
 			sw = &cs.sw
 			*sw = statusWriter{ResponseWriter: w, rc: cs.controller(w), timeout: s.cfg.WriteTimeout}
+			cs.start = start
 			cs.idv[0] = string(id)
 			w.Header()[idHeader] = cs.idv[:]
 		} else {
