@@ -21,7 +21,7 @@ type connState struct {
 	rc    *http.ResponseController
 	sw    statusWriter
 	idv   [1]string // the request-id header's value slice
-	start time.Time // when instrument took the request being served
+	start time.Time // the clock read when the request being served arrived
 	proxy [3]proxyState
 }
 

@@ -250,8 +250,11 @@ func (c *srvConn) serve() {
 		if !c.state.CompareAndSwap(connIdle, connActive) {
 			return // shutdown closed it
 		}
+		// The request's time, read once: its header deadline, its
+		// RequestTimeout, its watch and instrument's start.
+		now := time.Now()
 		if !first {
-			c.dc.SetReadDeadline(time.Now().Add(cfg.HeaderTimeout))
+			c.dc.SetReadDeadline(now.Add(cfg.HeaderTimeout))
 		}
 		c.renew()
 		req, err := c.readRequest()
@@ -259,7 +262,7 @@ func (c *srvConn) serve() {
 			c.refuse(err)
 			return
 		}
-		if !c.serveRequest(req) {
+		if !c.serveRequest(req, now) {
 			return
 		}
 		if !c.state.CompareAndSwap(connActive, connIdle) || c.hs.closing.Load() {
@@ -270,12 +273,13 @@ func (c *srvConn) serve() {
 
 // serveRequest runs the handler and ends the answer; false: the
 // connection is not reused.
-func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
+func (c *srvConn) serveRequest(r *http.Request, now time.Time) (keep bool) {
 	w := &c.w
 	w.reset(r)
-	c.begin()
+	c.begin(now)
+	c.cs.start = now
 	if c.body.done() {
-		c.arm()
+		c.arm(now)
 	}
 	defer func() {
 		c.end()
@@ -304,9 +308,9 @@ func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
 }
 
 // arm starts the wait before the client's connection is watched.
-func (c *srvConn) arm() {
+func (c *srvConn) arm(now time.Time) {
 	c.mu.Lock()
-	c.armed, c.armedAt = true, time.Now()
+	c.armed, c.armedAt = true, now
 	if !c.timerSet && !c.stopped {
 		c.timerSet = true
 		if c.timer == nil {
@@ -758,7 +762,7 @@ func (b *srvBody) Read(p []byte) (int, error) {
 		err = fmt.Errorf("%w: %s", errBadRequestBody, pe.Msg)
 	}
 	if !wasDone && b.done() {
-		b.c.arm()
+		b.c.arm(time.Now())
 	}
 	return n, err
 }

@@ -609,18 +609,25 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 	var okCount prometheus.Counter
 	var latency prometheus.Observer
 	return func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
+		cs := connStateOf(r.Context())
+		var start time.Time
+		if cs != nil {
+			start = cs.start // the gateway's own server read the clock for the request
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
 		// Every answer has a request id; the proxy replaces it with the
 		// upstream's when there is one.
 		var idb [48]byte
 		id := strconv.AppendUint(append(append(idb[:0], "req_"...), idPrefix...), idSeq.Add(1), 36)
 		var sw *statusWriter
-		if cs := connStateOf(r.Context()); cs != nil {
+		if cs != nil {
 			// The connection's writer and header slice: its requests
 			// come one after the other.
 			sw = &cs.sw
 			*sw = statusWriter{ResponseWriter: w, rc: cs.controller(w), timeout: s.cfg.WriteTimeout}
-			cs.start = start
+			cs.start = start // for the proxy's first-event latency
 			cs.idv[0] = string(id)
 			w.Header()[idHeader] = cs.idv[:]
 		} else {
