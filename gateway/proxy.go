@@ -790,10 +790,11 @@ func (s *Server) postLean(ctx context.Context, w wire, body []byte, hdr http.Hea
 	if err := s.eachUpstreamHeader(hdr, w, ur.addHeader); err != nil {
 		return err
 	}
-	resp, err := s.up.post(ctx, ur)
+	head, err := s.up.post(ctx, ur)
 	if err != nil {
 		return err
 	}
+	resp := *head // the connection's: gone once the body is closed
 	call.requestID = saneRequestID(resp.requestID)
 	switch {
 	case resp.status/100 == 3:

@@ -103,6 +103,10 @@ type upConn struct {
 	// request); made once per connection.
 	interrupt func()
 	peek      peeker // whether the upstream closed it while idle
+	// resp is the head of the answer being read: post returns it, and
+	// its caller reads it before the connection can serve another
+	// request (the body is the caller's own, made per answer).
+	resp upResponse
 }
 
 func newUpConn(nc net.Conn) *upConn {
@@ -205,7 +209,9 @@ type upResponse struct {
 	body       *upBody
 }
 
-// post sends req and reads the answer's head. The body must be closed.
+// post sends req and reads the answer's head, valid until the body is
+// closed (the connection then serves other requests). The body must be
+// closed.
 // Cancelling ctx ends a wait on the upstream at once (the connection is
 // then dropped) and is reported as ctx's error.
 func (c *upstreamClient) post(ctx context.Context, req *upRequest) (*upResponse, error) {
@@ -433,7 +439,8 @@ func (cn *upConn) readOneHead() (*upResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &upResponse{status: status, body: &upBody{mode: bodyClose, keep: !http10}}
+	resp := &cn.resp
+	*resp = upResponse{status: status, body: &upBody{mode: bodyClose, keep: !http10}}
 	var length int64 = -1
 	chunked := false
 	_, err = cn.headers(total, func(name, value []byte) error {
