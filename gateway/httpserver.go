@@ -169,6 +169,7 @@ type srvConn struct {
 	url  url.URL
 	hdr  http.Header
 	vals []string // backing of the header values
+	seen uint16   // the commonKeys the request being read has sent
 	host string   // the last request's Host
 	body srvBody
 	w    respWriter
@@ -433,7 +434,7 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	r := c.req
 	*r = *c.tmpl
 	clear(c.hdr)
-	c.vals = c.vals[:0]
+	c.vals, c.seen = c.vals[:0], 0
 	method, target, minor, err := parseRequestLine(l)
 	if err != nil {
 		return nil, err
@@ -619,10 +620,21 @@ func validHost(v []byte) bool {
 // (the common ones without an allocation) and the value in the
 // connection's value backing.
 func (c *srvConn) addHeader(name, value []byte) {
-	k := canonicalKey(name)
-	if old, ok := c.hdr[k]; ok {
-		c.hdr[k] = append(old[:len(old):len(old)], intern(value))
-		return
+	// A common name is looked up in the map only when the request
+	// repeats it (seen), which a client seldom does.
+	var k string
+	repeated := true
+	if i := commonKeyTable.indexFold(name); i >= 0 {
+		k, repeated = commonKeys[i], c.seen&(1<<i) != 0
+		c.seen |= 1 << i
+	} else {
+		k = textproto.CanonicalMIMEHeaderKey(string(name))
+	}
+	if repeated {
+		if old, ok := c.hdr[k]; ok {
+			c.hdr[k] = append(old[:len(old):len(old)], intern(value))
+			return
+		}
 	}
 	// The previous request's value in the same place, when it repeats
 	// (a keep-alive client sends the same headers in the same order).
@@ -642,6 +654,7 @@ var (
 	commonKeys = [...]string{"Accept", "Accept-Encoding", "Anthropic-Beta", "Anthropic-Version", "Authorization",
 		"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key"}
 	commonKeyTable = newNameTable(commonKeys[:]...)
+	_              [16 - len(commonKeys)]struct{} // srvConn.seen has a bit for each
 )
 
 func canonicalKey(name []byte) string {

@@ -467,6 +467,9 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 		"GET / HTTP/1.1\r\nHost: h1\r\nUser-Agent: u1\r\nX-A: a1\r\nX-A: a2\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: h1\r\nUser-Agent: u1\r\nX-A: a1\r\nX-A: a3\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: h2\r\nUser-Agent: u2\r\nX-B: b\r\nX-A: a1\r\n\r\n",
+		// A common name repeated, in other cases, and one sent once.
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\nuser-agent: u2\r\naccept: y\r\nX-A: a1\r\nACCEPT: z\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\n\r\n",
 	}
 	go func() {
 		for _, r := range reqs {
