@@ -451,8 +451,11 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	var length int64 = -1
 	chunked, hosts, keepAlive, expect := false, 0, false, false
 	bad, err := c.in.headers(total, func(name, value []byte) error {
-		switch {
-		case asciiEqualFold(name, "host"):
+		// The name found once among the common ones: what the request's
+		// framing reads, and the map's key.
+		i := commonKeyTable.indexFold(name)
+		switch i {
+		case keyHost:
 			if hosts++; hosts > 1 || !validHost(value) {
 				return badRequest("invalid or repeated Host header")
 			}
@@ -461,31 +464,31 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 			}
 			r.Host = c.host
 			return nil // as net/http: Host is not in the header map
-		case asciiEqualFold(name, "content-length"):
+		case keyContentLength:
 			n, ok := parseContentLength(value)
 			if !ok || length >= 0 && n != length {
 				return badRequest("invalid or conflicting Content-Length")
 			}
 			length = n
-		case asciiEqualFold(name, "transfer-encoding"):
+		case keyTransferEncoding:
 			if chunked || minor == 0 || !asciiEqualFold(value, "chunked") {
 				return &requestError{http.StatusNotImplemented, "unsupported transfer encoding"}
 			}
 			chunked = true
 			return nil
-		case asciiEqualFold(name, "connection"):
+		case keyConnection:
 			if hasToken(value, "close") {
 				r.Close = true
 			} else if hasToken(value, "keep-alive") {
 				keepAlive = true
 			}
-		case asciiEqualFold(name, "expect"):
+		case keyExpect:
 			if !asciiEqualFold(value, "100-continue") {
 				return &requestError{http.StatusExpectationFailed, "unsupported Expect"}
 			}
 			expect = true
 		}
-		c.addHeader(name, value)
+		c.addHeader(i, name, value)
 		return nil
 	})
 	switch {
@@ -619,12 +622,13 @@ func validHost(v []byte) bool {
 // addHeader adds one header to the request's map, the name canonical
 // (the common ones without an allocation) and the value in the
 // connection's value backing.
-func (c *srvConn) addHeader(name, value []byte) {
+// i is name's index among commonKeys, or -1.
+func (c *srvConn) addHeader(i int, name, value []byte) {
 	// A common name is looked up in the map only when the request
 	// repeats it (seen), which a client seldom does.
 	var k string
 	repeated := true
-	if i := commonKeyTable.indexFold(name); i >= 0 {
+	if i >= 0 {
 		k, repeated = commonKeys[i], c.seen&(1<<i) != 0
 		c.seen |= 1 << i
 	} else {
@@ -652,10 +656,22 @@ func (c *srvConn) addHeader(name, value []byte) {
 // commonKeys are the canonical names of the headers SDKs send.
 var (
 	commonKeys = [...]string{"Accept", "Accept-Encoding", "Anthropic-Beta", "Anthropic-Version", "Authorization",
-		"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key"}
+		"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key",
+		"Host", "Transfer-Encoding"}
 	commonKeyTable = newNameTable(commonKeys[:]...)
-	_              [16 - len(commonKeys)]struct{} // srvConn.seen has a bit for each
+	// The ones readRequest acts on.
+	keyHost, keyContentLength, keyTransferEncoding = commonKeyIndex("Host"), commonKeyIndex("Content-Length"), commonKeyIndex("Transfer-Encoding")
+	keyConnection, keyExpect                       = commonKeyIndex("Connection"), commonKeyIndex("Expect")
+	_                                              [16 - len(commonKeys)]struct{} // srvConn.seen has a bit for each
 )
+
+func commonKeyIndex(k string) int {
+	i := commonKeyTable.index([]byte(k))
+	if i < 0 {
+		panic("BUG: " + k + " is not a common key")
+	}
+	return i
+}
 
 func canonicalKey(name []byte) string {
 	if i := commonKeyTable.indexFold(name); i >= 0 {
