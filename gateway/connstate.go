@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider/wireenc"
 )
 
 // connState is what the requests of one client connection of the
@@ -40,7 +41,17 @@ type proxyState struct {
 	// watch is the lean client's watch of the chain's context, kept
 	// across the connection's requests.
 	watch ctxWatch
+	// What a stream would take from pools, kept with the connection
+	// (buffers past connKeep are dropped when the stream ends).
+	enc wireenc.Encoder
+	sse sseWriter
+	buf []byte
+	ur  upRequest
 }
+
+// connKeep bounds a buffer a connection keeps from one request to the
+// next.
+const connKeep = 16 << 10
 
 type connStateKey struct{}
 

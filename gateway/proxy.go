@@ -240,7 +240,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			// The connection's chain, its base reading this request.
 			ps.body, ps.hdr = up, r.Header
 			call, req = &ps.call, &ps.req
-			call.watch = &ps.watch
+			call.watch, call.ur = &ps.watch, &ps.ur
 			fn = s.connChain(ps, w, pr)
 		} else {
 			call, req = &upstreamCall{}, &llm.Request{}
@@ -269,8 +269,15 @@ func (s *Server) proxy(w wire) streamHandler {
 		}
 		defer closeStream()
 
-		enc := encoderPool.Get().(*wireenc.Encoder)
-		defer encoderPool.Put(enc)
+		// The connection's encoder, writer and buffer where there is one
+		// (its requests come one after the other), else pooled ones.
+		var enc *wireenc.Encoder
+		if ps != nil {
+			enc = &ps.enc
+		} else {
+			enc = encoderPool.Get().(*wireenc.Encoder)
+			defer encoderPool.Put(enc)
+		}
 		meta := wireenc.Meta{ID: responseID(w), Model: pr.model, Created: start.Unix()}
 		// Usage only where the client asked for it (chat streams without
 		// stream_options.include_usage carry none, as OpenAI's do).
@@ -305,14 +312,22 @@ func (s *Server) proxy(w wire) streamHandler {
 			rw.Write(out)
 			return
 		}
-		sse := getSSEWriter(rw)
-		defer putSSEWriter(sse)
+		var sse *sseWriter
+		var bp *[]byte
+		keepBuf := 1 << 20
+		if ps != nil {
+			sse, bp, keepBuf = &ps.sse, &ps.buf, connKeep
+			sse.use(rw)
+			defer sse.release(connKeep)
+		} else {
+			sse, bp = getSSEWriter(rw), bufPool.Get().(*[]byte)
+			defer putSSEWriter(sse)
+			defer bufPool.Put(bp)
+		}
 		sse.coalesce = true
 		// Before each upstream read, what the previous one produced goes
 		// out in one write.
 		call.flushTo = sse
-		bp := bufPool.Get().(*[]byte)
-		defer bufPool.Put(bp)
 		buf := *bp
 		first := true
 		sent := 0 // events written
@@ -395,8 +410,10 @@ func (s *Server) proxy(w wire) streamHandler {
 			// stream shares costs more than the count.
 			events.Add(float64(sent))
 		}
-		if cap(buf) <= 1<<20 {
+		if cap(buf) <= keepBuf {
 			*bp = buf[:0]
+		} else {
+			*bp = nil
 		}
 		s.countRepairs(route, st.Message())
 		s.addTokens(route, pr.model, &st.Message().Usage)
@@ -778,10 +795,16 @@ func (s *Server) openUpstream(ctx context.Context, w wire, body []byte, hdr http
 // postLean posts through the gateway's own HTTP/1.1 client. A redirect,
 // rare from an upstream, is followed by net/http's client.
 func (s *Server) postLean(ctx context.Context, w wire, body []byte, hdr http.Header, call *upstreamCall) error {
-	ur := upRequestPool.Get().(*upRequest)
+	ur, own := call.ur, false // the connection's, or one from the pool
+	if ur == nil {
+		ur, own = upRequestPool.Get().(*upRequest), true
+	}
 	defer func() {
-		if cap(ur.head) <= 64<<10 {
-			ur.head, ur.body, ur.watch = ur.head[:0], nil, nil
+		if cap(ur.head) > 64<<10 {
+			ur.head = nil
+		}
+		ur.head, ur.body, ur.watch = ur.head[:0], nil, nil
+		if own {
 			upRequestPool.Put(ur)
 		}
 	}()
@@ -877,6 +900,9 @@ type upstreamCall struct {
 	// watch is the connection's watch of the request context for the
 	// lean client (proxyState.watch); nil: one per request.
 	watch *ctxWatch
+	// ur is the connection's upstream request (proxyState.ur); nil: one
+	// from the pool.
+	ur *upRequest
 }
 
 // blocking is the lean body's hook: it is about to wait on the upstream.
