@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/provider/wireenc"
 )
 
 // connState is what the requests of one client connection of the
@@ -20,6 +22,7 @@ type connState struct {
 	rc    *http.ResponseController
 	sw    statusWriter
 	idv   [1]string // the request-id header's value slice
+	start time.Time // the clock read when the request being served arrived
 	proxy [3]proxyState
 }
 
@@ -38,7 +41,17 @@ type proxyState struct {
 	// watch is the lean client's watch of the chain's context, kept
 	// across the connection's requests.
 	watch ctxWatch
+	// What a stream would take from pools, kept with the connection
+	// (buffers past connKeep are dropped when the stream ends).
+	enc wireenc.Encoder
+	sse sseWriter
+	buf []byte
+	ur  upRequest
 }
+
+// connKeep bounds a buffer a connection keeps from one request to the
+// next.
+const connKeep = 16 << 10
 
 type connStateKey struct{}
 

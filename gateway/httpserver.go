@@ -40,8 +40,8 @@ import (
 // A client that leaves is noticed by reading its connection once the
 // request's body is read, as net/http does, but only for a handler still
 // running after watchDelay: the short streams that make most of the load
-// end before that and pay one timer reset for it, not two goroutine
-// switches.
+// end before that and pay a clock reading for it (the connection's
+// timer, once set, is left to run), not two goroutine switches.
 
 const (
 	srvDiscardBody = 256 << 10 // an unread body past this closes the connection (net/http's limit)
@@ -169,16 +169,25 @@ type srvConn struct {
 	url  url.URL
 	hdr  http.Header
 	vals []string // backing of the header values
+	seen uint16   // the commonKeys the request being read has sent
 	host string   // the last request's Host
 	body srvBody
 	w    respWriter
 
-	// The watcher: mu guards armed, watching and aborting.
+	// The watcher: mu guards what follows but watched and gone. The
+	// timer, once set, runs to its time whatever the requests in between
+	// (a Reset and a Stop per request cost more than its rare firing):
+	// at its time it watches the request armed watchDelay ago or
+	// earlier, waits again for a later one, or, the connection idle,
+	// leaves the next arm to set it.
 	mu       sync.Mutex
 	timer    *time.Timer
+	timerSet bool      // the timer will fire
+	armedAt  time.Time // when the request being served was armed
 	armed    bool
 	watching bool
 	aborting bool
+	stopped  bool // the connection closed: the timer is not set again
 	watched  sync.WaitGroup
 	gone     bool // the watcher saw the client leave
 }
@@ -211,9 +220,12 @@ func (c *srvConn) close() {
 		c.rtimer.Stop()
 	}
 	c.rmu.Unlock()
+	c.mu.Lock()
+	c.stopped = true
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	c.mu.Unlock()
 	c.hs.mu.Lock()
 	delete(c.hs.conns, c)
 	c.hs.mu.Unlock()
@@ -239,8 +251,11 @@ func (c *srvConn) serve() {
 		if !c.state.CompareAndSwap(connIdle, connActive) {
 			return // shutdown closed it
 		}
+		// The request's time, read once: its header deadline, its
+		// RequestTimeout, its watch and instrument's start.
+		now := time.Now()
 		if !first {
-			c.dc.SetReadDeadline(time.Now().Add(cfg.HeaderTimeout))
+			c.dc.SetReadDeadline(now.Add(cfg.HeaderTimeout))
 		}
 		c.renew()
 		req, err := c.readRequest()
@@ -248,7 +263,7 @@ func (c *srvConn) serve() {
 			c.refuse(err)
 			return
 		}
-		if !c.serveRequest(req) {
+		if !c.serveRequest(req, now) {
 			return
 		}
 		if !c.state.CompareAndSwap(connActive, connIdle) || c.hs.closing.Load() {
@@ -259,12 +274,13 @@ func (c *srvConn) serve() {
 
 // serveRequest runs the handler and ends the answer; false: the
 // connection is not reused.
-func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
+func (c *srvConn) serveRequest(r *http.Request, now time.Time) (keep bool) {
 	w := &c.w
 	w.reset(r)
-	c.begin()
+	c.begin(now)
+	c.cs.start = now
 	if c.body.done() {
-		c.arm()
+		c.arm(now)
 	}
 	defer func() {
 		c.end()
@@ -293,13 +309,16 @@ func (c *srvConn) serveRequest(r *http.Request) (keep bool) {
 }
 
 // arm starts the wait before the client's connection is watched.
-func (c *srvConn) arm() {
+func (c *srvConn) arm(now time.Time) {
 	c.mu.Lock()
-	c.armed = true
-	if c.timer == nil {
-		c.timer = time.AfterFunc(watchDelay, c.watch)
-	} else {
-		c.timer.Reset(watchDelay)
+	c.armed, c.armedAt = true, now
+	if !c.timerSet && !c.stopped {
+		c.timerSet = true
+		if c.timer == nil {
+			c.timer = time.AfterFunc(watchDelay, c.watch)
+		} else {
+			c.timer.Reset(watchDelay)
+		}
 	}
 	c.mu.Unlock()
 }
@@ -318,8 +337,6 @@ func (c *srvConn) disarm() {
 	if watching {
 		c.aborting = true
 		c.dc.interrupt()
-	} else {
-		c.timer.Stop()
 	}
 	c.mu.Unlock()
 	if watching {
@@ -336,10 +353,17 @@ func (c *srvConn) disarm() {
 // ends.
 func (c *srvConn) watch() {
 	c.mu.Lock()
-	if !c.armed || c.watching {
+	if !c.armed || c.watching || c.stopped {
+		c.timerSet = false
 		c.mu.Unlock()
 		return
 	}
+	if left := watchDelay - time.Since(c.armedAt); left > 0 {
+		c.timer.Reset(left) // a later request than the one the timer was set for
+		c.mu.Unlock()
+		return
+	}
+	c.timerSet = false
 	c.watching = true
 	c.watched.Add(1)
 	c.mu.Unlock()
@@ -410,7 +434,7 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	r := c.req
 	*r = *c.tmpl
 	clear(c.hdr)
-	c.vals = c.vals[:0]
+	c.vals, c.seen = c.vals[:0], 0
 	method, target, minor, err := parseRequestLine(l)
 	if err != nil {
 		return nil, err
@@ -427,8 +451,11 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	var length int64 = -1
 	chunked, hosts, keepAlive, expect := false, 0, false, false
 	bad, err := c.in.headers(total, func(name, value []byte) error {
-		switch {
-		case asciiEqualFold(name, "host"):
+		// The name found once among the common ones: what the request's
+		// framing reads, and the map's key.
+		i := commonKeyTable.indexFold(name)
+		switch i {
+		case keyHost:
 			if hosts++; hosts > 1 || !validHost(value) {
 				return badRequest("invalid or repeated Host header")
 			}
@@ -437,31 +464,31 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 			}
 			r.Host = c.host
 			return nil // as net/http: Host is not in the header map
-		case asciiEqualFold(name, "content-length"):
+		case keyContentLength:
 			n, ok := parseContentLength(value)
 			if !ok || length >= 0 && n != length {
 				return badRequest("invalid or conflicting Content-Length")
 			}
 			length = n
-		case asciiEqualFold(name, "transfer-encoding"):
+		case keyTransferEncoding:
 			if chunked || minor == 0 || !asciiEqualFold(value, "chunked") {
 				return &requestError{http.StatusNotImplemented, "unsupported transfer encoding"}
 			}
 			chunked = true
 			return nil
-		case asciiEqualFold(name, "connection"):
+		case keyConnection:
 			if hasToken(value, "close") {
 				r.Close = true
 			} else if hasToken(value, "keep-alive") {
 				keepAlive = true
 			}
-		case asciiEqualFold(name, "expect"):
+		case keyExpect:
 			if !asciiEqualFold(value, "100-continue") {
 				return &requestError{http.StatusExpectationFailed, "unsupported Expect"}
 			}
 			expect = true
 		}
-		c.addHeader(name, value)
+		c.addHeader(i, name, value)
 		return nil
 	})
 	switch {
@@ -595,11 +622,23 @@ func validHost(v []byte) bool {
 // addHeader adds one header to the request's map, the name canonical
 // (the common ones without an allocation) and the value in the
 // connection's value backing.
-func (c *srvConn) addHeader(name, value []byte) {
-	k := canonicalKey(name)
-	if old, ok := c.hdr[k]; ok {
-		c.hdr[k] = append(old[:len(old):len(old)], intern(value))
-		return
+// i is name's index among commonKeys, or -1.
+func (c *srvConn) addHeader(i int, name, value []byte) {
+	// A common name is looked up in the map only when the request
+	// repeats it (seen), which a client seldom does.
+	var k string
+	repeated := true
+	if i >= 0 {
+		k, repeated = commonKeys[i], c.seen&(1<<i) != 0
+		c.seen |= 1 << i
+	} else {
+		k = textproto.CanonicalMIMEHeaderKey(string(name))
+	}
+	if repeated {
+		if old, ok := c.hdr[k]; ok {
+			c.hdr[k] = append(old[:len(old):len(old)], intern(value))
+			return
+		}
 	}
 	// The previous request's value in the same place, when it repeats
 	// (a keep-alive client sends the same headers in the same order).
@@ -617,9 +656,22 @@ func (c *srvConn) addHeader(name, value []byte) {
 // commonKeys are the canonical names of the headers SDKs send.
 var (
 	commonKeys = [...]string{"Accept", "Accept-Encoding", "Anthropic-Beta", "Anthropic-Version", "Authorization",
-		"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key"}
+		"Connection", "Content-Length", "Content-Type", "Expect", "Origin", "User-Agent", "X-Api-Key",
+		"Host", "Transfer-Encoding"}
 	commonKeyTable = newNameTable(commonKeys[:]...)
+	// The ones readRequest acts on.
+	keyHost, keyContentLength, keyTransferEncoding = commonKeyIndex("Host"), commonKeyIndex("Content-Length"), commonKeyIndex("Transfer-Encoding")
+	keyConnection, keyExpect                       = commonKeyIndex("Connection"), commonKeyIndex("Expect")
+	_                                              [16 - len(commonKeys)]struct{} // srvConn.seen has a bit for each
 )
+
+func commonKeyIndex(k string) int {
+	i := commonKeyTable.index([]byte(k))
+	if i < 0 {
+		panic("BUG: " + k + " is not a common key")
+	}
+	return i
+}
 
 func canonicalKey(name []byte) string {
 	if i := commonKeyTable.indexFold(name); i >= 0 {
@@ -739,7 +791,7 @@ func (b *srvBody) Read(p []byte) (int, error) {
 		err = fmt.Errorf("%w: %s", errBadRequestBody, pe.Msg)
 	}
 	if !wasDone && b.done() {
-		b.c.arm()
+		b.c.arm(time.Now())
 	}
 	return n, err
 }
@@ -947,7 +999,7 @@ func (w *respWriter) writeHead(end bool) {
 		b = strconv.AppendInt(b, int64(w.status), 10)
 	}
 	b = append(b, crlf...)
-	slices.SortFunc(w.keys, func(a, b headerEntry) int { return strings.Compare(a.name, b.name) })
+	sortHeaderEntries(w.keys)
 	for _, e := range w.keys {
 		k := e.name
 		if !validHeaderName(k) || k == "Transfer-Encoding" {
@@ -995,6 +1047,22 @@ type headerEntry struct {
 	values []string
 }
 
+// sortHeaderEntries sorts a head's entries by name: by insertion for the
+// few an answer has (a handful; slices.SortFunc's pattern-defeating
+// quicksort and its comparison closure cost more than the sorting), by
+// slices.SortFunc past that.
+func sortHeaderEntries(e []headerEntry) {
+	if len(e) > 16 {
+		slices.SortFunc(e, func(a, b headerEntry) int { return strings.Compare(a.name, b.name) })
+		return
+	}
+	for i := 1; i < len(e); i++ {
+		for j := i; j > 0 && e[j].name < e[j-1].name; j-- {
+			e[j], e[j-1] = e[j-1], e[j]
+		}
+	}
+}
+
 func hasTokenStr(vs []string, tok string) bool {
 	for _, v := range vs {
 		if hasToken([]byte(v), tok) {
@@ -1005,20 +1073,21 @@ func hasTokenStr(vs []string, tok string) bool {
 }
 
 func validHeaderName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if !isTokenChar(k[i]) {
-			return false
-		}
-	}
-	return true
+	return k != "" && isToken(k)
 }
 
 // appendHeaderValue appends v with line breaks made spaces, as net/http
 // writes them: a value cannot split the head.
 func appendHeaderValue(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if v[i] <= '\r' && (v[i] == '\r' || v[i] == '\n') {
+			return appendHeaderValueSlow(b, v)
+		}
+	}
+	return append(b, v...) // the usual value: whole, in one copy
+}
+
+func appendHeaderValueSlow(b []byte, v string) []byte {
 	for i := 0; i < len(v); i++ {
 		ch := v[i]
 		if ch == '\r' || ch == '\n' {

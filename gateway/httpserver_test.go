@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -284,6 +285,52 @@ func TestServerPanicCutsAnswer(t *testing.T) {
 	}
 }
 
+// A connection's watch timer, left set across requests, watches each
+// request after watchDelay of its own: short requests are not watched
+// (their answers come whole), and a long one after them notices its
+// client leaving and has its context cancelled.
+func TestServerWatchAcrossRequests(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled := make(chan time.Duration, 1)
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/short" {
+			io.WriteString(w, "ok")
+			return
+		}
+		start := time.Now()
+		select {
+		case <-r.Context().Done():
+			cancelled <- time.Since(start)
+		case <-time.After(5 * time.Second):
+			cancelled <- -1
+		}
+	})
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, time.Second) }()
+	defer func() { cancel(); <-done }()
+	c := dialRaw(t, "http://"+ln.Addr().String())
+	br := bufio.NewReader(c)
+	for range 5 {
+		io.WriteString(c, "GET /short HTTP/1.1\r\nHost: a\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || respBody(resp) != "ok" {
+			t.Fatalf("short request: %v %v", resp, err)
+		}
+		time.Sleep(watchDelay / 3) // the timer set by the first fires among these
+	}
+	io.WriteString(c, "GET /long HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(watchDelay / 2)
+	c.Close() // before the long request's own watchDelay is up
+	if d := <-cancelled; d < watchDelay || d > 3*time.Second {
+		t.Errorf("the long request's context ended after %v; want past watchDelay, once its client left", d)
+	}
+}
+
 // A stream that outlasts the keep-alive and header deadlines, with the
 // client's connection watched meanwhile, is not cut by either, and the
 // connection serves the next request.
@@ -336,6 +383,26 @@ func TestServerHeadLength(t *testing.T) {
 		head, _, _ := strings.Cut(string(w.out), "Date: ")
 		if want := "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\nX-B: b\r\n"; head != want || !strings.HasSuffix(string(w.out), "\r\n\r\nhello") {
 			t.Errorf("late %q: %q", late, w.out)
+		}
+	}
+}
+
+// The head's entries are sorted by name however many there are (by
+// insertion up to 16), and a value's line breaks become spaces.
+func TestServerHeadSortedAndValuesOnOneLine(t *testing.T) {
+	for n := range 24 {
+		var e []headerEntry
+		for i := range n {
+			e = append(e, headerEntry{name: fmt.Sprintf("X-%c%d", 'z'-rune(i*7%26), i%3)})
+		}
+		sortHeaderEntries(e)
+		if !slices.IsSortedFunc(e, func(a, b headerEntry) int { return strings.Compare(a.name, b.name) }) {
+			t.Errorf("%d entries not sorted: %v", n, e)
+		}
+	}
+	for v, want := range map[string]string{"": "", "plain value": "plain value", "a\r\nb": "a  b", "\n": " ", "tab\there": "tab\there", "x\r": "x "} {
+		if got := string(appendHeaderValue([]byte("K: "), v)); got != "K: "+want {
+			t.Errorf("%q: %q, want %q", v, got, "K: "+want)
 		}
 	}
 }
@@ -400,6 +467,9 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 		"GET / HTTP/1.1\r\nHost: h1\r\nUser-Agent: u1\r\nX-A: a1\r\nX-A: a2\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: h1\r\nUser-Agent: u1\r\nX-A: a1\r\nX-A: a3\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: h2\r\nUser-Agent: u2\r\nX-B: b\r\nX-A: a1\r\n\r\n",
+		// A common name repeated, in other cases, and one sent once.
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\nuser-agent: u2\r\naccept: y\r\nX-A: a1\r\nACCEPT: z\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\n\r\n",
 	}
 	go func() {
 		for _, r := range reqs {

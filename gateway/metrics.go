@@ -15,7 +15,7 @@ import (
 type metrics struct {
 	reg              *prometheus.Registry
 	requests         *prometheus.CounterVec   // route, code
-	inFlight         prometheus.Gauge         // streams being served
+	inFlight         prometheus.GaugeFunc     // streams being served
 	events           *prometheus.CounterVec   // route
 	runEvents        prometheus.Counter       // events{route="runs"}
 	repairs          *prometheus.CounterVec   // route, kind
@@ -75,14 +75,16 @@ func (m *metrics) addTokens(route, model string, n [len(tokenKinds)]int64) {
 	}
 }
 
-func newMetrics() *metrics {
+// newMetrics makes the series; inFlight reads the streams being served
+// (the server's slot count: the gauge costs a stream nothing).
+func newMetrics(inFlight func() float64) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_requests_total", Help: "HTTP requests by route and status code.",
 	}, []string{"route", "code"})
-	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+	m.inFlight = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ocbench_gateway_streams_in_flight", Help: "Streams being served now.",
-	})
+	}, inFlight)
 	m.events = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocbench_gateway_events_total", Help: "Stream events sent to clients.",
 	}, []string{"route"})

@@ -11,7 +11,7 @@ import (
 // Token counters: past maxModelLabels models new ones count as "other",
 // nothing is lost, and the cached series stay bounded by the labels.
 func TestTokenSeriesBounded(t *testing.T) {
-	m := newMetrics()
+	m := newMetrics(func() float64 { return 0 })
 	const models = maxModelLabels + 20
 	for round := 0; round < 2; round++ {
 		for i := range models {

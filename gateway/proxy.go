@@ -208,11 +208,15 @@ func (s *Server) proxy(w wire) streamHandler {
 	var events prometheus.Counter
 	var firstEvent prometheus.Observer
 	return func(rw http.ResponseWriter, r *http.Request, body []byte) {
-		start := time.Now()
+		var start time.Time
 		var ps *proxyState
 		if cs := connStateOf(r.Context()); cs != nil {
 			ps = &cs.proxy[wireIndex(w)]
 			defer ps.end()
+			start = cs.start // the request's, taken by instrument
+		}
+		if start.IsZero() {
+			start = time.Now()
 		}
 		pr, err := parseProxyRequest(w, body, ps)
 		if err != nil {
@@ -236,7 +240,7 @@ func (s *Server) proxy(w wire) streamHandler {
 			// The connection's chain, its base reading this request.
 			ps.body, ps.hdr = up, r.Header
 			call, req = &ps.call, &ps.req
-			call.watch = &ps.watch
+			call.watch, call.ur = &ps.watch, &ps.ur
 			fn = s.connChain(ps, w, pr)
 		} else {
 			call, req = &upstreamCall{}, &llm.Request{}
@@ -265,9 +269,16 @@ func (s *Server) proxy(w wire) streamHandler {
 		}
 		defer closeStream()
 
-		enc := encoderPool.Get().(*wireenc.Encoder)
-		defer encoderPool.Put(enc)
-		meta := wireenc.Meta{ID: responseID(w), Model: pr.model, Created: time.Now().Unix()}
+		// The connection's encoder, writer and buffer where there is one
+		// (its requests come one after the other), else pooled ones.
+		var enc *wireenc.Encoder
+		if ps != nil {
+			enc = &ps.enc
+		} else {
+			enc = encoderPool.Get().(*wireenc.Encoder)
+			defer encoderPool.Put(enc)
+		}
+		meta := wireenc.Meta{ID: responseID(w), Model: pr.model, Created: start.Unix()}
 		// Usage only where the client asked for it (chat streams without
 		// stream_options.include_usage carry none, as OpenAI's do).
 		enc.Reset(w, meta, wireenc.Options{ToolArgs: wireenc.BufferArgs, Ping: w == provider.WireAnthropic,
@@ -301,16 +312,25 @@ func (s *Server) proxy(w wire) streamHandler {
 			rw.Write(out)
 			return
 		}
-		sse := getSSEWriter(rw)
-		defer putSSEWriter(sse)
+		var sse *sseWriter
+		var bp *[]byte
+		keepBuf := 1 << 20
+		if ps != nil {
+			sse, bp, keepBuf = &ps.sse, &ps.buf, connKeep
+			sse.use(rw)
+			defer sse.release(connKeep)
+		} else {
+			sse, bp = getSSEWriter(rw), bufPool.Get().(*[]byte)
+			defer putSSEWriter(sse)
+			defer bufPool.Put(bp)
+		}
 		sse.coalesce = true
 		// Before each upstream read, what the previous one produced goes
 		// out in one write.
 		call.flushTo = sse
-		bp := bufPool.Get().(*[]byte)
-		defer bufPool.Put(bp)
 		buf := *bp
 		first := true
+		sent := 0 // events written
 		// Text already sent is not kept: on these wires nothing later in
 		// the stream repeats it, so a long answer costs no memory.
 		dropSent := w == provider.WireOpenAIChat || w == provider.WireAnthropic
@@ -319,9 +339,22 @@ func (s *Server) proxy(w wire) streamHandler {
 		// event is decoded: it is written then.
 		holdStart := w == provider.WireAnthropic
 		pendingStart := false
-		for st.Next() {
-			ev := st.Event()
-			m := st.Message()
+		// The chain's stream steps (one dynamic call per event, not the
+		// three of Next, Event and Message) where it can.
+		stepper, _ := st.(llm.Stepper)
+		for {
+			var ev *llm.Event
+			var m *llm.Message
+			if stepper != nil {
+				var ok bool
+				if ev, m, ok = stepper.Step(); !ok {
+					break
+				}
+			} else if st.Next() {
+				ev, m = st.Event(), st.Message()
+			} else {
+				break
+			}
 			if holdStart && ev.Type == llm.EventStart {
 				holdStart, pendingStart = false, true
 				continue
@@ -361,7 +394,7 @@ func (s *Server) proxy(w wire) streamHandler {
 				})
 				firstEvent.Observe(time.Since(start).Seconds())
 			}
-			events.Inc()
+			sent++
 			if err := sse.write(buf); err != nil {
 				// The client went away or stopped reading; returning
 				// closes the upstream body.
@@ -372,8 +405,15 @@ func (s *Server) proxy(w wire) streamHandler {
 			}
 		}
 		call.flushTo = nil
-		if cap(buf) <= 1<<20 {
+		if sent > 0 {
+			// Once per stream: an atomic add per event on a counter every
+			// stream shares costs more than the count.
+			events.Add(float64(sent))
+		}
+		if cap(buf) <= keepBuf {
 			*bp = buf[:0]
+		} else {
+			*bp = nil
 		}
 		s.countRepairs(route, st.Message())
 		s.addTokens(route, pr.model, &st.Message().Usage)
@@ -755,10 +795,16 @@ func (s *Server) openUpstream(ctx context.Context, w wire, body []byte, hdr http
 // postLean posts through the gateway's own HTTP/1.1 client. A redirect,
 // rare from an upstream, is followed by net/http's client.
 func (s *Server) postLean(ctx context.Context, w wire, body []byte, hdr http.Header, call *upstreamCall) error {
-	ur := upRequestPool.Get().(*upRequest)
+	ur, own := call.ur, false // the connection's, or one from the pool
+	if ur == nil {
+		ur, own = upRequestPool.Get().(*upRequest), true
+	}
 	defer func() {
-		if cap(ur.head) <= 64<<10 {
-			ur.head, ur.body, ur.watch = ur.head[:0], nil, nil
+		if cap(ur.head) > 64<<10 {
+			ur.head = nil
+		}
+		ur.head, ur.body, ur.watch = ur.head[:0], nil, nil
+		if own {
 			upRequestPool.Put(ur)
 		}
 	}()
@@ -767,10 +813,11 @@ func (s *Server) postLean(ctx context.Context, w wire, body []byte, hdr http.Hea
 	if err := s.eachUpstreamHeader(hdr, w, ur.addHeader); err != nil {
 		return err
 	}
-	resp, err := s.up.post(ctx, ur)
+	head, err := s.up.post(ctx, ur)
 	if err != nil {
 		return err
 	}
+	resp := *head // the connection's: gone once the body is closed
 	call.requestID = saneRequestID(resp.requestID)
 	switch {
 	case resp.status/100 == 3:
@@ -853,6 +900,9 @@ type upstreamCall struct {
 	// watch is the connection's watch of the request context for the
 	// lean client (proxyState.watch); nil: one per request.
 	watch *ctxWatch
+	// ur is the connection's upstream request (proxyState.ur); nil: one
+	// from the pool.
+	ur *upRequest
 }
 
 // blocking is the lean body's hook: it is about to wait on the upstream.

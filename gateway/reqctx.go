@@ -133,9 +133,9 @@ func (c *srvConn) renew() {
 // begin starts the request's RequestTimeout. The timer, once armed, is
 // left to fire at its time: it then re-arms itself for the request being
 // served, if any.
-func (c *srvConn) begin() {
+func (c *srvConn) begin(now time.Time) {
 	c.rmu.Lock()
-	d := time.Now().Add(c.rctx.timeout)
+	d := now.Add(c.rctx.timeout)
 	c.rctx.mu.Lock()
 	c.rctx.deadline = d
 	c.rctx.mu.Unlock()

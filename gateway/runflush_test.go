@@ -127,3 +127,13 @@ func TestRunEventsNotHeldBackOverHTTP(t *testing.T) {
 		t.Errorf("rest of the run: %.400s", rest)
 	}
 }
+
+// A writer released keeps its buffers up to the bound it is given (a
+// connection's: connKeep), and nothing of its answer's state.
+func TestSSEWriterReleaseBound(t *testing.T) {
+	s := &sseWriter{pending: make([]byte, 10, connKeep+1), ev: make([]byte, 3, 64), started: true, coalesce: true}
+	s.release(connKeep)
+	if s.pending != nil || len(s.ev) != 0 || cap(s.ev) != 64 || s.started || s.coalesce || s.w != nil {
+		t.Errorf("released: pending cap %d, ev %d/%d, started %v", cap(s.pending), len(s.ev), cap(s.ev), s.started)
+	}
+}

@@ -346,7 +346,7 @@ var ssePool = sync.Pool{New: func() any {
 
 func getSSEWriter(w http.ResponseWriter) *sseWriter {
 	s := ssePool.Get().(*sseWriter)
-	s.w, s.fl = w, flusherOf(w)
+	s.use(w)
 	return s
 }
 
@@ -354,8 +354,24 @@ func putSSEWriter(s *sseWriter) {
 	if cap(s.pending) > maxPending || cap(s.ev) > maxPending {
 		return // one huge event: not kept
 	}
-	*s = sseWriter{pending: s.pending[:0], ev: s.ev[:0], hook: s.hook}
+	s.release(maxPending)
 	ssePool.Put(s)
+}
+
+// use makes s write to w.
+func (s *sseWriter) use(w http.ResponseWriter) { s.w, s.fl = w, flusherOf(w) }
+
+// release clears s for its next answer, keeping its buffers up to keep
+// bytes.
+func (s *sseWriter) release(keep int) {
+	pending, ev := s.pending[:0], s.ev[:0]
+	if cap(pending) > keep {
+		pending = nil
+	}
+	if cap(ev) > keep {
+		ev = nil
+	}
+	*s = sseWriter{pending: pending, ev: ev, hook: s.hook}
 }
 
 // hookFunc is the run's flush hook: the run is about to wait.

@@ -206,12 +206,15 @@ type Server struct {
 	upstreamRT http.RoundTripper // the transport of the gateway's own upstream client; nil when Config.HTTPClient was given
 	// up is the gateway's own HTTP/1.1 client for a plain-http upstream
 	// (nil: net/http serves it), upTargets the request targets of urls.
-	up         *upstreamClient
-	upTargets  [3]string
-	m          *metrics
-	slots      chan struct{} // one token per stream being served
-	drain      atomic.Bool   // set by Serve on shutdown: new work is refused with 503
-	active     sync.WaitGroup
+	up        *upstreamClient
+	upTargets [3]string
+	m         *metrics
+	// streams is how many streams are being served, at most maxStreams:
+	// a counter taken by compare-and-swap, where a channel of tokens cost
+	// a locked send and receive per stream.
+	streams    atomic.Int64
+	maxStreams int64
+	drain      atomic.Bool // set by Serve on shutdown: new work is refused with 503
 	handler    http.Handler
 	authKey    []byte           // SHA-256 of Config.AuthKey; nil: no gateway key
 	drainDelay atomic.Int64     // Config.DrainDelay, until SetDrainDelay
@@ -224,7 +227,8 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	ownClient := cfg.HTTPClient == nil
 	cfg.setDefaults()
-	s := &Server{cfg: cfg, m: newMetrics(), slots: make(chan struct{}, cfg.MaxStreams)}
+	s := &Server{cfg: cfg, maxStreams: int64(cfg.MaxStreams)}
+	s.m = newMetrics(func() float64 { return float64(s.streams.Load()) })
 	if ownClient {
 		s.upstreamRT = cfg.HTTPClient.Transport
 	}
@@ -362,7 +366,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	if !hs.shutdown(deadline) {
 		hs.closeAll()
 	}
-	if !waitTimeout(&s.active, time.Second) {
+	if !s.waitStreams(time.Second) {
 		s.cfg.Logf("gateway: handlers still running a second after the grace period; stopping anyway")
 	}
 	if s.up != nil {
@@ -375,18 +379,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 // (the serve command skips it on an interactive Ctrl-C).
 func (s *Server) SetDrainDelay(d time.Duration) { s.drainDelay.Store(int64(d)) }
 
-// waitTimeout waits for wg at most d and reports whether it finished.
-func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
+// waitStreams waits at most d for the streams being served to end, and
+// reports whether they did. (The slot count it reads is the one each
+// stream takes anyway: a WaitGroup beside it cost two more atomic writes
+// per stream.)
+func (s *Server) waitStreams(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for s.streams.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
 	}
+	return true
 }
 
 // healthz answers 200 while the gateway takes new streams; 503 with
@@ -394,18 +399,18 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 // stream slot is busy (a new stream would get 429), so that a load
 // balancer sends the next request elsewhere.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	busy := len(s.slots)
+	busy := int(s.streams.Load())
 	status, code := "ok", http.StatusOK
 	switch {
 	case s.drain.Load():
 		status, code = "draining", http.StatusServiceUnavailable
-	case busy >= cap(s.slots):
+	case int64(busy) >= s.maxStreams:
 		status, code = "saturated", http.StatusServiceUnavailable
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	w.Write([]byte(`{"status":"` + status + `","streams":` + strconv.Itoa(busy) + `,"max_streams":` + strconv.Itoa(cap(s.slots)) + "}\n"))
+	w.Write([]byte(`{"status":"` + status + `","streams":` + strconv.Itoa(busy) + `,"max_streams":` + strconv.FormatInt(s.maxStreams, 10) + "}\n"))
 }
 
 // streamHandler is a route that serves one stream: it gets the request
@@ -429,9 +434,7 @@ func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 		if s.refuseDraining(w, route) {
 			return
 		}
-		select {
-		case s.slots <- struct{}{}:
-		default:
+		if !s.takeSlot() {
 			s.m.rejected.WithLabelValues(route, "overload").Inc()
 			w.Header().Set("Retry-After", s.retryAfter())
 			// Each wire's own rate-limit type, so that SDKs raise their
@@ -443,13 +446,7 @@ func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 			writeWireError(w, routeWire(route), http.StatusTooManyRequests, typ, "too many concurrent streams; retry later")
 			return
 		}
-		s.active.Add(1)
-		s.m.inFlight.Inc()
-		defer func() {
-			s.m.inFlight.Dec()
-			s.active.Done()
-			<-s.slots
-		}()
+		defer s.streams.Add(-1)
 		if boundedBy(r.Context(), s.cfg.RequestTimeout) {
 			// The gateway's own server bounds the request already.
 			next(w, r, body)
@@ -458,6 +455,19 @@ func (s *Server) stream(route string, next streamHandler) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
 		next(w, r.WithContext(ctx), body)
+	}
+}
+
+// takeSlot takes a stream slot, if one is free.
+func (s *Server) takeSlot() bool {
+	for {
+		n := s.streams.Load()
+		if n >= s.maxStreams {
+			return false
+		}
+		if s.streams.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
 }
 
@@ -595,17 +605,25 @@ func (s *Server) instrument(route string, next http.HandlerFunc) http.HandlerFun
 	var okCount prometheus.Counter
 	var latency prometheus.Observer
 	return func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
+		cs := connStateOf(r.Context())
+		var start time.Time
+		if cs != nil {
+			start = cs.start // the gateway's own server read the clock for the request
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
 		// Every answer has a request id; the proxy replaces it with the
 		// upstream's when there is one.
 		var idb [48]byte
 		id := strconv.AppendUint(append(append(idb[:0], "req_"...), idPrefix...), idSeq.Add(1), 36)
 		var sw *statusWriter
-		if cs := connStateOf(r.Context()); cs != nil {
+		if cs != nil {
 			// The connection's writer and header slice: its requests
 			// come one after the other.
 			sw = &cs.sw
 			*sw = statusWriter{ResponseWriter: w, rc: cs.controller(w), timeout: s.cfg.WriteTimeout}
+			cs.start = start // for the proxy's first-event latency
 			cs.idv[0] = string(id)
 			w.Header()[idHeader] = cs.idv[:]
 		} else {

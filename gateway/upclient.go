@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -102,6 +103,10 @@ type upConn struct {
 	// request); made once per connection.
 	interrupt func()
 	peek      peeker // whether the upstream closed it while idle
+	// resp is the head of the answer being read: post returns it, and
+	// its caller reads it before the connection can serve another
+	// request (the body is the caller's own, made per answer).
+	resp upResponse
 }
 
 func newUpConn(nc net.Conn) *upConn {
@@ -204,7 +209,9 @@ type upResponse struct {
 	body       *upBody
 }
 
-// post sends req and reads the answer's head. The body must be closed.
+// post sends req and reads the answer's head, valid until the body is
+// closed (the connection then serves other requests). The body must be
+// closed.
 // Cancelling ctx ends a wait on the upstream at once (the connection is
 // then dropped) and is reported as ctx's error.
 func (c *upstreamClient) post(ctx context.Context, req *upRequest) (*upResponse, error) {
@@ -432,7 +439,8 @@ func (cn *upConn) readOneHead() (*upResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &upResponse{status: status, body: &upBody{mode: bodyClose, keep: !http10}}
+	resp := &cn.resp
+	*resp = upResponse{status: status, body: &upBody{mode: bodyClose, keep: !http10}}
 	var length int64 = -1
 	chunked := false
 	_, err = cn.headers(total, func(name, value []byte) error {
@@ -559,10 +567,8 @@ func parseHeaderLine(l []byte) (name, value []byte, err error) {
 	if i <= 0 {
 		return nil, nil, protoErr("a malformed header line")
 	}
-	for _, c := range l[:i] {
-		if !isTokenChar(c) {
-			return nil, nil, protoErr("a malformed header name")
-		}
+	if !isToken(l[:i]) {
+		return nil, nil, protoErr("a malformed header name")
 	}
 	v := l[i+1:]
 	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
@@ -571,17 +577,66 @@ func parseHeaderLine(l []byte) (name, value []byte, err error) {
 	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
 		v = v[:len(v)-1]
 	}
-	for _, c := range v {
-		if c < ' ' && c != '\t' || c == 0x7f {
-			return nil, nil, protoErr("a control character in a header value")
-		}
+	if !validHeaderValue(v) {
+		return nil, nil, protoErr("a control character in a header value")
 	}
 	return l[:i], v, nil
+}
+
+// validHeaderValue reports whether v holds no control character but tab.
+// Eight bytes are checked at a time: a word with no byte below 0x20 and
+// no DEL (bytes of 0x80 and above, obs-text, pass) needs no closer look.
+func validHeaderValue(v []byte) bool {
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		x := binary.LittleEndian.Uint64(v[i:])
+		if ((x-0x2020202020202020)|((x^0x7f7f7f7f7f7f7f7f)-0x0101010101010101))&^x&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	if i+4 <= len(v) {
+		x := binary.LittleEndian.Uint32(v[i:])
+		if ((x-0x20202020)|((x^0x7f7f7f7f)-0x01010101))&^x&0x80808080 == 0 {
+			i += 4
+		}
+	}
+	for _, c := range v[i:] {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// isToken reports whether b is made of token characters only, four
+// table lookups per branch.
+func isToken[T string | []byte](b T) bool {
+	for ; len(b) >= 4; b = b[4:] {
+		if tokenBits[b[0]]&tokenBits[b[1]]&tokenBits[b[2]]&tokenBits[b[3]] == 0 {
+			return false
+		}
+	}
+	for i := 0; i < len(b); i++ {
+		if tokenBits[b[i]] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // isTokenChar reports whether c may appear in a header name (an RFC 9110
 // token), by table: it runs for every byte of every header name.
 func isTokenChar(c byte) bool { return tokenChars[c] }
+
+// tokenBits is tokenChars as 1 and 0, for isToken's ands.
+var tokenBits = func() (t [256]uint8) {
+	for c, ok := range tokenChars {
+		if ok {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 var tokenChars = func() (t [256]bool) {
 	for c := range 256 {

@@ -464,3 +464,52 @@ func TestHeaderNameBytes(t *testing.T) {
 		}
 	}
 }
+
+// validHeaderValue, eight bytes at a time, agrees with the byte-by-byte
+// rule (no control character but tab) wherever the bad byte sits.
+func TestValidHeaderValue(t *testing.T) {
+	slow := func(v []byte) bool {
+		for _, c := range v {
+			if c < ' ' && c != '\t' || c == 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	base := []byte("application/json; charset=utf-8 \xc3\xa9\xff~")
+	for n := 0; n <= len(base); n++ {
+		v := append([]byte(nil), base[:n]...)
+		if got := validHeaderValue(v); got != slow(v) {
+			t.Errorf("%q: %v", v, got)
+		}
+		for i := 0; i < n; i++ {
+			for _, c := range []byte{0, '\t', '\n', '\r', 0x1f, ' ', 0x7e, 0x7f, 0x80, 0xff} {
+				w := append([]byte(nil), v...)
+				w[i] = c
+				if got, want := validHeaderValue(w), slow(w); got != want {
+					t.Errorf("%q: %v, want %v", w, got, want)
+				}
+			}
+		}
+	}
+}
+
+// isToken, four bytes a branch, agrees with isTokenChar byte by byte for
+// every byte at every place, on strings and byte slices.
+func TestIsToken(t *testing.T) {
+	base := "Content-Type-X"
+	for n := 0; n <= len(base); n++ {
+		for i := 0; i < n; i++ {
+			for c := range 256 {
+				b := []byte(base[:n])
+				b[i] = byte(c)
+				if got, want := isToken(b), isTokenChar(byte(c)); got != want || isToken(string(b)) != want {
+					t.Fatalf("%q: %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+	if !isToken("") || validHeaderName("") {
+		t.Error("the empty name")
+	}
+}

@@ -374,12 +374,15 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.uReasonShown, d.uTotalFloor = llm.ReasoningHidden, 0
 	d.gotModel, d.gotID = false, false
 	d.argMismatches = 0
-	msg := d.oc.msg
-	msg.reset()
-	tags := d.oc.tags
-	legacy := ocLegacy{id: d.oc.legacy.id[:0], name: d.oc.legacy.name[:0], args: d.oc.legacy.args[:0], follow: d.oc.legacy.follow[:0]}
-	d.oc = ocState{items: d.oc.items[:0], msg: msg, tags: tags, legacy: legacy}
-	d.oc.tags.reset()
+	// The OpenClaw state member by member (a whole ocState written over
+	// it cost a few hundred instructions per stream); its parser keeps
+	// its cache.
+	oc := &d.oc
+	oc.ocFlags = ocFlags{}
+	oc.items = oc.items[:0]
+	oc.msg.reset()
+	oc.tags.reset()
+	oc.legacy = ocLegacy{id: oc.legacy.id[:0], name: oc.legacy.name[:0], args: oc.legacy.args[:0], follow: oc.legacy.follow[:0]}
 	d.shapes.reset(w, d.flat, keepCR)
 }
 

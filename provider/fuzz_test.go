@@ -87,6 +87,18 @@ func fuzzDecode(t *testing.T, w Wire, body []byte) {
 			t.Fatalf("openclaw: fast and reference messages differ:\n%s\n%s\nbody: %q", x, y, body)
 		}
 	}
+	// Differential: with the OpenClaw rules too, a decoder reused after
+	// other streams (its OpenClaw state reset member by member) decodes
+	// as a fresh one.
+	for _, prior := range [][]byte{body, synthBody(w)} {
+		again := NewDecoder(w, bytes.NewReader(prior), oc)
+		drain(again)
+		again.Reset(w, bytes.NewReader(body), oc)
+		ra := drain(again)
+		if x, y, ok := sameMessage(ro.msg, ra.msg, true); !ok || fmt.Sprint(ro.err) != fmt.Sprint(ra.err) || len(ro.events) != len(ra.events) {
+			t.Fatalf("openclaw: a reused decoder differs (errs %v / %v, %d / %d events):\n%s\n%s", ro.err, ra.err, len(ro.events), len(ra.events), x, y)
+		}
+	}
 	// Differential: decoding without shapes (every event through the
 	// validating scan) must give exactly the same result, errors included.
 	flat := NewDecoder(w, nil, o)

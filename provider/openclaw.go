@@ -50,8 +50,20 @@ func (e *TransportError) Error() string { return e.Message }
 // Is makes a truncation match ErrTruncated.
 func (e *TransportError) Is(target error) bool { return e.Truncated && target == ErrTruncated }
 
-// ocState is the per-stream state of the OpenClaw checks.
+// ocState is the per-stream state of the OpenClaw checks: its scalars
+// (ocFlags), zeroed as one small struct when a decoder is reset, and
+// the members that keep their buffers across streams.
 type ocState struct {
+	ocFlags
+	items  []ocItem // Responses: output items by output index
+	msg    ocMsgState
+	tags   ocPartitioner   // chat: the reasoning-tag partitioner visible content goes through
+	dp     fastjson.Parser // chat: a fast-path delta's reasoning_details
+	legacy ocLegacy        // chat: the legacy function_call delta
+}
+
+// ocFlags are ocState's scalars: a field added here is reset with them.
+type ocFlags struct {
 	sawDone      bool // chat: "data: [DONE]"
 	sawFinish    bool // chat: a finish_reason
 	finishStop   bool // chat: the last finish_reason maps to stop
@@ -62,24 +74,18 @@ type ocState struct {
 	tagUpTo      int  // text blocks before this index get a commentary tag (on failure)
 	tagAll       bool // every text block gets a commentary tag
 	nextKey      int64
-	items        []ocItem // Responses: output items by output index
-	msg          ocMsgState
 	// chat: after a tool call the transport's current block stays that
 	// call, and text and reasoning deltas wait in a queue until a new tool
 	// call or the normal end appends them; a stream that fails first
 	// loses them. postCI is the block the first queued delta went to (+1,
 	// 0 none), postFrom that block's length before it.
-	postCI   int
-	postFrom int
-	// chat: the reasoning-tag partitioner visible content goes through
-	tags        ocPartitioner
-	textFollows bool            // chat: the delta being read has content after its reasoning
-	dp          fastjson.Parser // chat: a fast-path delta's reasoning_details
+	postCI      int
+	postFrom    int
+	textFollows bool // chat: the delta being read has content after its reasoning
 	cw1h        int64
-	cw1hShown   bool     // anthropic: usage reported cache_creation.ephemeral_1h_input_tokens
-	interrupted int      // chat: the text block reasoning interrupted (+1), until visible text follows
-	confirmed   int      // chat: the interrupted block (+1) once visible text followed it
-	legacy      ocLegacy // chat: the legacy function_call delta
+	cw1hShown   bool // anthropic: usage reported cache_creation.ephemeral_1h_input_tokens
+	interrupted int  // chat: the text block reasoning interrupted (+1), until visible text follows
+	confirmed   int  // chat: the interrupted block (+1) once visible text followed it
 }
 
 // jsTrim is JavaScript's String.prototype.trim.
