@@ -376,7 +376,12 @@ func Run(ctx context.Context, params Params) (Result, error) {
 		return *res, err
 	}
 	r.p, r.res, r.red, r.systemClock = p, res, red, systemClock
-	err = red.Error(r.run(ctx))
+	err = r.run(ctx)
+	if _, limit := err.(turnLimitError); !limit {
+		// The turn limit's text is the engine's own, with a number:
+		// nothing to redact, and not worth building to find that out.
+		err = red.Error(err)
+	}
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
 	return *res, err
