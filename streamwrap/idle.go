@@ -232,7 +232,9 @@ func (s *idleStream) begin(ctx context.Context) {
 	first := s.cfg.Timeout
 	if s.cfg.LastToolActivity != nil {
 		if t := s.cfg.LastToolActivity(); !t.IsZero() {
-			if since := time.Since(t); since >= 0 && since < s.cfg.Timeout {
+			// Measured from the epoch just taken: one clock read less,
+			// and the first deadline is then exactly t + Timeout.
+			if since := s.epoch.Sub(t); since >= 0 && since < s.cfg.Timeout {
 				first = max(s.cfg.Timeout-since, time.Millisecond)
 			}
 		}
