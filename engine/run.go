@@ -958,7 +958,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		if waiting {
 			cr, end = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}, time.Now()
 		} else {
-			cr, end = r.callTool(tctx, name, b.Arguments)
+			end = r.callTool(tctx, name, b.Arguments, &cr)
 		}
 		r.p.Queue.setPhase(nil)
 		r.chain.lastTool = end
@@ -1137,7 +1137,7 @@ func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
 func (r *runner) runBatch(ctx context.Context, msg *llm.Message, batch []int, results []CallResult) {
 	if len(batch) == 1 {
 		b := &msg.Content[batch[0]]
-		results[0], _ = r.callTool(ctx, r.reg.internName(b.Name), b.Arguments)
+		r.callTool(ctx, r.reg.internName(b.Name), b.Arguments, &results[0])
 		return
 	}
 	sem := make(chan struct{}, r.p.ParallelTools)
