@@ -312,6 +312,8 @@ func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc
 	case ctx.Err() != nil:
 		m.Fail(llm.StopAborted, "Request was aborted")
 		return m, false, ctx.Err()
+	case cause == nil:
+		// The call context is live (the common case): no cause to match.
 	case errors.Is(cause, ErrInterrupted):
 		m.Fail(llm.StopAborted, "Request was aborted")
 		return m, true, ErrInterrupted

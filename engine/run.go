@@ -1023,7 +1023,7 @@ func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name st
 	switch {
 	case ctx.Err() != nil:
 		stopText = abortedToolResultText
-	case errors.Is(cause, ErrInterrupted):
+	case cause != nil && errors.Is(cause, ErrInterrupted):
 		stopText = interruptedToolText
 	}
 	if stopText != "" && !cr.IsError {
