@@ -136,10 +136,11 @@ func (r *runner) armTurnTimer() {
 	if r.turnTimer == nil {
 		r.turnBase = time.Now()
 		r.turnDue.Store(int64(r.p.TurnTimeout))
-		// Made far off, then reset: the timer's goroutine reads
-		// r.turnTimer, which must be set before it can fire.
-		r.turnTimer = time.AfterFunc(time.Duration(1<<62), r.turnTimedOut)
-		r.turnTimer.Reset(r.p.TurnTimeout)
+		// Armed at once (no reset after): its first firing, at least
+		// TurnTimeout after turnBase, finds this deadline past and does
+		// not read r.turnTimer, which it reads only to wait for a
+		// deadline a later arm stored, after setting it.
+		r.turnTimer = time.AfterFunc(r.p.TurnTimeout, r.turnTimedOut)
 		return
 	}
 	due := time.Since(r.turnBase) + r.p.TurnTimeout
