@@ -122,6 +122,20 @@ type runChain struct {
 	// san is the replay sanitizer's memo of the run's history when the
 	// session keeps none (see runner.san).
 	san streamwrap.ReplayMemo
+	// run is the runner the chain serves (nil while pooled).
+	run *runner
+}
+
+// callCancel is the chain's IdleCallContext: the cancel function of ctx
+// when it is the current call context of the chain's run, which the idle
+// timer may then cancel instead of deriving a context of its own.
+func (rc *runChain) callCancel(ctx context.Context) context.CancelCauseFunc {
+	if r := rc.run; r != nil {
+		if c := r.call.Load(); c != nil && c.ctx == ctx {
+			return c.cancel
+		}
+	}
+	return nil
 }
 
 // chainKey is what a pooled chain was built with besides its tool set.
@@ -171,7 +185,7 @@ func (r *runner) wrapStream(fn llm.StreamFunc, ts *toolSet) llm.StreamFunc {
 	} else {
 		rc = newRunChain(o, nil)
 	}
-	rc.base, rc.lastTool, rc.guard = fn, time.Time{}, streamwrap.UnknownToolGuard{}
+	rc.base, rc.lastTool, rc.guard, rc.run = fn, time.Time{}, streamwrap.UnknownToolGuard{}, r
 	r.chain = rc
 	return rc.fn
 }
@@ -237,6 +251,9 @@ func newRunChain(o StreamOptions, allow *streamwrap.Allowlist) *runChain {
 	// The run passes its call context (cancelled at the end of the run) to
 	// every call, so the idle timer may keep what it derives from it.
 	o.IdleReuseContext = true
+	// Its call contexts are the run's own (callScope): the idle timer
+	// cancels the current one rather than deriving one per run.
+	o.IdleCallContext = rc.callCancel
 	rc.fn = streamwrap.Chain(func(ctx context.Context, req *llm.Request) (llm.Stream, error) { return rc.base(ctx, req) }, o)
 	return rc
 }
@@ -244,6 +261,7 @@ func newRunChain(o StreamOptions, allow *streamwrap.Allowlist) *runChain {
 // release gives a pooled chain back at the end of its run (every stream
 // of it closed).
 func (rc *runChain) release() {
+	rc.run = nil
 	if rc.pool != nil {
 		rc.base = nil
 		rc.san.Keep(0) // nothing of the run's messages is kept

@@ -136,10 +136,11 @@ func (r *runner) armTurnTimer() {
 	if r.turnTimer == nil {
 		r.turnBase = time.Now()
 		r.turnDue.Store(int64(r.p.TurnTimeout))
-		// Made far off, then reset: the timer's goroutine reads
-		// r.turnTimer, which must be set before it can fire.
-		r.turnTimer = time.AfterFunc(time.Duration(1<<62), r.turnTimedOut)
-		r.turnTimer.Reset(r.p.TurnTimeout)
+		// Armed at once (no reset after): its first firing, at least
+		// TurnTimeout after turnBase, finds this deadline past and does
+		// not read r.turnTimer, which it reads only to wait for a
+		// deadline a later arm stored, after setting it.
+		r.turnTimer = time.AfterFunc(r.p.TurnTimeout, r.turnTimedOut)
 		return
 	}
 	due := time.Since(r.turnBase) + r.p.TurnTimeout
@@ -312,6 +313,8 @@ func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc
 	case ctx.Err() != nil:
 		m.Fail(llm.StopAborted, "Request was aborted")
 		return m, false, ctx.Err()
+	case cause == nil:
+		// The call context is live (the common case): no cause to match.
 	case errors.Is(cause, ErrInterrupted):
 		m.Fail(llm.StopAborted, "Request was aborted")
 		return m, true, ErrInterrupted

@@ -376,7 +376,12 @@ func Run(ctx context.Context, params Params) (Result, error) {
 		return *res, err
 	}
 	r.p, r.res, r.red, r.systemClock = p, res, red, systemClock
-	err = red.Error(r.run(ctx))
+	err = r.run(ctx)
+	if _, limit := err.(turnLimitError); !limit {
+		// The turn limit's text is the engine's own, with a number:
+		// nothing to redact, and not worth building to find that out.
+		err = red.Error(err)
+	}
 	res.Duration = p.Now().Sub(start)
 	r.emit(EventRunEnd, func(e *Event) { e.Err = err })
 	return *res, err
@@ -953,7 +958,7 @@ func (r *runner) runTools(ctx context.Context, msg *llm.Message) error {
 		if waiting {
 			cr, end = CallResult{Text: interruptedToolText, IsError: true, Err: ErrInterrupted}, time.Now()
 		} else {
-			cr, end = r.callTool(tctx, name, b.Arguments)
+			end = r.callTool(tctx, name, b.Arguments, &cr)
 		}
 		r.p.Queue.setPhase(nil)
 		r.chain.lastTool = end
@@ -1018,7 +1023,7 @@ func (r *runner) finishCall(ctx context.Context, cause error, id []byte, name st
 	switch {
 	case ctx.Err() != nil:
 		stopText = abortedToolResultText
-	case errors.Is(cause, ErrInterrupted):
+	case cause != nil && errors.Is(cause, ErrInterrupted):
 		stopText = interruptedToolText
 	}
 	if stopText != "" && !cr.IsError {
@@ -1132,7 +1137,7 @@ func (r *runner) runToolsParallel(ctx context.Context, msg *llm.Message) error {
 func (r *runner) runBatch(ctx context.Context, msg *llm.Message, batch []int, results []CallResult) {
 	if len(batch) == 1 {
 		b := &msg.Content[batch[0]]
-		results[0], _ = r.callTool(ctx, r.reg.internName(b.Name), b.Arguments)
+		r.callTool(ctx, r.reg.internName(b.Name), b.Arguments, &results[0])
 		return
 	}
 	sem := make(chan struct{}, r.p.ParallelTools)

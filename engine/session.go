@@ -86,14 +86,42 @@ func (s *session) addedParentOf(i int) []byte {
 	return s.added[i-1].id
 }
 
-// materialize moves the appended message entries into entries.
+// materialize moves the appended message entries into entries, giving
+// an ephemeral session's their ids (derived from their position).
 func (s *session) materialize() {
+	if len(s.added) > 0 && s.w == nil {
+		s.nameAdded()
+	}
 	for i, a := range s.added {
 		s.entries = append(s.entries, transcript.Entry{Type: transcript.TypeMessage, ID: a.id, ParentID: s.addedParentOf(i),
 			Message: a.msg, Timestamp: a.msg.Timestamp})
 	}
 	clear(s.added)
 	s.added, s.addedParent = s.added[:0], nil
+}
+
+// nameAdded gives the appended entries of an ephemeral session their ids:
+// the number of each entry, from 1, in hex (as ephemeralID), which its
+// position says, so the turn path writes none. The leaf is the last one.
+func (s *session) nameAdded() {
+	if s.added[len(s.added)-1].id != nil {
+		return
+	}
+	n := uint(len(s.entries))
+	for i := range s.added {
+		if s.added[i].id == nil {
+			s.added[i].id = s.entryID(n + uint(i) + 1)
+		}
+	}
+	s.leafID = s.added[len(s.added)-1].id
+}
+
+// leaf returns the id of the leaf entry.
+func (s *session) leaf() []byte {
+	if len(s.added) > 0 && s.w == nil {
+		s.nameAdded()
+	}
+	return s.leafID
 }
 
 // openSession opens (or creates) the session of p, taking its lock.
@@ -316,9 +344,9 @@ func (s *session) append(m *llm.Message) error {
 			}
 			s.live.ends = append(s.live.ends, lw.Size())
 		}
-	} else {
-		cid = s.ephemeralID()
 	}
+	// An ephemeral entry's id (cid nil) is given when something asks for
+	// it (nameAdded): most runs never do.
 	switch {
 	case s.added == nil:
 		// Most runs append a prompt and an answer.
@@ -331,20 +359,26 @@ func (s *session) append(m *llm.Message) error {
 		s.addedParent = s.leafID
 	}
 	s.added = append(s.added, lightEntry{id: cid, msg: m})
-	s.leafID = cid
+	if cid != nil {
+		s.leafID = cid
+	}
 	// The context is rebuilt from the entries when next asked for (only
 	// compaction asks during a run); appending stays cheap.
 	s.dirty = true
 	return nil
 }
 
-// ephemeralID is the next entry number in hex, cut from a shared buffer
-// (a run's ids take a few bytes each).
+// ephemeralID is the next entry number in hex (see entryID).
 func (s *session) ephemeralID() []byte {
+	return s.entryID(uint(len(s.entries) + len(s.added) + 1))
+}
+
+// entryID is entry number n in hex, cut from a shared buffer (a run's ids
+// take a few bytes each).
+func (s *session) entryID(n uint) []byte {
 	if cap(s.idBuf)-len(s.idBuf) < 16 {
 		s.idBuf = make([]byte, 0, 128)
 	}
-	n := uint(len(s.entries) + len(s.added) + 1)
 	digits := 1
 	for m := n >> 4; m != 0; m >>= 4 {
 		digits++
@@ -610,7 +644,7 @@ func (s *session) rewriteToolResults(repl map[string]*llm.Message) (int, error) 
 				return n, err
 			}
 		}
-		remap[string(e.ID)] = string(s.leafID)
+		remap[string(e.ID)] = string(s.leaf())
 	}
 	if s.w != nil {
 		if err := s.w.EndTurn(); err != nil {

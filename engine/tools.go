@@ -364,9 +364,9 @@ type CallResult struct {
 // with IsError set, as OpenClaw reports them to the model.
 func (r *Registry) Call(ctx context.Context, name string, args []byte) CallResult {
 	start := time.Now()
-	t, res, ok := r.admit(ctx, name, args)
-	if ok {
-		res = t.run(ctx, args)
+	var res CallResult
+	if t := r.admit(ctx, name, args, &res); t != nil {
+		t.runInto(ctx, args, &res)
 	}
 	res.Duration = time.Since(start)
 	return res
@@ -375,19 +375,22 @@ func (r *Registry) Call(ctx context.Context, name string, args []byte) CallResul
 // admit returns the tool a call of name with args runs, or (ok false) the
 // error result of a call that must not run: an unknown tool, arguments
 // that fail its schema, a context that has already ended.
-func (r *Registry) admit(ctx context.Context, name string, args []byte) (*Tool, CallResult, bool) {
+func (r *Registry) admit(ctx context.Context, name string, args []byte, res *CallResult) *Tool {
 	t, ok := r.find(name)
 	if !ok {
 		err := fmt.Errorf("%w: %q", ErrUnknownTool, name)
-		return nil, CallResult{Text: unknownToolText(name, r), IsError: true, Err: err}, false
+		*res = CallResult{Text: unknownToolText(name, r), IsError: true, Err: err}
+		return nil
 	}
 	if err := t.Validate(args); err != nil {
-		return nil, CallResult{Text: err.Error(), IsError: true, Err: err}, false
+		*res = CallResult{Text: err.Error(), IsError: true, Err: err}
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, CallResult{Text: "Tool " + name + " was not run: the run was aborted.", IsError: true, Err: err}, false
+		*res = CallResult{Text: "Tool " + name + " was not run: the run was aborted.", IsError: true, Err: err}
+		return nil
 	}
-	return t, CallResult{}, true
+	return t
 }
 
 // trimArgs is bytes.TrimSpace(args), which is args itself when they start
@@ -401,11 +404,19 @@ func trimArgs(args []byte) []byte {
 
 // run runs t's handler on arguments admit accepted (Duration unset).
 func (t *Tool) run(ctx context.Context, args []byte) CallResult {
+	var res CallResult
+	t.runInto(ctx, args, &res)
+	return res
+}
+
+// runInto is run writing the whole result into *res.
+func (t *Tool) runInto(ctx context.Context, args []byte, res *CallResult) {
 	out, err := runHandler(ctx, t, trimArgs(args))
 	if err != nil {
-		return CallResult{Text: err.Error(), IsError: true, Err: err}
+		*res = CallResult{Text: err.Error(), IsError: true, Err: err}
+		return
 	}
-	return CallResult{Text: out.Text, Content: out.Content, IsError: out.IsError}
+	*res = CallResult{Text: out.Text, Content: out.Content, IsError: out.IsError}
 }
 
 // DefaultToolTimeout bounds one tool call by default. OpenClaw has no

@@ -82,23 +82,27 @@ func putToolWorker(w *toolWorker) {
 // error result wrapping ErrToolTimeout. It also returns when the call
 // ended (the clock read that gives its Duration), for the run's other
 // uses of that moment.
-func (r *runner) callTool(ctx context.Context, name string, args []byte) (CallResult, time.Time) {
+//
+// The result is written into *res (all of it), not returned: a call on
+// the turn path copies it once, not through every layer.
+func (r *runner) callTool(ctx context.Context, name string, args []byte, res *CallResult) time.Time {
 	start := time.Now()
-	t, res, ok := r.reg.admit(ctx, name, args)
-	if ok {
-		res = r.runTool(ctx, t, name, args, start)
+	if t := r.reg.admit(ctx, name, args, res); t != nil {
+		if d := r.p.ToolTimeout; d <= 0 || t.inline {
+			t.runInto(ctx, args, res)
+		} else {
+			*res = r.runTool(ctx, t, name, args, start)
+		}
 	}
 	end := time.Now()
 	res.Duration = end.Sub(start)
-	return res, end
+	return end
 }
 
-// runTool runs an admitted call (see callTool).
+// runTool runs an admitted call that is not Inline, under
+// Params.ToolTimeout (see callTool).
 func (r *runner) runTool(ctx context.Context, t *Tool, name string, args []byte, start time.Time) CallResult {
 	d := r.p.ToolTimeout
-	if d <= 0 || t.inline {
-		return t.run(ctx, args)
-	}
 	if r.tw == nil {
 		r.tw = getToolWorker()
 	}

@@ -47,3 +47,17 @@ func TestTurnTimeoutPerCallWithOneTimer(t *testing.T) {
 		t.Fatalf("final %+v", res.Final)
 	}
 }
+
+// A turn timeout shorter than the first call's setup fires as soon as the
+// timer is made, before the run has stored it: the call is cut, reported
+// as a timeout, and nothing reads the timer early (go test -race).
+func TestTurnTimeoutFiresAtOnce(t *testing.T) {
+	for range 20 {
+		fp := &fakeProvider{turns: []fakeTurn{{stall: true, msg: assistantText("never")}}}
+		p := Params{Prompt: "go", StreamFunc: fp.stream, TurnTimeout: time.Nanosecond, Model: llm.Model{ID: "m"}}
+		res, err := Run(context.Background(), p)
+		if !errors.Is(err, ErrProvider) || !strings.Contains(err.Error(), "timed out after 1ns") || res.Final == nil || res.Final.StopReason != llm.StopError {
+			t.Fatalf("%v %+v", err, res.Final)
+		}
+	}
+}

@@ -123,6 +123,13 @@ func ParseProvider(s string) (Provider, error) {
 	if s == "" {
 		return "", nil
 	}
+	// A known id, the common case, is found before anything is made for
+	// an error.
+	for _, p := range Providers {
+		if s == p {
+			return p, nil
+		}
+	}
 	e := &ModelError{Field: "provider", Value: s, Err: ErrInvalidModel}
 	if len(s) > 128 {
 		e.Reason = "is longer than 128 bytes"
@@ -136,9 +143,6 @@ func ParseProvider(s string) (Provider, error) {
 	}
 	low := strings.ToLower(s)
 	for _, p := range Providers {
-		if s == p {
-			return p, nil
-		}
 		if low == p {
 			// Ids are compared as written ("OpenAI" is not OpenAI's
 			// compatibility), so a case variant is a typo too.
@@ -159,7 +163,6 @@ func ParseProvider(s string) (Provider, error) {
 	return Provider(s), nil
 }
 
-// closest returns the candidate within limit edits of s, or "".
 func closest[T ~string](s string, candidates []T, limit int) string {
 	best, bestD := "", limit+1
 	for _, c := range candidates {

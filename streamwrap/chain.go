@@ -45,6 +45,8 @@ type Options struct {
 	LastToolActivity  func() time.Time
 	// IdleReuseContext is IdleConfig.ReuseContext.
 	IdleReuseContext bool
+	// IdleCallContext is IdleConfig.CallContext.
+	IdleCallContext func(context.Context) context.CancelCauseFunc
 	// Diagnostics receives model-call events; nil disables them.
 	Diagnostics DiagnosticSink
 	RunID       string
@@ -111,9 +113,9 @@ func Chain(base llm.StreamFunc, o Options) llm.StreamFunc {
 	f = handleSensitiveStopReason(f, extended)
 	switch {
 	case o.IdleTimeout > 0:
-		f = IdleTimeout(f, IdleConfig{Timeout: o.IdleTimeout, Scope: IdleFull, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity, ReuseContext: o.IdleReuseContext})
+		f = IdleTimeout(f, IdleConfig{Timeout: o.IdleTimeout, Scope: IdleFull, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity, ReuseContext: o.IdleReuseContext, CallContext: o.IdleCallContext})
 	case o.FirstEventTimeout > 0:
-		f = IdleTimeout(f, IdleConfig{Timeout: o.FirstEventTimeout, Scope: IdleCreationOnly, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity, ReuseContext: o.IdleReuseContext})
+		f = IdleTimeout(f, IdleConfig{Timeout: o.FirstEventTimeout, Scope: IdleCreationOnly, OnIdleTimeout: o.OnIdleTimeout, LastToolActivity: o.LastToolActivity, ReuseContext: o.IdleReuseContext, CallContext: o.IdleCallContext})
 	}
 	return DiagnosticModelCallEvents(f, DiagnosticsConfig{Sink: o.Diagnostics, RunID: o.RunID, PromptStats: o.PromptStats})
 }

@@ -72,6 +72,13 @@ type IdleConfig struct {
 	// does: its per-run call context); otherwise the last derived context
 	// stays registered with its parent until the parent ends.
 	ReuseContext bool
+	// CallContext, when set, returns the cancel function of a call's
+	// context when the caller made that context for the call and lets the
+	// timer cancel it, else nil: the stream then derives no context of its
+	// own (nothing to allocate or register with the parent), and a timeout
+	// cancels the caller's context with the *IdleTimeoutError. The caller
+	// cancels such a context once it stops calling with it.
+	CallContext func(ctx context.Context) context.CancelCauseFunc
 }
 
 // IdleTimeout is OpenClaw's streamWithIdleTimeout (streamwrap.md §4.8).
@@ -157,6 +164,9 @@ type idleStream struct {
 	ctx    context.Context
 	actx   context.Context
 	cancel context.CancelCauseFunc
+	// lent says ctx is the caller's (IdleConfig.CallContext), which the
+	// stream cancels only at a timeout.
+	lent bool
 	timer  *time.Timer
 	epoch  time.Time
 	// fireFn and activityFn are the bound methods, made once.
@@ -198,11 +208,20 @@ func (s *idleStream) begin(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.cfg.ReuseContext || s.parent != ctx || s.ctx == nil || s.fired.Load() || s.ctx.Err() != nil {
-		if s.cancel != nil {
+		if s.cancel != nil && !s.lent {
 			s.cancel(nil)
 		}
 		s.parent = ctx
-		s.ctx, s.cancel = context.WithCancelCause(ctx)
+		if s.cfg.CallContext != nil {
+			s.cancel = s.cfg.CallContext(ctx)
+		} else {
+			s.cancel = nil
+		}
+		if s.lent = s.cancel != nil; s.lent {
+			s.ctx = ctx
+		} else {
+			s.ctx, s.cancel = context.WithCancelCause(ctx)
+		}
 		s.actx = llm.WithActivity(s.ctx, s.activityFn)
 	}
 	s.fired.Store(false)
@@ -213,7 +232,9 @@ func (s *idleStream) begin(ctx context.Context) {
 	first := s.cfg.Timeout
 	if s.cfg.LastToolActivity != nil {
 		if t := s.cfg.LastToolActivity(); !t.IsZero() {
-			if since := time.Since(t); since >= 0 && since < s.cfg.Timeout {
+			// Measured from the epoch just taken: one clock read less,
+			// and the first deadline is then exactly t + Timeout.
+			if since := s.epoch.Sub(t); since >= 0 && since < s.cfg.Timeout {
 				first = max(s.cfg.Timeout-since, time.Millisecond)
 			}
 		}
@@ -235,8 +256,10 @@ func (s *idleStream) release() {
 	s.mu.Lock()
 	keep := s.cfg.ReuseContext && !s.fired.Load()
 	if !keep && s.cancel != nil {
-		s.cancel(nil)
-		s.ctx, s.actx, s.cancel, s.parent = nil, nil, nil, nil
+		if !s.lent {
+			s.cancel(nil)
+		}
+		s.ctx, s.actx, s.cancel, s.parent, s.lent = nil, nil, nil, nil, false
 	}
 	s.mu.Unlock()
 	s.free.CompareAndSwap(nil, s)

@@ -117,3 +117,74 @@ func TestIdleReuseStillTimesOut(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// With CallContext, the stream runs under the caller's context, derives
+// none of its own (a new context per call allocates nothing more than the
+// activity hook), and a stall cancels that context with the timeout.
+func TestIdleCallContextCancelsTheCallersContext(t *testing.T) {
+	var stall atomic.Bool
+	var got atomic.Pointer[context.Context]
+	base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+		got.Store(&ctx)
+		if stall.Load() {
+			return &idleFake{ctx: ctx, blockAll: true}, nil
+		}
+		return &idleFake{ctx: ctx, start: time.Now(), chunks: []string{"a"}}, nil
+	}
+	var mu sync.Mutex
+	var lent context.Context
+	var lentCancel context.CancelCauseFunc
+	callCtx := func(ctx context.Context) context.CancelCauseFunc {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx == lent {
+			return lentCancel
+		}
+		return nil
+	}
+	f := IdleTimeout(base, IdleConfig{Timeout: 60 * time.Millisecond, ReuseContext: true, CallContext: callCtx})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	mu.Lock()
+	lent, lentCancel = ctx, cancel
+	mu.Unlock()
+	s, err := f(ctx, &llm.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() {
+	}
+	if s.Err() != nil || llm.BaseContext(*got.Load()) != ctx {
+		t.Fatalf("%v: the inner stream did not run under the caller's context", s.Err())
+	}
+	s.Close()
+	stall.Store(true)
+	s, err = f(ctx, &llm.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() {
+	}
+	if !errors.Is(s.Err(), ErrIdleTimeout) || !errors.Is(context.Cause(ctx), ErrIdleTimeout) {
+		t.Fatalf("stalled call: %v, caller's context %v", s.Err(), context.Cause(ctx))
+	}
+	s.Close()
+	// Another context, not the caller's own: the stream derives one and
+	// leaves the caller's alone.
+	stall.Store(false)
+	other, cancelOther := context.WithCancel(context.Background())
+	defer cancelOther()
+	s, err = f(other, &llm.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Next() {
+	}
+	if s.Err() != nil || llm.BaseContext(*got.Load()) == other {
+		t.Fatalf("%v: a context not lent was used as the stream's own", s.Err())
+	}
+	s.Close()
+	if other.Err() != nil {
+		t.Fatal("the stream cancelled a context it did not own")
+	}
+}

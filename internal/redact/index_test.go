@@ -39,12 +39,18 @@ func FuzzIndexMatchesReference(f *testing.F) {
 	f.Add("see sk-abcdefghijklmnopqrstu and Bearer abcdefghij", "the-key-value-1")
 	f.Add("xsk-abcdefghijklmnopqrstu bsk-abcdefghijklmnopqrstuv", "")
 	f.Add(`{"error":"bad key the-key-value-1"}`, "the-key-value-1")
+	f.Add("Basic abcdefgh", "")
+	f.Add("k:12345678", "12345678")
 	f.Fuzz(func(t *testing.T, text, key string) {
 		for _, r := range []*Redactor{nil, New(), New(key)} {
 			i, n := r.index([]byte(text))
 			ri, rn := refIndex(r, []byte(text))
 			if i != ri || n != rn {
 				t.Fatalf("index(%q) with key %q = %d,%d; the reference says %d,%d", text, key, i, n, ri, rn)
+			}
+			// String, Bytes and Contains skip a text shorter than minMatch.
+			if i >= 0 && n < minMatch {
+				t.Fatalf("index(%q) with key %q matched %d bytes, fewer than minMatch", text, key, n)
 			}
 		}
 	})

@@ -317,8 +317,18 @@ func (r *Redactor) Append(dst, s []byte) []byte {
 // unsafeBytes views s as bytes for reading only.
 func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
+// minMatch is the length of the shortest text index can match: a
+// literal form is at least MinSecretLen bytes long, a key prefix takes 16
+// more bytes and an authorization scheme 8 more. Contains, String and
+// Bytes answer a shorter text (a tool's "ok", an empty field) without
+// scanning it, in the caller.
+const minMatch = MinSecretLen
+
 // Contains reports whether s holds a secret.
 func (r *Redactor) Contains(s string) bool {
+	if len(s) < minMatch {
+		return false
+	}
 	i, _ := r.index(unsafeBytes(s))
 	return i >= 0
 }
@@ -326,6 +336,13 @@ func (r *Redactor) Contains(s string) bool {
 // String returns s with every secret replaced by Marker; s itself (no
 // allocation) when it holds none.
 func (r *Redactor) String(s string) string {
+	if len(s) < minMatch {
+		return s
+	}
+	return r.redactString(s)
+}
+
+func (r *Redactor) redactString(s string) string {
 	b := unsafeBytes(s)
 	i, _ := r.index(b)
 	if i < 0 {
@@ -338,6 +355,13 @@ func (r *Redactor) String(s string) string {
 // Bytes returns b with every secret replaced by Marker: b itself when it
 // holds none, else a new slice.
 func (r *Redactor) Bytes(b []byte) []byte {
+	if len(b) < minMatch {
+		return b
+	}
+	return r.redactBytes(b)
+}
+
+func (r *Redactor) redactBytes(b []byte) []byte {
 	if i, _ := r.index(b); i < 0 {
 		return b
 	}
