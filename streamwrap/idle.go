@@ -166,9 +166,9 @@ type idleStream struct {
 	cancel context.CancelCauseFunc
 	// lent says ctx is the caller's (IdleConfig.CallContext), which the
 	// stream cancels only at a timeout.
-	lent bool
-	timer  *time.Timer
-	epoch  time.Time
+	lent  bool
+	timer *time.Timer
+	epoch time.Time
 	// fireFn and activityFn are the bound methods, made once.
 	fireFn, activityFn func()
 	// deadline is the time since epoch at which the timer may fire; activity
