@@ -247,10 +247,10 @@ func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc
 	size := 0
 	tooLarge := false
 	emit := p.OnEvent != nil
-	// A chain whose outer layer steps (llm.Stepper) gives the event and
-	// the message in one call instead of three.
-	st, _ := s.(llm.Stepper)
-	quiet := st != nil && !emit
+	// The chain's outer layer steps (llm.Stepper): the event and the
+	// message in one call instead of three.
+	st := llm.Stepping(s)
+	quiet := !emit
 	if quiet {
 		// Nobody sees the events: a loop that holds nothing but the size.
 		if stepPast(st, p.MaxMessageBytes) {
@@ -260,24 +260,12 @@ func (r *runner) drain(ctx, cctx context.Context, cancel context.CancelCauseFunc
 		}
 	}
 	for !quiet {
-		var e *llm.Event
-		var msg *llm.Message
-		if st != nil {
-			var ok bool
-			if e, msg, ok = st.Step(); !ok {
-				break
-			}
-		} else {
-			if !s.Next() {
-				break
-			}
-			e = s.Event()
+		e, msg, ok := st.Step()
+		if !ok {
+			break
 		}
 		size += len(e.Delta)
 		if emit {
-			if msg == nil {
-				msg = s.Message()
-			}
 			r.ev = Event{Kind: EventStream, Turn: r.turn, Stream: e, Message: r.redactedStreamMessage(e, msg)}
 			p.OnEvent(&r.ev)
 		}

@@ -341,18 +341,10 @@ func (s *Server) proxy(w wire) streamHandler {
 		pendingStart := false
 		// The chain's stream steps (one dynamic call per event, not the
 		// three of Next, Event and Message) where it can.
-		stepper, _ := st.(llm.Stepper)
+		stepper := llm.Stepping(st)
 		for {
-			var ev *llm.Event
-			var m *llm.Message
-			if stepper != nil {
-				var ok bool
-				if ev, m, ok = stepper.Step(); !ok {
-					break
-				}
-			} else if st.Next() {
-				ev, m = st.Event(), st.Message()
-			} else {
+			ev, m, ok := stepper.Step()
+			if !ok {
 				break
 			}
 			if holdStart && ev.Type == llm.EventStart {

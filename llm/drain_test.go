@@ -63,3 +63,28 @@ func TestDrain(t *testing.T) {
 		}
 	}
 }
+
+// Stepping gives a Stepper itself, and a plain stream a StreamStepper
+// whose steps are Next, Event and Message: the event only while Next
+// reports true, the message at every step.
+func TestStepping(t *testing.T) {
+	stepper := &stepStream{countStream{n: 1}}
+	if Stepping(stepper) != Stepper(stepper) {
+		t.Fatal("a Stepper was wrapped")
+	}
+	plain := &countStream{n: 2}
+	st := Stepping(plain)
+	for i := 0; i < 2; i++ {
+		ev, m, ok := st.Step()
+		if !ok || ev != &plain.ev || m != &plain.msg || len(m.Content) != i+1 {
+			t.Fatalf("step %d: %v %v %v", i, ev, m, ok)
+		}
+	}
+	ev, m, ok := st.Step()
+	if ok || ev != nil || m != &plain.msg || m.StopReason != StopError {
+		t.Fatalf("last step: %v %v %v", ev, m, ok)
+	}
+	if plain.next != 3 || plain.step != 0 {
+		t.Errorf("%d Next and %d Step calls, want 3 and 0", plain.next, plain.step)
+	}
+}

@@ -115,6 +115,27 @@ type Stepper interface {
 	Step() (ev *Event, msg *Message, ok bool)
 }
 
+// StreamStepper is a Stepper over a stream that does not step itself:
+// Next, then Event (nil once Next reports false) and Message. Embedded in
+// the value that holds it, it adapts without allocating.
+type StreamStepper struct{ S Stream }
+
+func (a *StreamStepper) Step() (ev *Event, msg *Message, ok bool) {
+	if ok = a.S.Next(); ok {
+		ev = a.S.Event()
+	}
+	return ev, a.S.Message(), ok
+}
+
+// Stepping returns s as a Stepper: s itself when it steps, else a
+// StreamStepper over it (allocated).
+func Stepping(s Stream) Stepper {
+	if st, ok := s.(Stepper); ok {
+		return st
+	}
+	return &StreamStepper{S: s}
+}
+
 // StreamFunc sends a request and returns the stream of its answer. A
 // returned error means no stream was started (the request could not be sent
 // or was refused before streaming); failures after that are in-stream.

@@ -43,22 +43,7 @@ type eventViews interface {
 // so the layer above calls it directly. Each decorator type defines its own
 // Step (never base: a promoted Step would bypass the type's Event and
 // Message overrides); an inner stream without one is reached through
-// leafStep.
-
-// leafStep adapts a stream that does not implement llm.Stepper (a test
-// stream, a provider of another package) to it.
-type leafStep struct {
-	s llm.Stream
-}
-
-func (l *leafStep) Step() (*llm.Event, *llm.Message, bool) {
-	ok := l.s.Next()
-	var ev *llm.Event
-	if ok {
-		ev = l.s.Event()
-	}
-	return ev, l.s.Message(), ok
-}
+// an llm.StreamStepper held in the layer.
 
 // passer is implemented by decorator streams that pass most events through
 // untouched and without looking at them (the stop-reason stage passes every
@@ -180,7 +165,7 @@ type base struct {
 	pt    *passThrough
 	views eventViews      // nil for production streams
 	raw   RawStopReasoner // nil when the inner stream has no raw stop reason
-	leaf  leafStep
+	leaf  llm.StreamStepper
 }
 
 func (b *base) init(inner llm.Stream) {
@@ -195,7 +180,7 @@ func (b *base) init(inner llm.Stream) {
 		if st, ok := inner.(llm.Stepper); ok {
 			b.next = st
 		} else {
-			b.leaf.s = inner
+			b.leaf.S = inner
 			b.next = &b.leaf
 		}
 	}
