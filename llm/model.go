@@ -163,6 +163,7 @@ func ParseProvider(s string) (Provider, error) {
 	return Provider(s), nil
 }
 
+// closest returns the candidate within limit edits of s, or "".
 func closest[T ~string](s string, candidates []T, limit int) string {
 	best, bestD := "", limit+1
 	for _, c := range candidates {
