@@ -126,7 +126,7 @@ func IdleTimeout(next llm.StreamFunc, cfg IdleConfig) llm.StreamFunc {
 	return func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 		s := free.Swap(nil)
 		if s == nil {
-			s = &idleStream{cfg: cfg, free: free}
+			s = &idleStream{cfg: cfg, free: free, epoch: time.Now(), at: -1}
 			s.fireFn, s.activityFn = s.fire, s.activity
 		}
 		s.begin(ctx)
@@ -135,16 +135,16 @@ func IdleTimeout(next llm.StreamFunc, cfg IdleConfig) llm.StreamFunc {
 			if inner != nil {
 				inner.Close()
 			}
-			s.stop()
+			s.disarm()
 			return nil, s.timeoutErr()
 		}
 		if err != nil {
-			s.stop()
+			s.disarm()
 			s.release()
 			return nil, err
 		}
 		if cfg.Scope == IdleCreationOnly {
-			s.stop()
+			s.disarm()
 		}
 		s.init(inner)
 		if s.ReportsActivity() {
@@ -168,6 +168,7 @@ type idleStream struct {
 	// stream cancels only at a timeout.
 	lent  bool
 	timer *time.Timer
+	// epoch is when the state was made; deadlines and at are times since.
 	epoch time.Time
 	// fireFn and activityFn are the bound methods, made once.
 	fireFn, activityFn func()
@@ -179,8 +180,13 @@ type idleStream struct {
 	fired atomic.Bool
 	// mu orders the timer's decision to fire with the start and end of a
 	// call, so that a late firing never reaches the next call.
-	mu      sync.Mutex
-	armed   bool
+	mu sync.Mutex
+	// armed says a call is policed (written under mu by the stream's own
+	// goroutine, which alone may read it without mu).
+	armed bool
+	// at is when the timer is due (time since epoch), or -1 when it is
+	// not pending (as far as the state knows: a firing clears it).
+	at      time.Duration
 	idleErr *IdleTimeoutError
 	ended   bool
 	closed  bool
@@ -203,7 +209,11 @@ const (
 )
 
 // begin starts a call under ctx: the contexts of the previous call are
-// kept when allowed and still live, and the timer is armed.
+// kept when allowed and still live, and the call is armed. The timer is
+// reset only when it is not pending or due after the call's first
+// deadline: a timer still pending from an earlier call of a kept state
+// (see release) is due no later than that, and its firing re-arms it for
+// the deadline, so that calls one after another touch no timer.
 func (s *idleStream) begin(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,38 +238,50 @@ func (s *idleStream) begin(ctx context.Context) {
 	s.mode.Store(idleEachEvent)
 	s.idleErr = nil
 	s.ended, s.closed = false, false
-	s.epoch = time.Now()
+	t0 := time.Now()
 	first := s.cfg.Timeout
 	if s.cfg.LastToolActivity != nil {
 		if t := s.cfg.LastToolActivity(); !t.IsZero() {
-			// Measured from the epoch just taken: one clock read less,
+			// Measured from the time just taken: one clock read less,
 			// and the first deadline is then exactly t + Timeout.
-			if since := s.epoch.Sub(t); since >= 0 && since < s.cfg.Timeout {
+			if since := t0.Sub(t); since >= 0 && since < s.cfg.Timeout {
 				first = max(s.cfg.Timeout-since, time.Millisecond)
 			}
 		}
 	}
-	s.deadline.Store(int64(first))
+	d := t0.Sub(s.epoch) + first
+	s.deadline.Store(int64(d))
 	s.armed = true
-	if s.timer == nil {
+	switch {
+	case s.timer == nil:
 		s.timer = time.AfterFunc(first, s.fireFn)
-	} else {
+		s.at = d
+	case s.at < 0 || s.at > d:
 		s.timer.Reset(first)
+		s.at = d
 	}
 }
 
 // release ends the call: the state goes back for the next call, its
 // contexts kept only when ReuseContext allows it and nothing cancelled
-// them.
+// them. The timer is left pending with the contexts kept (it goes quiet
+// when it fires disarmed, at most Timeout later: the next call's begin
+// then resets it), and stopped otherwise.
 func (s *idleStream) release() {
 	s.base.clear()
 	s.mu.Lock()
 	keep := s.cfg.ReuseContext && !s.fired.Load()
-	if !keep && s.cancel != nil {
-		if !s.lent {
-			s.cancel(nil)
+	if !keep {
+		if s.cancel != nil {
+			if !s.lent {
+				s.cancel(nil)
+			}
+			s.ctx, s.actx, s.cancel, s.parent, s.lent = nil, nil, nil, nil, false
 		}
-		s.ctx, s.actx, s.cancel, s.parent, s.lent = nil, nil, nil, nil, false
+		if s.at >= 0 {
+			s.timer.Stop()
+			s.at = -1
+		}
 	}
 	s.mu.Unlock()
 	s.free.CompareAndSwap(nil, s)
@@ -311,6 +333,7 @@ func (s *idleStream) markDelivered(mode uint32) {
 
 func (s *idleStream) fire() {
 	s.mu.Lock()
+	s.at = -1
 	if s.fired.Load() || !s.armed {
 		s.mu.Unlock()
 		return
@@ -319,6 +342,7 @@ func (s *idleStream) fire() {
 	now := time.Since(s.epoch)
 	if d := time.Duration(s.deadline.Load()); d > now {
 		s.timer.Reset(d - now)
+		s.at = d
 		s.mu.Unlock()
 		return
 	}
@@ -329,6 +353,7 @@ func (s *idleStream) fire() {
 		s.extend(now + s.cfg.Timeout)
 		s.mode.CompareAndSwap(idleDirty, idleHeld)
 		s.timer.Reset(s.cfg.Timeout)
+		s.at = now + s.cfg.Timeout
 		s.mu.Unlock()
 		return
 	}
@@ -345,11 +370,16 @@ func (s *idleStream) fire() {
 	cancel(err)
 }
 
-func (s *idleStream) stop() {
+// disarm ends the policing of the call; the timer, when it fires, finds
+// the call disarmed and does nothing (release decides whether it is
+// stopped before then).
+func (s *idleStream) disarm() {
+	if !s.armed {
+		return
+	}
 	s.mu.Lock()
 	s.armed = false
 	s.mu.Unlock()
-	s.timer.Stop()
 }
 
 func (s *idleStream) timeoutErr() *IdleTimeoutError {
@@ -415,7 +445,7 @@ func (s *idleStream) end() {
 	// Not dirty, so that passes holds no more (a fused diagnostics layer
 	// then hands everything to settle, which knows the stream ended).
 	s.mode.Store(idleEachEvent)
-	s.stop()
+	s.disarm()
 }
 
 // markTimedOut turns the end of the stream into the idle-timeout failure.
@@ -447,7 +477,7 @@ func (s *idleStream) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.stop()
+	s.disarm()
 	err := s.closeInner()
 	s.release()
 	return err
