@@ -61,3 +61,24 @@ func TestStepMatchesNext(t *testing.T) {
 		t.Fatalf("stream of %d events without a terminal event", len(evs))
 	}
 }
+
+// layerOf answers what init's interface assertions would for every
+// decorator type, and nothing for other streams.
+func TestLayerOfAgreesWithAssertions(t *testing.T) {
+	streams := []llm.Stream{new(stageStream), new(promoteStream), new(trimStream), new(repairStream),
+		new(entityStream), new(transformStream), new(stopStream), new(dropStream), new(idleStream), new(diagStream)}
+	for _, s := range streams {
+		l := layerOf(s)
+		_, isPasser := s.(passer)
+		st, _ := s.(llm.Stepper)
+		v, _ := s.(eventViews)
+		raw, _ := s.(RawStopReasoner)
+		_, reporter := s.(llm.ActivityReporter)
+		if l.b == nil || (l.p != nil) != isPasser || l.st != st || l.views != v || l.raw != raw || !reporter {
+			t.Errorf("%T: layerOf disagrees with the assertions", s)
+		}
+	}
+	if l := layerOf(newScript()); l.b != nil {
+		t.Error("layerOf took a test stream for a decorator")
+	}
+}

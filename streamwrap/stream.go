@@ -171,6 +171,24 @@ type base struct {
 func (b *base) init(inner llm.Stream) {
 	b.inner = inner
 	b.next = nil
+	if l := layerOf(inner); l.b != nil {
+		// A decorator of this package: what the assertions below would
+		// find, known from its type.
+		if l.p != nil {
+			if pt := l.p.passThrough(); pt != nil {
+				b.next = pt
+			}
+		}
+		if b.next == nil {
+			b.next = l.st
+		}
+		b.setNext(b.next)
+		if l.b.views != nil { // l.hasViews()
+			b.views = l.views
+		}
+		b.raw = l.raw
+		return
+	}
 	if p, ok := inner.(passer); ok {
 		if pt := p.passThrough(); pt != nil {
 			b.next = pt
@@ -189,6 +207,50 @@ func (b *base) init(inner llm.Stream) {
 		b.views = v
 	}
 	b.raw, _ = inner.(RawStopReasoner)
+}
+
+// layer is a decorator stream of this package seen through the interfaces
+// base.init asks of the stream it wraps: b is its base, p nil when it is no
+// passer; every decorator steps, has views (base's) and forwards the raw
+// stop reason (base's).
+type layer struct {
+	b     *base
+	st    llm.Stepper
+	p     passer
+	views eventViews
+	raw   RawStopReasoner
+}
+
+// layerOf returns s as a layer when it is a decorator of this package, else
+// a layer with a nil b. It switches on the concrete types, which costs no
+// itab lookups: init's interface assertions on the same call sites see a
+// different type in each layer, and miss the runtime's per-site caches for
+// a chain's first thousands of streams (TestLayerOfAgreesWithAssertions
+// holds it to the assertions).
+func layerOf(s llm.Stream) layer {
+	switch v := s.(type) {
+	case *stageStream:
+		return layer{&v.base, v, v, v, v}
+	case *promoteStream:
+		return layer{&v.base, v, nil, v, v}
+	case *trimStream:
+		return layer{&v.base, v, v, v, v}
+	case *repairStream:
+		return layer{&v.base, v, v, v, v}
+	case *entityStream:
+		return layer{&v.base, v, v, v, v}
+	case *transformStream:
+		return layer{&v.base, v, nil, v, v}
+	case *stopStream:
+		return layer{&v.base, v, v, v, v}
+	case *dropStream:
+		return layer{&v.base, v, nil, v, v}
+	case *idleStream:
+		return layer{&v.base, v, nil, v, v}
+	case *diagStream:
+		return layer{&v.base, v, nil, v, v}
+	}
+	return layer{}
 }
 
 // setNext makes n what b pulls from (next), and sets src, pass and pt.
@@ -268,6 +330,13 @@ func (b *base) RawStopReason() []byte {
 // ReportsActivity forwards the inner stream's llm.ActivityReporter answer:
 // a decorator adds no waits of its own.
 func (b *base) ReportsActivity() bool {
+	for {
+		l := layerOf(b.inner)
+		if l.b == nil {
+			break
+		}
+		b = l.b // its answer is its base's
+	}
 	r, ok := b.inner.(llm.ActivityReporter)
 	return ok && r.ReportsActivity()
 }
