@@ -398,7 +398,10 @@ func (s *idleStream) Step() (*llm.Event, *llm.Message, bool) {
 	if s.ended {
 		return nil, s.Message(), false
 	}
-	ev, msg, ok := s.next.Step()
+	ev, msg, ok := s.src.Step() // (base.src)
+	if !ok || s.pass&passBit(ev) == 0 {
+		ev, msg, ok = s.up(ev, msg, ok)
+	}
 	return s.settle(ev, msg, ok)
 }
 
