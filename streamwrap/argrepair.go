@@ -90,6 +90,37 @@ func (a *argState) clearIndex() {
 	a.preSeen, a.pre, a.disabled, a.logged = false, false, false, false
 }
 
+// add appends delta d to the joined buffer and brings the buffer's
+// UTF-16 length, balanced-span scan, smart-quote and closer flags up to
+// date (FuzzArgStateAdd holds them to the whole buffer's).
+func (a *argState) add(d []byte) {
+	// A short delta is read once for what the steps below ask of it: all
+	// ASCII (one UTF-16 unit a byte, no part of a smart quote) and a
+	// closer.
+	ascii, closer := false, false
+	if len(d) <= shortDelta {
+		ascii, closer = scanDelta(d)
+	} else if !a.closer {
+		closer = hasCloser(d)
+	}
+	old := len(a.buf)
+	a.buf = append(a.buf, d...)
+	if ascii {
+		a.units += len(d)
+	} else {
+		a.units += utf16Len(d)
+	}
+	a.span.feed(a.buf, old)
+	if !a.smart && !ascii {
+		// An ASCII delta completes no smart quote: its three bytes would
+		// lie in the two before it.
+		a.smart = hasSmartQuote(a.buf[max(0, old-2):])
+	}
+	if closer {
+		a.closer = true
+	}
+}
+
 type repairStream struct {
 	base
 	cfg      RepairConfig
@@ -165,13 +196,7 @@ func (s *repairStream) onDelta(e *llm.Event) {
 	if st.disabled {
 		return
 	}
-	old := len(st.buf)
-	st.buf = append(st.buf, e.Delta...)
-	st.units += utf16Len(e.Delta)
-	st.span.feed(st.buf, old)
-	if !st.smart {
-		st.smart = hasSmartQuote(st.buf[max(0, old-2):])
-	}
+	st.add(e.Delta)
 	if st.units > repair.OpenClawMaxBuffer {
 		st.buf = st.buf[:0]
 		st.units = 0
@@ -182,9 +207,6 @@ func (s *repairStream) onDelta(e *llm.Event) {
 		st.repaired = st.repaired[:0]
 		st.disabled = true
 		return
-	}
-	if !st.closer && hasCloser(e.Delta) {
-		st.closer = true
 	}
 	// OpenClawShouldTry scans the buffer for a closer only to learn whether
 	// it has one; st.closer answers that in O(1), keeping long arguments
@@ -398,6 +420,23 @@ func hasCloser(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// shortDelta is the longest delta scanDelta reads; hasCloser's IndexByte
+// is faster past it.
+const shortDelta = 32
+
+// scanDelta reports, in one pass over b, whether b is all ASCII and
+// whether it holds a '}' or ']' byte (hasCloser).
+func scanDelta(b []byte) (ascii, closer bool) {
+	var or byte
+	for _, c := range b {
+		or |= c
+		if c == '}' || c == ']' {
+			closer = true
+		}
+	}
+	return or < 0x80, closer
 }
 
 // hasSmartQuote reports a UTF-8 U+201C, U+201D, U+201E or U+201F in b.

@@ -113,3 +113,25 @@ func FuzzHasJSSpace(f *testing.F) {
 		}
 	})
 }
+
+// FuzzArgStateAdd: whatever the deltas, argState.add leaves the UTF-16
+// length, the closer and smart-quote flags and the span scan what they are
+// for the joined buffer as a whole.
+func FuzzArgStateAdd(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, "x {\u201cpath\u201d:\u201cx\u201d}", "ab\xe2\x80", "\x9c}", `{"p":"` + strings.Repeat("abcdefgh", 6) + `"}`, "😀]\xff"} {
+		f.Add(s, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, text string, step uint8) {
+		var a argState
+		n := int(step%40) + 1
+		for i := 0; i < len(text); i += n {
+			a.add([]byte(text[i:min(len(text), i+n)]))
+			var z spanScan
+			z.feed(a.buf, 0)
+			if a.units != utf16Len(a.buf) || a.closer != hasCloser(a.buf) || a.smart != hasSmartQuote(a.buf) ||
+				a.span.closed != z.closed || a.span.overflow != z.overflow {
+				t.Fatalf("after %q: units %d closer %v smart %v closed %v", a.buf, a.units, a.closer, a.smart, a.span.closed)
+			}
+		}
+	})
+}

@@ -5,11 +5,13 @@ import (
 	"context"
 	"math/rand/v2"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ocbench/ocbench/llm"
 )
 
-// TestHasCloser checks hasCloser against bytes.IndexAny(b, "}]") on short
+// TestHasCloser checks hasCloser and scanDelta against bytes.IndexAny(b,
+// "}]") (and scanDelta's ASCII against the UTF-16 length) on short
 // and long fragments, with multi-byte and invalid UTF-8 around the closers.
 func TestHasCloser(t *testing.T) {
 	alphabet := []byte("ab{}[]\"\\ \xe2\x80\x9c\xff\xc2\xa0")
@@ -19,8 +21,13 @@ func TestHasCloser(t *testing.T) {
 		for i := range b {
 			b[i] = alphabet[r.IntN(len(alphabet))]
 		}
-		if got, want := hasCloser(b), bytes.IndexAny(b, "}]") >= 0; got != want {
+		want := bytes.IndexAny(b, "}]") >= 0
+		if got := hasCloser(b); got != want {
 			t.Fatalf("hasCloser(%q) = %v, want %v", b, got, want)
+		}
+		ascii, closer := scanDelta(b)
+		if closer != want || ascii != (utf8.Valid(b) && utf16Len(b) == len(b)) {
+			t.Fatalf("scanDelta(%q) = %v, %v", b, ascii, closer)
 		}
 	}
 }
