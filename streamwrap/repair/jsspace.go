@@ -53,6 +53,9 @@ func jsTrimRight(b []byte, i, j int) int {
 
 // jsTrim returns the bounds of b[i:j] trimmed as JavaScript trims.
 func jsTrim(b []byte, i, j int) (int, int) {
+	if i < j && b[i]-0x21 < 0x5f && b[j-1]-0x21 < 0x5f {
+		return i, j // printable ASCII at both ends: nothing to trim
+	}
 	i = jsTrimLeft(b, i, j)
 	return i, jsTrimRight(b, i, j)
 }

@@ -41,10 +41,24 @@ func OpenClawTrigger(delta []byte, hasRepair bool, bufHasCloser func() bool) boo
 		return true
 	}
 	i, j := jsTrim(delta, 0, len(delta))
-	if i == j || utf16Len(delta[i:j]) > maxTrailingUnits {
+	if i == j || tooLongForJunk(delta[i:j]) {
 		return false
 	}
 	return bufHasCloser()
+}
+
+// tooLongForJunk is utf16Len(s) > maxTrailingUnits, counted only when the
+// byte length does not decide it: a UTF-16 unit takes 1 to 3 bytes (a
+// 4-byte rune is 2 units), so len(s) bounds the count from above and
+// len(s)/3 from below.
+func tooLongForJunk(s []byte) bool {
+	switch {
+	case len(s) <= maxTrailingUnits:
+		return false
+	case len(s) >= 3*(maxTrailingUnits+1):
+		return true
+	}
+	return utf16Len(s) > maxTrailingUnits
 }
 
 // UTF16Len is the length of s in UTF-16 code units, JavaScript's

@@ -192,3 +192,20 @@ func TestEntityTableLookup(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTrigger holds jsTrim's printable-ASCII shortcut to the rune-by-rune
+// trim, and tooLongForJunk to the UTF-16 count it bounds.
+func FuzzTrigger(f *testing.F) {
+	for _, s := range []string{"", " a", "abc", "abcd", "a\u00a0", "😀😀", "ab\xff\xfe", "\u2028x}", "0123456789ab"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		i, j := jsTrim(s, 0, len(s))
+		if li := jsTrimLeft(s, 0, len(s)); i != li || j != jsTrimRight(s, li, len(s)) {
+			t.Fatalf("jsTrim(%q) = %d, %d", s, i, j)
+		}
+		if got, want := tooLongForJunk(s), utf16Len(s) > maxTrailingUnits; got != want {
+			t.Fatalf("tooLongForJunk(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
