@@ -175,3 +175,55 @@ func FuzzPassThrough(f *testing.F) {
 		samePassThrough(t, wires[int(w)%len(wires)], body)
 	})
 }
+
+// FuzzTrimSteady: whenever trimming takes its fast path on an argument
+// delta (steady), a full normalize of the live message would change no
+// tool call's name or id, nor the ids' pass: the fast path skips nothing.
+func FuzzTrimSteady(f *testing.F) {
+	f.Add(uint8(0), synth.OpenAIChatStream(12, 5))
+	f.Add(uint8(1), synth.AnthropicStream(12, 5))
+	f.Add(uint8(2), synth.ResponsesStream(40, 7))
+	f.Add(uint8(0), []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"[tool:read]{\\\"path\\\":\\\"a\\\"}\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"))
+	wires := []provider.Wire{provider.WireOpenAIChat, provider.WireAnthropic, provider.WireOpenAIResponses}
+	f.Fuzz(func(t *testing.T, w uint8, body []byte) {
+		wire := wires[int(w)%len(wires)]
+		base := func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+			return provider.NewDecoder(wire, bytes.NewReader(body), provider.Options{API: req.Model.API, Provider: req.Model.Provider}), nil
+		}
+		tools := NewAllowlist("read", "write", "exec", "lookup", "search")
+		f := argumentStage(base, repair.ProfileExtended, true)
+		f = PromoteStandaloneTextToolCalls(f, tools)
+		f = TrimToolCallNames(f, TrimConfig{Allowed: tools, UnknownToolThreshold: DefaultUnknownToolThreshold})
+		st, err := f(context.Background(), &llm.Request{Model: llm.Model{API: wire.API()}})
+		if err != nil {
+			t.Skip()
+		}
+		ts := st.(*trimStream)
+		defer ts.Close()
+		for {
+			ev, msg, ok := ts.next.Step()
+			if ok && ev.Type == llm.EventToolCallDelta && ts.views == nil && ts.steady(msg, ev.ContentIndex) {
+				before := record1(msg)
+				calls := ts.calls
+				ts.normalize(msg)
+				if after := record1(msg); after != before || ts.calls != calls {
+					t.Fatalf("steady at %d, but normalize changed %s into %s (calls %d -> %d)", ev.ContentIndex, before, after, calls, ts.calls)
+				}
+			}
+			if _, _, ok = ts.settle(ev, msg, ok); !ok {
+				return
+			}
+		}
+	})
+}
+
+// record1 writes every tool call's index, id and name.
+func record1(m *llm.Message) string {
+	var out []byte
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Type == llm.BlockToolCall {
+			out = fmt.Appendf(out, "[%d %q %q]", i, b.ID, b.Name)
+		}
+	}
+	return string(out)
+}

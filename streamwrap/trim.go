@@ -135,6 +135,13 @@ type trimStream struct {
 	counted  bool // streamAttemptAlreadyCounted
 	finished bool
 	pt       passThrough
+	// steadyMsg, steadyLen and steadyCalls: the last normalize was of
+	// steadyMsg, then of steadyLen blocks, with tool calls (at the indexes
+	// below 64 of steadyCalls' bits, and maybe beyond), and found every
+	// one as the pass before left it (it changed nothing); nil otherwise.
+	steadyMsg   *llm.Message
+	steadyLen   int
+	steadyCalls uint64
 }
 
 func (s *trimStream) Next() bool {
@@ -172,6 +179,13 @@ func (s *trimStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Even
 		llm.EventThinkingStart, llm.EventThinkingDelta, llm.EventThinkingEnd:
 		// Fast path: these events change no tool call's name or id.
 		if s.views == nil {
+			return s.Event(), s.Message(), true
+		}
+	case llm.EventToolCallDelta:
+		// Fast path: an argument delta changes only its own block, so a
+		// live message the last normalize left as it was, whose block at
+		// the delta is still as that pass found it, needs nothing.
+		if s.views == nil && s.steady(s.curMessage(), e.ContentIndex) {
 			return s.Event(), s.Message(), true
 		}
 	}
@@ -214,13 +228,18 @@ func (s *trimStream) Close() error {
 // is idempotent), and the id pass is skipped when every id is as it left
 // them, so a steady stream costs one comparison per tool call per event.
 func (s *trimStream) normalize(m *llm.Message) {
-	calls, stable := 0, true
+	calls, stable, same := 0, true, true
+	var mask uint64
+	s.steadyMsg = nil
 	for i := range m.Content {
 		b := &m.Content[i]
 		if !isToolCall(b) {
 			continue
 		}
 		calls++
+		if i < 64 {
+			mask |= 1 << i
+		}
 		var r *resolvedName
 		if i < len(s.resolved) {
 			r = &s.resolved[i]
@@ -230,6 +249,7 @@ func (s *trimStream) normalize(m *llm.Message) {
 		if r.same && bytes.Equal(r.fid, b.ID) && bytes.Equal(r.name, b.Name) {
 			continue // the steady state: both checks below pass
 		}
+		same = false
 		if !r.idsOK || !bytes.Equal(r.fid, b.ID) {
 			stable = false
 		}
@@ -246,6 +266,9 @@ func (s *trimStream) normalize(m *llm.Message) {
 		r.same = r.idsOK && bytes.Equal(r.id, r.fid)
 	}
 	if calls == 0 || stable && calls == s.calls {
+		if same && calls > 0 {
+			s.steadyMsg, s.steadyLen, s.steadyCalls = m, len(m.Content), mask
+		}
 		return
 	}
 	s.calls = calls
@@ -267,6 +290,20 @@ func (s *trimStream) normalize(m *llm.Message) {
 		r.idsOK = true
 		r.same = r.ok && bytes.Equal(r.id, r.fid)
 	}
+}
+
+// steady reports whether normalize(m) would find m as its last pass left
+// it, on an argument delta of block i (which only that block can have
+// changed): that pass was of m, found it steady, m has as many blocks,
+// and block i was and is a tool call whose name and id are as that pass
+// found.
+func (s *trimStream) steady(m *llm.Message, i int) bool {
+	if m != s.steadyMsg || len(m.Content) != s.steadyLen || uint(i) >= 64 || s.steadyCalls&(1<<i) == 0 ||
+		i >= len(m.Content) || i >= len(s.resolved) {
+		return false
+	}
+	b, r := &m.Content[i], &s.resolved[i]
+	return isToolCall(b) && r.same && bytes.Equal(r.fid, b.ID) && bytes.Equal(r.name, b.Name)
 }
 
 // slot returns the resolution cache of content index i, growing the
