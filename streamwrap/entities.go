@@ -108,7 +108,16 @@ func (s *entityStream) settle(ev *llm.Event, msg *llm.Message, ok bool) (*llm.Ev
 	}
 	e := s.curEvent()
 	switch e.Type {
-	case llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd, llm.EventDone, llm.EventError:
+	case llm.EventToolCallDelta:
+		// Fast path: the delta's block is the only one it can change
+		// (see only), and it has no arguments to decode (isObject fails on
+		// none) while they are undecided.
+		if s.views == nil && e.ContentIndex >= 0 {
+			if b := s.curMessage().Block(e.ContentIndex); b == nil || len(b.Arguments) == 0 {
+				return s.Event(), s.Message(), true
+			}
+		}
+	case llm.EventToolCallStart, llm.EventToolCallEnd, llm.EventDone, llm.EventError:
 	default:
 		return s.Event(), s.Message(), true
 	}
