@@ -98,8 +98,8 @@ func (a *argState) add(d []byte) {
 	// ASCII (one UTF-16 unit a byte, no part of a smart quote) and a
 	// closer.
 	ascii, closer := false, false
-	if len(d) <= shortDelta {
-		ascii, closer = scanDelta(d)
+	if len(d) <= repair.ShortDelta {
+		ascii, closer = repair.ScanDelta(d)
 	} else if !a.closer {
 		closer = hasCloser(d)
 	}
@@ -420,23 +420,6 @@ func hasCloser(b []byte) bool {
 		}
 	}
 	return false
-}
-
-// shortDelta is the longest delta scanDelta reads; hasCloser's IndexByte
-// is faster past it.
-const shortDelta = 32
-
-// scanDelta reports, in one pass over b, whether b is all ASCII and
-// whether it holds a '}' or ']' byte (hasCloser).
-func scanDelta(b []byte) (ascii, closer bool) {
-	var or byte
-	for _, c := range b {
-		or |= c
-		if c == '}' || c == ']' {
-			closer = true
-		}
-	}
-	return or < 0x80, closer
 }
 
 // hasSmartQuote reports a UTF-8 U+201C, U+201D, U+201E or U+201F in b.

@@ -8,10 +8,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/streamwrap/repair"
 )
 
-// TestHasCloser checks hasCloser and scanDelta against bytes.IndexAny(b,
-// "}]") (and scanDelta's ASCII against the UTF-16 length) on short
+// TestHasCloser checks hasCloser and repair.ScanDelta against bytes.IndexAny(b,
+// "}]") (and its ASCII against the UTF-16 length) on short
 // and long fragments, with multi-byte and invalid UTF-8 around the closers.
 func TestHasCloser(t *testing.T) {
 	alphabet := []byte("ab{}[]\"\\ \xe2\x80\x9c\xff\xc2\xa0")
@@ -25,9 +26,9 @@ func TestHasCloser(t *testing.T) {
 		if got := hasCloser(b); got != want {
 			t.Fatalf("hasCloser(%q) = %v, want %v", b, got, want)
 		}
-		ascii, closer := scanDelta(b)
+		ascii, closer := repair.ScanDelta(b)
 		if closer != want || ascii != (utf8.Valid(b) && utf16Len(b) == len(b)) {
-			t.Fatalf("scanDelta(%q) = %v, %v", b, ascii, closer)
+			t.Fatalf("ScanDelta(%q) = %v, %v", b, ascii, closer)
 		}
 	}
 }

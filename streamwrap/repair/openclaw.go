@@ -37,14 +37,48 @@ func OpenClawShouldTry(delta, buf []byte, hasRepair bool) bool {
 // which is called at most once and only when the answer matters. It
 // allocates nothing.
 func OpenClawTrigger(delta []byte, hasRepair bool, bufHasCloser func() bool) bool {
-	if hasRepair || bytes.IndexByte(delta, '}') >= 0 || bytes.IndexByte(delta, ']') >= 0 {
+	if hasRepair {
+		return true
+	}
+	ascii := false
+	if len(delta) <= ShortDelta {
+		var closer bool
+		if ascii, closer = ScanDelta(delta); closer {
+			return true
+		}
+	} else if bytes.IndexByte(delta, '}') >= 0 || bytes.IndexByte(delta, ']') >= 0 {
 		return true
 	}
 	i, j := jsTrim(delta, 0, len(delta))
-	if i == j || tooLongForJunk(delta[i:j]) {
+	if i == j {
+		return false
+	}
+	if ascii { // one unit a byte
+		if j-i > maxTrailingUnits {
+			return false
+		}
+	} else if tooLongForJunk(delta[i:j]) {
 		return false
 	}
 	return bufHasCloser()
+}
+
+// ShortDelta is the longest delta ScanDelta is for: past it, IndexByte
+// finds closers faster.
+const ShortDelta = 32
+
+// ScanDelta reports, in one pass over b, whether b is all ASCII and
+// whether it holds a '}' or ']' byte (both ASCII, never part of a
+// multi-byte rune).
+func ScanDelta(b []byte) (ascii, closer bool) {
+	var or byte
+	for _, c := range b {
+		or |= c
+		if c == '}' || c == ']' {
+			closer = true
+		}
+	}
+	return or < 0x80, closer
 }
 
 // tooLongForJunk is utf16Len(s) > maxTrailingUnits, counted only when the

@@ -194,7 +194,8 @@ func TestEntityTableLookup(t *testing.T) {
 }
 
 // FuzzTrigger holds jsTrim's printable-ASCII shortcut to the rune-by-rune
-// trim, and tooLongForJunk to the UTF-16 count it bounds.
+// trim, tooLongForJunk to the UTF-16 count it bounds, and OpenClawTrigger
+// to its plain form.
 func FuzzTrigger(f *testing.F) {
 	for _, s := range []string{"", " a", "abc", "abcd", "a\u00a0", "😀😀", "ab\xff\xfe", "\u2028x}", "0123456789ab"} {
 		f.Add([]byte(s))
@@ -206,6 +207,17 @@ func FuzzTrigger(f *testing.F) {
 		}
 		if got, want := tooLongForJunk(s), utf16Len(s) > maxTrailingUnits; got != want {
 			t.Fatalf("tooLongForJunk(%q) = %v, want %v", s, got, want)
+		}
+		// OpenClawTrigger against its plain form.
+		for _, bufCloser := range []bool{false, true} {
+			want := bytes.IndexAny(s, "}]") >= 0
+			if !want {
+				i, j := jsTrim(s, 0, len(s))
+				want = i != j && utf16Len(s[i:j]) <= maxTrailingUnits && bufCloser
+			}
+			if got := OpenClawTrigger(s, false, func() bool { return bufCloser }); got != want {
+				t.Fatalf("OpenClawTrigger(%q, buffer closer %v) = %v", s, bufCloser, got)
+			}
 		}
 	})
 }
