@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/ocbench/ocbench/llm"
 )
@@ -127,7 +128,15 @@ func IdleTimeout(next llm.StreamFunc, cfg IdleConfig) llm.StreamFunc {
 		s := free.Swap(nil)
 		if s == nil {
 			s = &idleStream{cfg: cfg, free: free, epoch: time.Now(), at: -1}
-			s.fireFn, s.activityFn = s.fire, s.activity
+			// The timer holds the state weakly: a timer left pending
+			// between calls (see release) keeps no dropped chain alive.
+			ws := weak.Make(s)
+			s.fireFn = func() {
+				if s := ws.Value(); s != nil {
+					s.fire()
+				}
+			}
+			s.activityFn = s.activity
 		}
 		s.begin(ctx)
 		inner, err := next(s.actx, req)
@@ -170,7 +179,7 @@ type idleStream struct {
 	timer *time.Timer
 	// epoch is when the state was made; deadlines and at are times since.
 	epoch time.Time
-	// fireFn and activityFn are the bound methods, made once.
+	// fireFn (fire, through a weak pointer) and activityFn are made once.
 	fireFn, activityFn func()
 	// deadline is the time since epoch at which the timer may fire; activity
 	// moves it forward.
@@ -266,7 +275,8 @@ func (s *idleStream) begin(ctx context.Context) {
 // contexts kept only when ReuseContext allows it and nothing cancelled
 // them. The timer is left pending with the contexts kept (it goes quiet
 // when it fires disarmed, at most Timeout later: the next call's begin
-// then resets it), and stopped otherwise.
+// then resets it), and stopped otherwise. A pending timer holds the state
+// only weakly, so a chain dropped between calls is not kept alive by it.
 func (s *idleStream) release() {
 	s.base.clear()
 	s.mu.Lock()

@@ -3,6 +3,7 @@ package streamwrap
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -186,5 +187,33 @@ func TestIdleCallContextCancelsTheCallersContext(t *testing.T) {
 	s.Close()
 	if other.Err() != nil {
 		t.Fatal("the stream cancelled a context it did not own")
+	}
+}
+
+// A timer left pending between calls does not keep a dropped chain's
+// idle state (and the contexts it keeps) alive.
+func TestIdlePendingTimerKeepsNoDroppedState(t *testing.T) {
+	var collected atomic.Bool
+	func() {
+		script := newScript()
+		f := IdleTimeout(func(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+			script.reset()
+			return script, nil
+		}, IdleConfig{Timeout: time.Hour, ReuseContext: true})
+		s, err := f(context.Background(), &llm.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s.Next() {
+		}
+		runtime.AddCleanup(s.(*idleStream), func(*atomic.Bool) { collected.Store(true) }, &collected)
+		s.Close()
+	}()
+	for i := 0; i < 20 && !collected.Load(); i++ {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !collected.Load() {
+		t.Fatal("the pending idle timer keeps a dropped chain's state alive")
 	}
 }
