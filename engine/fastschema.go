@@ -288,7 +288,8 @@ type argScan struct {
 }
 
 func (s *argScan) ws() {
-	for s.i < len(s.b) {
+	// One compare for the usual byte, which is no white space.
+	for s.i < len(s.b) && s.b[s.i] <= ' ' {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ocbench/ocbench/llm"
@@ -127,68 +129,160 @@ func (c *sanCtx) Value(key any) any {
 }
 
 // armTurnTimer starts Params.TurnTimeout for the current call. The run
-// has one timer, and a call only moves its deadline (turnDue): the timer,
-// still pending from an earlier call, finds the deadline later than its
-// own firing and waits the rest (turnTimedOut). A timer reset and a stop
+// has one timer (a turnClock), and a call only moves its deadline (due):
+// the timer, still pending from an earlier call, finds the deadline later
+// than its own firing and waits the rest (fire). A timer reset and a stop
 // per call cost more than the clock read, and the turn timeout almost
 // never fires.
 func (r *runner) armTurnTimer() {
-	if r.turnTimer == nil {
-		r.turnBase = time.Now()
-		r.turnDue.Store(int64(r.p.TurnTimeout))
-		// Armed at once (no reset after): its first firing, at least
-		// TurnTimeout after turnBase, finds this deadline past and does
-		// not read r.turnTimer, which it reads only to wait for a
-		// deadline a later arm stored, after setting it.
-		r.turnTimer = time.AfterFunc(r.p.TurnTimeout, r.turnTimedOut)
-		return
+	c := r.turn0
+	if c == nil {
+		c = takeTurnClock(r)
+		r.turn0 = c
+		if c.timer == nil {
+			// A new clock, armed at once (no reset after): its first
+			// firing, at least TurnTimeout after base, finds this deadline
+			// past and does not read c.timer, which it reads only to wait
+			// for a deadline a later arm stored, after setting it.
+			c.timer = time.AfterFunc(c.timeout, c.fire)
+			return
+		}
 	}
-	due := time.Since(r.turnBase) + r.p.TurnTimeout
+	due := time.Since(c.base) + c.timeout
 	if due <= 0 {
 		due = math.MaxInt64 // past time.Duration's range: never
 	}
-	r.turnDue.Store(int64(due))
-	if r.turnIdle.CompareAndSwap(true, false) {
-		r.turnTimer.Reset(r.p.TurnTimeout)
+	// Strictly later than any deadline stored before (fire relies on it),
+	// also on a clock that reads the same nanosecond twice.
+	due = max(due, c.last+1)
+	c.last = due
+	c.due.Store(int64(due))
+	if c.idle.CompareAndSwap(true, false) {
+		c.timer.Reset(c.timeout)
 	}
 }
 
-func (r *runner) disarmTurnTimer() { r.turnDue.Store(0) }
+func (r *runner) disarmTurnTimer() {
+	if r.turn0 != nil {
+		r.turn0.due.Store(0)
+	}
+}
 
-// turnTimedOut runs on the timer's goroutine: it ends the current call
-// once its deadline has passed, waits again for a deadline a later call
-// moved, and leaves the timer idle (turnIdle, for the next arm to reset)
-// when no call is armed. A late firing after the call ended finds it
-// disarmed, or at worst spends a call context the next call replaces.
-func (r *runner) turnTimedOut() {
+// turnClock is the timer of a run's turn timeout, with the current call's
+// deadline (due, in nanoseconds after base; 0: no call armed) and whether
+// the timer is not pending (idle). A run takes one from turnClocks of its
+// TurnTimeout and gives it back at its end, pending or not: runs do not
+// make and stop a timer each. Deadlines only grow, also across the runs
+// of one clock (the same timeout, the same base), so a pending firing is
+// never later than the deadline it serves.
+type turnClock struct {
+	timer   *time.Timer
+	timeout time.Duration
+	base    time.Time
+	// last is the last deadline stored, written by the run holding the
+	// clock only.
+	last time.Duration
+	due  atomic.Int64
+	idle atomic.Bool
+	// run is the runner whose call the clock ends (nil while it is free);
+	// gen counts the runs that took it, so that a firing that raced with
+	// the clock's passing to another run does not end that run's call.
+	run atomic.Pointer[runner]
+	gen atomic.Uint64
+}
+
+// turnClocks holds free clocks, at most maxFreeTurnClocks (past that, a
+// clock's timer is stopped and the clock dropped).
+var turnClocks struct {
+	mu   sync.Mutex
+	free []*turnClock
+}
+
+const maxFreeTurnClocks = 64
+
+// takeTurnClock returns a clock of r's TurnTimeout for r: a free one, or
+// a new one without a timer (armTurnTimer makes it).
+func takeTurnClock(r *runner) *turnClock {
+	d := r.p.TurnTimeout
+	var c *turnClock
+	tc := &turnClocks
+	tc.mu.Lock()
+	for i := len(tc.free) - 1; i >= 0; i-- {
+		if tc.free[i].timeout == d {
+			c = tc.free[i]
+			last := len(tc.free) - 1
+			tc.free[i], tc.free[last] = tc.free[last], nil
+			tc.free = tc.free[:last]
+			break
+		}
+	}
+	tc.mu.Unlock()
+	if c == nil {
+		c = &turnClock{timeout: d, base: time.Now(), last: d}
+		c.due.Store(int64(d))
+	}
+	c.gen.Add(1)
+	c.run.Store(r)
+	return c
+}
+
+// release disarms c and frees it (see turnClocks).
+func (c *turnClock) release() {
+	c.due.Store(0)
+	c.run.Store(nil)
+	tc := &turnClocks
+	tc.mu.Lock()
+	if len(tc.free) < maxFreeTurnClocks {
+		tc.free = append(tc.free, c)
+		c = nil
+	}
+	tc.mu.Unlock()
+	if c != nil {
+		c.timer.Stop()
+	}
+}
+
+// fire runs on the timer's goroutine: it ends the current call once its
+// deadline has passed, waits again for a deadline a later call moved, and
+// leaves the timer idle (for the next arm to reset) when no call is
+// armed. A late firing after the call ended finds it disarmed, or at
+// worst spends a call context the next call of the run replaces; never
+// one of a run that took the clock since (gen).
+func (c *turnClock) fire() {
 	for {
-		due := r.turnDue.Load()
+		due := c.due.Load()
 		if due != 0 {
-			if left := time.Duration(due) - time.Since(r.turnBase); left > 0 {
-				r.turnTimer.Reset(left)
+			if left := time.Duration(due) - time.Since(c.base); left > 0 {
+				c.timer.Reset(left)
 				return
 			}
-			if r.turnDue.CompareAndSwap(due, 0) {
-				if c := r.call.Load(); c != nil {
-					c.cancel(errTurnTimeout)
+			// Deadlines only grow and a release stores 0: when the swap
+			// succeeds, due was still the deadline of the run that took
+			// the clock last before g was read.
+			g := c.gen.Load()
+			if c.due.CompareAndSwap(due, 0) {
+				if r := c.run.Load(); r != nil && c.gen.Load() == g {
+					if s := r.call.Load(); s != nil {
+						s.cancel(errTurnTimeout)
+					}
 				}
 			}
 			continue
 		}
-		r.turnIdle.Store(true)
+		c.idle.Store(true)
 		// An arm between the load and the store saw the timer pending and
 		// left it to this goroutine.
-		if r.turnDue.Load() == 0 || !r.turnIdle.CompareAndSwap(true, false) {
+		if c.due.Load() == 0 || !c.idle.CompareAndSwap(true, false) {
 			return
 		}
 	}
 }
 
-// endCalls releases the run's call context and turn timer.
+// endCalls releases the run's call context and turn clock.
 func (r *runner) endCalls() {
-	if r.turnTimer != nil {
-		r.turnDue.Store(0)
-		r.turnTimer.Stop()
+	if r.turn0 != nil {
+		r.turn0.release()
+		r.turn0 = nil
 	}
 	if c := r.call.Load(); c != nil {
 		c.cancel(nil)

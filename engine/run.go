@@ -445,16 +445,12 @@ type runner struct {
 	sanCut int
 	// systemClock says Params.Now is time.Now (the caller set none).
 	systemClock bool
-	// call is the run's current call context (see callScope), turnTimer
-	// the one timer of Params.TurnTimeout, armed during a call.
-	call      atomic.Pointer[callScope]
-	scope0    callScope // the first call scope (written before call points to it)
-	turnTimer *time.Timer
-	// turnDue is the current call's deadline, in nanoseconds after
-	// turnBase (0: no call armed); turnIdle says the timer is not pending.
-	turnBase time.Time
-	turnDue  atomic.Int64
-	turnIdle atomic.Bool
+	// call is the run's current call context (see callScope), turn0 the
+	// clock of Params.TurnTimeout, which ends it (nil until the first
+	// call).
+	call   atomic.Pointer[callScope]
+	scope0 callScope // the first call scope (written before call points to it)
+	turn0  *turnClock
 	// mem holds the messages the run makes (model calls' clones, tool
 	// results).
 	mem msgArena

@@ -3,10 +3,11 @@ package engine
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/ocbench/ocbench/llm"
 	"github.com/ocbench/ocbench/tokenize"
@@ -281,10 +282,31 @@ func (s *session) load(open func(transcript.Options) (*transcript.Reader, error)
 	return nil
 }
 
+// sessionIDs makes the ids of sessions that have none: 128 bits of a
+// ChaCha8 generator (cryptographically strong) seeded once from
+// crypto/rand, instead of a getrandom call per run. The ids reach the
+// provider (prompt-cache keys), so they stay unguessable.
+var sessionIDs struct {
+	mu  sync.Mutex
+	gen *mrand.ChaCha8
+}
+
 func newSessionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	g := &sessionIDs
+	g.mu.Lock()
+	if g.gen == nil {
+		var seed [32]byte
+		_, _ = rand.Read(seed[:])
+		g.gen = mrand.NewChaCha8(seed)
+	}
+	a, b := g.gen.Uint64(), g.gen.Uint64()
+	g.mu.Unlock()
+	const digits = "0123456789abcdef"
+	var id [32]byte
+	for i := range 16 {
+		id[i], id[16+i] = digits[a>>(60-4*i)&15], digits[b>>(60-4*i)&15]
+	}
+	return string(id[:])
 }
 
 func (s *session) id() string { return s.sid }

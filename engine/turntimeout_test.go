@@ -61,3 +61,37 @@ func TestTurnTimeoutFiresAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Runs take their turn clock from those earlier runs freed: a run whose
+// timeout is shorter than the last run's still gets it, and each run of a
+// clock gets its own deadline (the clock's pending firing from a run that
+// ended does not end the next run's call early, nor late).
+func TestTurnClockAcrossRuns(t *testing.T) {
+	tool := MustNewTool("noop", "", func(context.Context, struct{}) (string, error) { return "ok", nil })
+	run := func(d time.Duration, turns ...fakeTurn) (Result, error, time.Duration) {
+		fp := &fakeProvider{turns: turns}
+		p := Params{Prompt: "go", StreamFunc: fp.stream, Tools: []*Tool{tool}, TurnTimeout: d, Model: llm.Model{ID: "m"}}
+		start := time.Now()
+		res, err := Run(context.Background(), p)
+		return res, err, time.Since(start)
+	}
+	quick := fakeTurn{msg: assistantText("done")}
+	for range 3 {
+		if _, err, _ := run(10*time.Minute, quick); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err, took := run(80*time.Millisecond, fakeTurn{stall: true, msg: assistantText("never")})
+	if !errors.Is(err, ErrProvider) || !strings.Contains(err.Error(), "timed out after 80ms") || res.Final == nil {
+		t.Fatalf("%v %+v", err, res.Final)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("took %s", took)
+	}
+	// The clock of that run, reused: a call slower than the last run's
+	// deadline but within its own passes.
+	slow := fakeTurn{before: func() { time.Sleep(50 * time.Millisecond) }, msg: assistantCalls([3]string{"c", "noop", `{}`})}
+	if res, err, _ := run(80*time.Millisecond, slow, slow, slow, quick); err != nil || res.FinalText() != "done" {
+		t.Fatalf("%v %q", err, res.FinalText())
+	}
+}

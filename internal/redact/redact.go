@@ -234,13 +234,25 @@ func (r *Redactor) index(s []byte) (int, int) {
 	// a text without those letters, or not in Latin script). Past the
 	// first run with a marked byte, the rest goes byte by byte: in prose,
 	// where most runs have one, trying again would cost more than it saves.
+	// 16 bytes a step, read through a pointer (i+16 <= len(s) bounds
+	// them): the loop's own instructions and bounds checks are a fifth of
+	// its cost otherwise. The last 8 to 15 go 8 at a time.
 	i := 0
-	for i+8 <= len(s) {
-		w := s[i : i+8 : i+8]
-		if starts[w[0]]|starts[w[1]]|starts[w[2]]|starts[w[3]]|starts[w[4]]|starts[w[5]]|starts[w[6]]|starts[w[7]] != 0 {
-			break
+	if len(s) >= 8 {
+		p := unsafe.Pointer(unsafe.SliceData(s))
+		for ; i+16 <= len(s); i += 16 {
+			w := (*[16]byte)(unsafe.Add(p, i))
+			if starts[w[0]]|starts[w[1]]|starts[w[2]]|starts[w[3]]|starts[w[4]]|starts[w[5]]|starts[w[6]]|starts[w[7]]|
+				starts[w[8]]|starts[w[9]]|starts[w[10]]|starts[w[11]]|starts[w[12]]|starts[w[13]]|starts[w[14]]|starts[w[15]] != 0 {
+				break
+			}
 		}
-		i += 8
+		if i+8 <= len(s) {
+			w := (*[8]byte)(unsafe.Add(p, i))
+			if starts[w[0]]|starts[w[1]]|starts[w[2]]|starts[w[3]]|starts[w[4]]|starts[w[5]]|starts[w[6]]|starts[w[7]] == 0 {
+				i += 8
+			}
+		}
 	}
 	for ; i < len(s); i++ {
 		c := s[i]
