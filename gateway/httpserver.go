@@ -190,6 +190,13 @@ type srvConn struct {
 	stopped  bool // the connection closed: the timer is not set again
 	watched  sync.WaitGroup
 	gone     bool // the watcher saw the client leave
+
+	// toIdle makes the connection idle once an answer's last bytes went
+	// and reports whether to wait for the next request (respWriter.finish);
+	// made once. waited: the answer's write waited for it, under the
+	// keep-alive deadline.
+	toIdle func() bool
+	waited bool
 }
 
 func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
@@ -205,6 +212,7 @@ func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 	c.body.c = c
 	c.w.c = c
 	c.w.hdr = http.Header{}
+	c.toIdle = func() bool { return c.state.CompareAndSwap(connActive, connIdle) && !c.hs.closing.Load() }
 	if a := nc.RemoteAddr(); a != nil {
 		c.remote = a.String()
 	}
@@ -239,11 +247,14 @@ func (c *srvConn) serve() {
 		// Wait for the next request: the header deadline for a new
 		// connection, the keep-alive one between requests.
 		if c.in.r == c.in.w {
-			wait := cfg.KeepAliveTimeout
-			if first {
-				wait = cfg.HeaderTimeout
+			if !c.waited {
+				wait := cfg.KeepAliveTimeout
+				if first {
+					wait = cfg.HeaderTimeout
+				}
+				c.dc.SetReadDeadline(time.Now().Add(wait))
 			}
-			c.dc.SetReadDeadline(time.Now().Add(wait))
+			c.waited = false
 			if err := c.in.fill(); err != nil {
 				return
 			}
@@ -266,7 +277,14 @@ func (c *srvConn) serve() {
 		if !c.serveRequest(req, now) {
 			return
 		}
-		if !c.state.CompareAndSwap(connActive, connIdle) || c.hs.closing.Load() {
+		if c.w.last {
+			if c.w.flushLast() != nil {
+				return
+			}
+		}
+		// The answer's last write may have made the connection idle
+		// already (toIdle), or shutdown closed it since.
+		if c.state.Load() == connActive && !c.state.CompareAndSwap(connActive, connIdle) || c.hs.closing.Load() {
 			return
 		}
 	}
@@ -837,6 +855,7 @@ type respWriter struct {
 	written    int64
 	closeAfter bool
 	deadline   bool // the handler set a write deadline
+	last       bool // out holds the answer's last bytes, for flushLast
 	pre        []byte
 	out        []byte
 	keys       []headerEntry // writeHead's, reused
@@ -1174,7 +1193,35 @@ func (w *respWriter) finish() error {
 	// The write deadline stays: the next answer's first write moves it
 	// on (or, close enough, keeps it), and an idle connection writes
 	// nothing.
-	return w.flushOut()
+	if w.closeAfter || len(w.out) == 0 || w.c.in.r != w.c.in.w {
+		return w.flushOut()
+	}
+	w.last = true // the serve loop writes them, once the request is over
+	return nil
+}
+
+// flushLast writes the last bytes of an answer (finish left them: last)
+// on a connection kept for the next request, none of which is buffered
+// yet, and waits for that request in the same raw read (see peeker.send): the read that follows
+// finds its bytes instead of failing with EAGAIN and only then waiting,
+// one system call fewer per request. Once all of it went the connection
+// is idle (toIdle), as a shutdown must see it while it waits; the wait
+// is under the keep-alive deadline, and ends as the serve loop's read
+// would (a request, the client's close, shutdown's close, the deadline).
+func (w *respWriter) flushLast() error {
+	c := w.c
+	w.ensureDeadline()
+	c.dc.SetReadDeadline(time.Now().Add(c.hs.s.cfg.KeepAliveTimeout))
+	if err := c.dc.armRead(); err != nil {
+		return w.flushOut()
+	}
+	c.waited = true
+	err := c.in.peek.send(c.nc, w.out, c.toIdle)
+	w.out = w.out[:0]
+	if err != nil {
+		return w.failed(err)
+	}
+	return nil
 }
 
 // deadlineConn sets a connection's deadlines only when they matter, as
@@ -1209,6 +1256,14 @@ func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 }
 
 func (c *deadlineConn) Read(p []byte) (int, error) {
+	if err := c.armRead(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(p)
+}
+
+// armRead puts the read deadline asked for in force, as a read does.
+func (c *deadlineConn) armRead() error {
 	c.mu.Lock()
 	if !c.interrupted && !c.rd.Equal(c.rdSet) && !c.withinSlack() {
 		t := c.rd
@@ -1217,12 +1272,12 @@ func (c *deadlineConn) Read(p []byte) (int, error) {
 		}
 		if err := c.Conn.SetReadDeadline(t); err != nil {
 			c.mu.Unlock()
-			return 0, err
+			return err
 		}
 		c.rdSet = t
 	}
 	c.mu.Unlock()
-	return c.Conn.Read(p)
+	return nil
 }
 
 // withinSlack reports whether the read deadline asked for is at most

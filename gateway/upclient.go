@@ -334,7 +334,8 @@ func (c *upstreamClient) closeIdle() {
 }
 
 // writeRequest writes the request in one system call (two buffers for a
-// large body).
+// large body), the first without a wait for the answer after it (see
+// peeker.send).
 func (cn *upConn) writeRequest(host string, req *upRequest) error {
 	b := append(cn.wbuf[:0], "POST "...)
 	b = append(b, req.target...)
@@ -348,7 +349,7 @@ func (cn *upConn) writeRequest(host string, req *upRequest) error {
 	var err error
 	if len(req.body) <= 64<<10 {
 		b = append(b, req.body...)
-		_, err = cn.nc.Write(b)
+		err = cn.peek.send(cn.nc, b, nil)
 	} else {
 		bufs := net.Buffers{b, req.body}
 		_, err = bufs.WriteTo(cn.nc)
