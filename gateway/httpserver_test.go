@@ -457,7 +457,8 @@ func TestServerReadDeadlineSlack(t *testing.T) {
 }
 
 // Requests read one after the other on a connection get their own header
-// values and Host, whether they repeat the previous request's or not.
+// values, Host, framing and Close, whether they repeat the previous
+// request's lines (then not parsed again: headMemo) or not.
 func TestServerRequestValuesPerRequest(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
@@ -470,6 +471,18 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 		// A common name repeated, in other cases, and one sent once.
 		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\nuser-agent: u2\r\naccept: y\r\nX-A: a1\r\nACCEPT: z\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET /b HTTP/1.1\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET / HTTP/1.0\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET / HTTP/1.0\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\nConnection: close\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\nConnection: close\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 2\r\n\r\nab",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 2\r\n\r\ncd",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 3\r\n\r\nefg",
+		// The handler added a key: the lines are parsed again.
+		"GET / HTTP/1.1\r\nHost: h3\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h3\r\n\r\n",
 	}
 	go func() {
 		for _, r := range reqs {
@@ -485,8 +498,21 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Host != want.Host || fmt.Sprint(got.Header) != fmt.Sprint(want.Header) {
-			t.Errorf("%q: host %q header %v, want %q %v", raw, got.Host, got.Header, want.Host, want.Header)
+		if got.Host != want.Host || fmt.Sprint(got.Header) != fmt.Sprint(want.Header) ||
+			got.Close != want.Close || got.ContentLength != want.ContentLength {
+			t.Errorf("%q: host %q header %v close %v length %d, want %q %v %v %d", raw, got.Host, got.Header,
+				got.Close, got.ContentLength, want.Host, want.Header, want.Close, want.ContentLength)
 		}
+		gb, _ := io.ReadAll(got.Body)
+		wb, _ := io.ReadAll(want.Body)
+		if string(gb) != string(wb) {
+			t.Errorf("%q: body %q, want %q", raw, gb, wb)
+		}
+		if got.Host == "h3" {
+			got.Header["X-Added"] = []string{"x"}
+		}
+	}
+	if !c.memo.ok {
+		t.Error("no request's lines kept")
 	}
 }

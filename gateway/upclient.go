@@ -96,6 +96,7 @@ type upConn struct {
 	nc       net.Conn
 	buf      []byte // read buffer; unread bytes are buf[r:w]
 	r, w     int
+	fills    uint32 // reads of the connection so far
 	wbuf     []byte // the request head being written
 	idleFrom time.Time
 	reused   bool
@@ -369,6 +370,7 @@ func (cn *upConn) fill() error {
 	if cn.w == len(cn.buf) {
 		return protoErr("a line longer than " + strconv.Itoa(upBufSize) + " bytes")
 	}
+	cn.fills++
 	n, err := cn.nc.Read(cn.buf[cn.w:])
 	cn.w += n
 	if n > 0 {
