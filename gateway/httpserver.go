@@ -866,6 +866,13 @@ func (b *srvBody) Read(p []byte) (int, error) {
 
 func (b *srvBody) Close() error { return nil }
 
+// buffered reports whether the body is n bytes framed by its length and
+// all of them are in the connection's buffer, so that reading it cannot
+// wait.
+func (b *srvBody) buffered(n int64) bool {
+	return b.up.mode == bodyLength && b.up.remain == n && !b.sentCont && int64(b.c.in.w-b.c.in.r) >= n
+}
+
 // finish makes the connection ready for its next request: what is left of
 // a body the handler did not read is skipped when it is already buffered
 // (a refused request's small body) or short; false: the connection must
