@@ -193,13 +193,6 @@ type srvConn struct {
 	gone     bool // the watcher saw the client leave
 
 	memo headMemo // the last request's header lines
-
-	// toIdle makes the connection idle once an answer's last bytes went
-	// and reports whether to wait for the next request (respWriter.finish);
-	// made once. waited: the answer's write waited for it, under the
-	// keep-alive deadline.
-	toIdle func() bool
-	waited bool
 }
 
 func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
@@ -215,7 +208,6 @@ func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 	c.body.c = c
 	c.w.c = c
 	c.w.hdr = http.Header{}
-	c.toIdle = func() bool { return c.state.CompareAndSwap(connActive, connIdle) && !c.hs.closing.Load() }
 	if a := nc.RemoteAddr(); a != nil {
 		c.remote = a.String()
 	}
@@ -250,14 +242,11 @@ func (c *srvConn) serve() {
 		// Wait for the next request: the header deadline for a new
 		// connection, the keep-alive one between requests.
 		if c.in.r == c.in.w {
-			if !c.waited {
-				wait := cfg.KeepAliveTimeout
-				if first {
-					wait = cfg.HeaderTimeout
-				}
-				c.dc.SetReadDeadline(time.Now().Add(wait))
+			wait := cfg.KeepAliveTimeout
+			if first {
+				wait = cfg.HeaderTimeout
 			}
-			c.waited = false
+			c.dc.SetReadDeadline(time.Now().Add(wait))
 			if err := c.in.fill(); err != nil {
 				return
 			}
@@ -280,14 +269,7 @@ func (c *srvConn) serve() {
 		if !c.serveRequest(req, now) {
 			return
 		}
-		if c.w.last {
-			if c.w.flushLast() != nil {
-				return
-			}
-		}
-		// The answer's last write may have made the connection idle
-		// already (toIdle), or shutdown closed it since.
-		if c.state.Load() == connActive && !c.state.CompareAndSwap(connActive, connIdle) || c.hs.closing.Load() {
+		if !c.state.CompareAndSwap(connActive, connIdle) || c.hs.closing.Load() {
 			return
 		}
 	}
@@ -912,7 +894,6 @@ type respWriter struct {
 	written    int64
 	closeAfter bool
 	deadline   bool // the handler set a write deadline
-	last       bool // out holds the answer's last bytes, for flushLast
 	pre        []byte
 	out        []byte
 	keys       []headerEntry // writeHead's, reused
@@ -1250,35 +1231,7 @@ func (w *respWriter) finish() error {
 	// The write deadline stays: the next answer's first write moves it
 	// on (or, close enough, keeps it), and an idle connection writes
 	// nothing.
-	if w.closeAfter || len(w.out) == 0 || w.c.in.r != w.c.in.w {
-		return w.flushOut()
-	}
-	w.last = true // the serve loop writes them, once the request is over
-	return nil
-}
-
-// flushLast writes the last bytes of an answer (finish left them: last)
-// on a connection kept for the next request, none of which is buffered
-// yet, and waits for that request in the same raw read (see peeker.send): the read that follows
-// finds its bytes instead of failing with EAGAIN and only then waiting,
-// one system call fewer per request. Once all of it went the connection
-// is idle (toIdle), as a shutdown must see it while it waits; the wait
-// is under the keep-alive deadline, and ends as the serve loop's read
-// would (a request, the client's close, shutdown's close, the deadline).
-func (w *respWriter) flushLast() error {
-	c := w.c
-	w.ensureDeadline()
-	c.dc.SetReadDeadline(time.Now().Add(c.hs.s.cfg.KeepAliveTimeout))
-	if err := c.dc.armRead(); err != nil {
-		return w.flushOut()
-	}
-	c.waited = true
-	err := c.in.peek.send(c.nc, w.out, c.toIdle)
-	w.out = w.out[:0]
-	if err != nil {
-		return w.failed(err)
-	}
-	return nil
+	return w.flushOut()
 }
 
 // deadlineConn sets a connection's deadlines only when they matter, as
@@ -1313,14 +1266,6 @@ func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 }
 
 func (c *deadlineConn) Read(p []byte) (int, error) {
-	if err := c.armRead(); err != nil {
-		return 0, err
-	}
-	return c.Conn.Read(p)
-}
-
-// armRead puts the read deadline asked for in force, as a read does.
-func (c *deadlineConn) armRead() error {
 	c.mu.Lock()
 	if !c.interrupted && !c.rd.Equal(c.rdSet) && !c.withinSlack() {
 		t := c.rd
@@ -1329,12 +1274,12 @@ func (c *deadlineConn) armRead() error {
 		}
 		if err := c.Conn.SetReadDeadline(t); err != nil {
 			c.mu.Unlock()
-			return err
+			return 0, err
 		}
 		c.rdSet = t
 	}
 	c.mu.Unlock()
-	return nil
+	return c.Conn.Read(p)
 }
 
 // withinSlack reports whether the read deadline asked for is at most

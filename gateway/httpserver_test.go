@@ -516,3 +516,41 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 		t.Error("no request's lines kept")
 	}
 }
+
+// A request the client sends while the previous one is still being
+// served (pipelined, and arriving after that one was read, before its
+// answer) is answered at once, not after the keep-alive wait.
+func TestServerPipelinedDuringHandler(t *testing.T) {
+	s, err := New(Config{KeepAliveTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(watchDelay / 4) // shorter than the watch: nothing reads the connection meanwhile
+		}
+		io.WriteString(w, r.URL.Path)
+	})
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, time.Second) }()
+	defer func() { cancel(); <-done }()
+	c := dialRaw(t, "http://"+ln.Addr().String())
+	br := bufio.NewReader(c)
+	for range 3 {
+		io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+		time.Sleep(watchDelay / 12) // the first is being served
+		io.WriteString(c, "GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		for _, want := range []string{"/slow", "/next"} {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("answer to %s: %v", want, err)
+			}
+			if got := respBody(resp); got != want {
+				t.Fatalf("answer %q, want %q", got, want)
+			}
+		}
+	}
+}

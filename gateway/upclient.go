@@ -371,7 +371,7 @@ func (cn *upConn) writeRequest(host string, req *upRequest) error {
 	var err error
 	if len(req.body) <= 64<<10 {
 		b = append(b, req.body...)
-		err = cn.peek.send(cn.nc, b, nil)
+		err = cn.peek.send(cn.nc, b)
 	} else {
 		bufs := net.Buffers{b, req.body}
 		_, err = bufs.WriteTo(cn.nc)

@@ -14,7 +14,7 @@ func (*peeker) used() bool { return false }
 
 func (peeker) canPeek() bool { return false }
 
-func (peeker) send(nc net.Conn, b []byte, _ func() bool) error {
+func (peeker) send(nc net.Conn, b []byte) error {
 	_, err := nc.Write(b)
 	return err
 }

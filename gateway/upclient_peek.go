@@ -27,7 +27,6 @@ type peeker struct {
 	out    []byte
 	sent   int
 	werr   error
-	then   func() bool
 	sendFn func(fd uintptr) bool
 }
 
@@ -71,9 +70,6 @@ func (p *peeker) raw(nc net.Conn) bool {
 			}
 		}
 		p.out = nil
-		if p.then != nil && !p.then() {
-			return true
-		}
 		return false // wait until the answer can be read
 	}
 	return true
@@ -89,9 +85,8 @@ func (p *peeker) alive(nc net.Conn) bool {
 	return err == nil && p.open
 }
 
-// send writes a request, b, and waits until the answer can be read
-// (when then, if set, reports true once all of b went), within one raw
-// read: the wait for the descriptor's readiness is set up
+// send writes a request, b, and waits until the answer can be read,
+// within one raw read: the wait for the descriptor's readiness is set up
 // before the request goes, so the first read of the answer finds bytes.
 // A read right after the write would nearly always find none (the
 // upstream has not run yet), fail with EAGAIN, and only then wait: one
@@ -104,15 +99,15 @@ func (p *peeker) alive(nc net.Conn) bool {
 // fail on them at once) are not seen until the answer, the upstream's
 // close or the deadline; the liveness peek sees such bytes on any
 // connection idle for more than upFreshFor.
-func (p *peeker) send(nc net.Conn, b []byte, then func() bool) error {
+func (p *peeker) send(nc net.Conn, b []byte) error {
 	if !p.raw(nc) {
 		_, err := nc.Write(b)
 		return err
 	}
-	p.out, p.sent, p.werr, p.then = b, 0, nil, then
+	p.out, p.sent, p.werr = b, 0, nil
 	err := p.rc.Read(p.sendFn)
 	sent, werr := p.sent, p.werr
-	p.out, p.werr, p.then = nil, nil, nil
+	p.out, p.werr = nil, nil
 	switch {
 	case werr != nil:
 		return werr
