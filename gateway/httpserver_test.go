@@ -289,6 +289,19 @@ func TestServerPanicCutsAnswer(t *testing.T) {
 // request after watchDelay of its own: short requests are not watched
 // (their answers come whole), and a long one after them notices its
 // client leaving and has its context cancelled.
+// serveRaw serves s on loopback for the test and returns a connection to
+// it, with a reader of its answers.
+func serveRaw(t *testing.T, s *Server) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+	c := dialRaw(t, "http://"+ln.Addr().String())
+	return c, bufio.NewReader(c)
+}
+
 func TestServerWatchAcrossRequests(t *testing.T) {
 	s, err := New(Config{})
 	if err != nil {
@@ -308,13 +321,7 @@ func TestServerWatchAcrossRequests(t *testing.T) {
 			cancelled <- -1
 		}
 	})
-	ln := listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln, time.Second) }()
-	defer func() { cancel(); <-done }()
-	c := dialRaw(t, "http://"+ln.Addr().String())
-	br := bufio.NewReader(c)
+	c, br := serveRaw(t, s)
 	for range 5 {
 		io.WriteString(c, "GET /short HTTP/1.1\r\nHost: a\r\n\r\n")
 		resp, err := http.ReadResponse(br, nil)
@@ -531,13 +538,7 @@ func TestServerPipelinedDuringHandler(t *testing.T) {
 		}
 		io.WriteString(w, r.URL.Path)
 	})
-	ln := listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln, time.Second) }()
-	defer func() { cancel(); <-done }()
-	c := dialRaw(t, "http://"+ln.Addr().String())
-	br := bufio.NewReader(c)
+	c, br := serveRaw(t, s)
 	for range 3 {
 		io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
 		time.Sleep(watchDelay / 12) // the first is being served
