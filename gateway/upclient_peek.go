@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"net"
+	"os"
 	"syscall"
 )
 
@@ -110,16 +111,21 @@ func (p *peeker) send(nc net.Conn, b []byte) error {
 	p.out, p.werr = nil, nil
 	switch {
 	case werr != nil:
-		return werr
+		return connWriteError(nc, os.NewSyscallError("write", werr))
 	case sent < len(b):
 		if err != nil {
-			return err // closed or interrupted before all of it went
+			return connWriteError(nc, err) // closed or interrupted before all of it went
 		}
 		_, err = nc.Write(b[sent:])
 		return err
 	}
 	// All of it went: a failed wait is the answer's read's to report.
 	return nil
+}
+
+// connWriteError is err as the connection's Write reports a failure.
+func connWriteError(nc net.Conn, err error) error {
+	return &net.OpError{Op: "write", Net: nc.LocalAddr().Network(), Source: nc.LocalAddr(), Addr: nc.RemoteAddr(), Err: err}
 }
 
 // used reports whether the connection was ever peeked (for tests).
