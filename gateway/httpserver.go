@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -190,6 +191,8 @@ type srvConn struct {
 	stopped  bool // the connection closed: the timer is not set again
 	watched  sync.WaitGroup
 	gone     bool // the watcher saw the client leave
+
+	memo headMemo // the last request's header lines
 }
 
 func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
@@ -423,6 +426,26 @@ func (c *srvConn) refuse(err error) {
 	c.nc.Write(b)
 }
 
+// headMemo is a request's header lines, byte for byte, and what
+// readRequest learnt from them. A keep-alive client sends the same lines
+// on every request (an SDK's or a load generator's fixed set, the same
+// body length): the next request that repeats them is not parsed again,
+// and its header map is the one they made, which the gateway's handlers
+// only read (a handler that adds or removes a key makes the next request
+// parse its lines again).
+type headMemo struct {
+	head                              []byte
+	ok                                bool
+	minor                             int
+	keys                              int // entries in the header map they made
+	length                            int64
+	hosts                             int
+	chunked, keepAlive, expect, close bool
+}
+
+// maxHeadMemo bounds the header lines kept for comparison.
+const maxHeadMemo = 2 << 10
+
 // readRequest reads a request line and headers in place and returns the
 // connection's Request, reset, for them.
 func (c *srvConn) readRequest() (*http.Request, error) {
@@ -433,8 +456,6 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	total := len(l)
 	r := c.req
 	*r = *c.tmpl
-	clear(c.hdr)
-	c.vals, c.seen = c.vals[:0], 0
 	method, target, minor, err := parseRequestLine(l)
 	if err != nil {
 		return nil, err
@@ -450,6 +471,22 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	r.Header, r.RemoteAddr, r.ContentLength = c.hdr, c.remote, 0
 	var length int64 = -1
 	chunked, hosts, keepAlive, expect := false, 0, false, false
+	m := &c.memo
+	if m.ok && m.minor == minor && len(c.hdr) == m.keys && total+len(m.head) <= upMaxHead &&
+		bytes.HasPrefix(c.in.buf[c.in.r:c.in.w], m.head) {
+		// The same header lines as the connection's last request: its
+		// header map, left as it was, and what they told.
+		c.in.r += len(m.head)
+		length, chunked, hosts, keepAlive, expect, r.Close = m.length, m.chunked, m.hosts, m.keepAlive, m.expect, m.close
+		if hosts > 0 {
+			r.Host = c.host
+		}
+		return c.finishRequest(r, minor, length, chunked, hosts, keepAlive, expect)
+	}
+	m.ok = false
+	clear(c.hdr)
+	c.vals, c.seen = c.vals[:0], 0
+	start, fills := c.in.r, c.in.fills
 	bad, err := c.in.headers(total, func(name, value []byte) error {
 		// The name found once among the common ones: what the request's
 		// framing reads, and the map's key.
@@ -499,6 +536,19 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	case err != nil:
 		return nil, err
 	}
+	if c.in.fills == fills && c.in.r-start <= maxHeadMemo {
+		// The head came in the buffer as it was: kept for the next
+		// request to compare.
+		m.head = append(m.head[:0], c.in.buf[start:c.in.r]...)
+		m.ok, m.minor, m.keys = true, minor, len(c.hdr)
+		m.length, m.chunked, m.hosts, m.keepAlive, m.expect, m.close = length, chunked, hosts, keepAlive, expect, r.Close
+	}
+	return c.finishRequest(r, minor, length, chunked, hosts, keepAlive, expect)
+}
+
+// finishRequest checks what the header lines told and sets the request's
+// framing and body from it.
+func (c *srvConn) finishRequest(r *http.Request, minor int, length int64, chunked bool, hosts int, keepAlive, expect bool) (*http.Request, error) {
 	if minor == 1 && hosts == 0 {
 		return nil, badRequest("missing required Host header")
 	}
@@ -797,6 +847,13 @@ func (b *srvBody) Read(p []byte) (int, error) {
 }
 
 func (b *srvBody) Close() error { return nil }
+
+// buffered reports whether the body is n bytes framed by its length and
+// all of them are in the connection's buffer, so that reading it cannot
+// wait.
+func (b *srvBody) buffered(n int64) bool {
+	return b.up.mode == bodyLength && b.up.remain == n && !b.sentCont && int64(b.c.in.w-b.c.in.r) >= n
+}
 
 // finish makes the connection ready for its next request: what is left of
 // a body the handler did not read is skipped when it is already buffered

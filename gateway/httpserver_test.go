@@ -289,6 +289,19 @@ func TestServerPanicCutsAnswer(t *testing.T) {
 // request after watchDelay of its own: short requests are not watched
 // (their answers come whole), and a long one after them notices its
 // client leaving and has its context cancelled.
+// serveRaw serves s on loopback for the test and returns a connection to
+// it, with a reader of its answers.
+func serveRaw(t *testing.T, s *Server) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+	c := dialRaw(t, "http://"+ln.Addr().String())
+	return c, bufio.NewReader(c)
+}
+
 func TestServerWatchAcrossRequests(t *testing.T) {
 	s, err := New(Config{})
 	if err != nil {
@@ -308,13 +321,7 @@ func TestServerWatchAcrossRequests(t *testing.T) {
 			cancelled <- -1
 		}
 	})
-	ln := listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln, time.Second) }()
-	defer func() { cancel(); <-done }()
-	c := dialRaw(t, "http://"+ln.Addr().String())
-	br := bufio.NewReader(c)
+	c, br := serveRaw(t, s)
 	for range 5 {
 		io.WriteString(c, "GET /short HTTP/1.1\r\nHost: a\r\n\r\n")
 		resp, err := http.ReadResponse(br, nil)
@@ -457,7 +464,8 @@ func TestServerReadDeadlineSlack(t *testing.T) {
 }
 
 // Requests read one after the other on a connection get their own header
-// values and Host, whether they repeat the previous request's or not.
+// values, Host, framing and Close, whether they repeat the previous
+// request's lines (then not parsed again: headMemo) or not.
 func TestServerRequestValuesPerRequest(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
@@ -470,6 +478,18 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 		// A common name repeated, in other cases, and one sent once.
 		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\nuser-agent: u2\r\naccept: y\r\nX-A: a1\r\nACCEPT: z\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET /b HTTP/1.1\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET / HTTP/1.0\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET / HTTP/1.0\r\nHost: h2\r\nAccept: x\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\nConnection: close\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h2\r\nAccept: x\r\nConnection: close\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 2\r\n\r\nab",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 2\r\n\r\ncd",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 3\r\n\r\nefg",
+		// The handler added a key: the lines are parsed again.
+		"GET / HTTP/1.1\r\nHost: h3\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: h3\r\n\r\n",
 	}
 	go func() {
 		for _, r := range reqs {
@@ -485,8 +505,53 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Host != want.Host || fmt.Sprint(got.Header) != fmt.Sprint(want.Header) {
-			t.Errorf("%q: host %q header %v, want %q %v", raw, got.Host, got.Header, want.Host, want.Header)
+		if got.Host != want.Host || fmt.Sprint(got.Header) != fmt.Sprint(want.Header) ||
+			got.Close != want.Close || got.ContentLength != want.ContentLength {
+			t.Errorf("%q: host %q header %v close %v length %d, want %q %v %v %d", raw, got.Host, got.Header,
+				got.Close, got.ContentLength, want.Host, want.Header, want.Close, want.ContentLength)
+		}
+		gb, _ := io.ReadAll(got.Body)
+		wb, _ := io.ReadAll(want.Body)
+		if string(gb) != string(wb) {
+			t.Errorf("%q: body %q, want %q", raw, gb, wb)
+		}
+		if got.Host == "h3" {
+			got.Header["X-Added"] = []string{"x"}
+		}
+	}
+	if !c.memo.ok {
+		t.Error("no request's lines kept")
+	}
+}
+
+// A request the client sends while the previous one is still being
+// served (pipelined, and arriving after that one was read, before its
+// answer) is answered at once, not after the keep-alive wait.
+func TestServerPipelinedDuringHandler(t *testing.T) {
+	s, err := New(Config{KeepAliveTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(watchDelay / 4) // shorter than the watch: nothing reads the connection meanwhile
+		}
+		io.WriteString(w, r.URL.Path)
+	})
+	c, br := serveRaw(t, s)
+	for range 3 {
+		io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+		time.Sleep(watchDelay / 12) // the first is being served
+		io.WriteString(c, "GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		for _, want := range []string{"/slow", "/next"} {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("answer to %s: %v", want, err)
+			}
+			if got := respBody(resp); got != want {
+				t.Fatalf("answer %q, want %q", got, want)
+			}
 		}
 	}
 }

@@ -259,6 +259,16 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 			"request body exceeds "+itoa(s.cfg.MaxBodyBytes)+" bytes")
 		return nil, false
 	}
+	if sb, ok := r.Body.(*srvBody); ok && sb.buffered(r.ContentLength) || r.ContentLength == 0 {
+		// All of it came with the head (the usual small request): its
+		// read cannot wait, so no deadline is set and cleared for it.
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+errText(err))
+			return nil, false
+		}
+		return body, true
+	}
 	rc := controller(w)
 	rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	var body []byte

@@ -96,6 +96,7 @@ type upConn struct {
 	nc       net.Conn
 	buf      []byte // read buffer; unread bytes are buf[r:w]
 	r, w     int
+	fills    uint32 // reads of the connection so far
 	wbuf     []byte // the request head being written
 	idleFrom time.Time
 	reused   bool
@@ -107,6 +108,27 @@ type upConn struct {
 	// its caller reads it before the connection can serve another
 	// request (the body is the caller's own, made per answer).
 	resp upResponse
+	memo answerMemo // the last answer's head
+}
+
+// answerMemo is an answer's head, byte for byte, and what readOneHead
+// learnt from it. An upstream that answers alike (a local server, a
+// gateway's own scripted upstream) sends the same head every time but
+// for its Date, whose value the gateway does not read: a head that
+// repeats the last one but for that value (checked to hold no control
+// character, as a parse would) is not parsed again. A head with an
+// X-Request-Id or another varying line is parsed as before; the compare
+// fails at its first differing byte.
+type answerMemo struct {
+	head   []byte
+	ds, de int // the Date value's place in head; ds == de: none
+	ok     bool
+	status int
+	mode   int
+	remain int64
+	keep   bool
+	// requestID and retryAfter are the head's, kept as strings.
+	requestID, retryAfter string
 }
 
 func newUpConn(nc net.Conn) *upConn {
@@ -334,7 +356,8 @@ func (c *upstreamClient) closeIdle() {
 }
 
 // writeRequest writes the request in one system call (two buffers for a
-// large body).
+// large body), the first without a wait for the answer after it (see
+// peeker.send).
 func (cn *upConn) writeRequest(host string, req *upRequest) error {
 	b := append(cn.wbuf[:0], "POST "...)
 	b = append(b, req.target...)
@@ -348,7 +371,7 @@ func (cn *upConn) writeRequest(host string, req *upRequest) error {
 	var err error
 	if len(req.body) <= 64<<10 {
 		b = append(b, req.body...)
-		_, err = cn.nc.Write(b)
+		err = cn.peek.send(cn.nc, b)
 	} else {
 		bufs := net.Buffers{b, req.body}
 		_, err = bufs.WriteTo(cn.nc)
@@ -368,6 +391,7 @@ func (cn *upConn) fill() error {
 	if cn.w == len(cn.buf) {
 		return protoErr("a line longer than " + strconv.Itoa(upBufSize) + " bytes")
 	}
+	cn.fills++
 	n, err := cn.nc.Read(cn.buf[cn.w:])
 	cn.w += n
 	if n > 0 {
@@ -430,10 +454,33 @@ func (cn *upConn) readHead() (*upResponse, error) {
 
 // readOneHead reads one answer head; nil, nil for an interim 1xx one.
 func (cn *upConn) readOneHead() (*upResponse, error) {
+	if m := &cn.memo; m.ok {
+		if cn.r == cn.w {
+			if err := cn.fill(); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF // as line reports it
+				}
+				return nil, err
+			}
+		}
+		in := cn.buf[cn.r:cn.w]
+		if len(in) >= len(m.head) && string(in[:m.ds]) == string(m.head[:m.ds]) &&
+			string(in[m.de:len(m.head)]) == string(m.head[m.de:]) && validHeaderValue(in[m.ds:m.de]) {
+			cn.r += len(m.head)
+			resp := &cn.resp
+			*resp = upResponse{status: m.status, requestID: m.requestID, retryAfter: m.retryAfter,
+				body: &upBody{mode: m.mode, remain: m.remain, keep: m.keep}}
+			return resp, nil
+		}
+	}
 	l, err := cn.line(false, upBufSize)
 	if err != nil {
 		return nil, err
 	}
+	// Where the head starts in the buffer (l is a slice of it), and the
+	// reads so far: the head is kept only when no read moved it.
+	start, fills := cap(cn.buf)-cap(l), cn.fills
+	dates, dateAt, dateLen := 0, 0, 0
 	total := len(l)
 	status, http10, err := parseStatusLine(l)
 	if err != nil {
@@ -479,6 +526,9 @@ func (cn *upConn) readOneHead() (*upResponse, error) {
 			}
 		case asciiEqualFold(name, "retry-after"):
 			resp.retryAfter = string(value)
+		case asciiEqualFold(name, "date"):
+			// Where the value sits in the buffer (value is a slice of it).
+			dates, dateAt, dateLen = dates+1, cap(cn.buf)-cap(value), len(value)
 		}
 		return nil
 	})
@@ -506,6 +556,20 @@ func (cn *upConn) readOneHead() (*upResponse, error) {
 	}
 	if resp.body.mode == bodyClose {
 		resp.body.keep = false
+	}
+	if m := &cn.memo; cn.fills == fills && cn.r-start <= maxHeadMemo && dates <= 1 {
+		// The head came in the buffer as it was: kept for the next
+		// answer to compare.
+		m.head = append(m.head[:0], cn.buf[start:cn.r]...)
+		m.ds, m.de = 0, 0
+		if dates == 1 {
+			m.ds = dateAt - start
+			m.de = m.ds + dateLen
+		}
+		m.ok, m.status, m.mode, m.remain, m.keep = true, resp.status, resp.body.mode, resp.body.remain, resp.body.keep
+		m.requestID, m.retryAfter = resp.requestID, resp.retryAfter
+	} else {
+		m.ok = false
 	}
 	return resp, nil
 }

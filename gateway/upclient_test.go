@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -511,5 +512,78 @@ func TestIsToken(t *testing.T) {
 	}
 	if !isToken("") || validHeaderName("") {
 		t.Error("the empty name")
+	}
+}
+
+// seqConn answers the n-th request (write) with answers[n], at most step
+// bytes per read.
+type seqConn struct {
+	scriptConn
+	answers []string
+	n       int
+}
+
+func (c *seqConn) Write(p []byte) (int, error) {
+	if c.n < len(c.answers) {
+		c.data = []byte(c.answers[c.n])
+	}
+	c.n++
+	return len(p), nil
+}
+
+// Answers read one after the other on a connection, their heads repeated
+// but for the Date (not parsed again: answerMemo) or not, read as each
+// alone on a fresh connection: status, ids, framing, body and errors.
+func TestUpstreamHeadsRepeated(t *testing.T) {
+	head := func(date, extra string) string {
+		return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nDate: " + date + "\r\n" + extra + "Transfer-Encoding: chunked\r\n\r\n"
+	}
+	body := "5\r\nhello\r\n0\r\n\r\n"
+	answers := []string{
+		head("Thu, 03 Dec 2026 10:00:00 GMT", "X-Request-Id: r1\r\n") + body,
+		head("Thu, 03 Dec 2026 10:00:00 GMT", "X-Request-Id: r1\r\n") + body,
+		head("Thu, 03 Dec 2026 10:00:01 GMT", "X-Request-Id: r1\r\n") + body,
+		head("Thu, 03 Dec 2026 10:00:01 GMT", "X-Request-Id: r2\r\n") + body,
+		head("Thu, 03 Dec 2026 10:00:01 GMT", "X-Request-Id: r2\r\n") + "5\r\nhel", // cut
+	}
+	tail := []string{
+		"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nDate: Thu, 03 Dec 2026 10:00:01 GMT\r\nContent-Length: 2\r\n\r\nno",
+		"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nDate: Thu, 03 Dec 2026 10:00:02 GMT\r\nContent-Length: 2\r\n\r\nno",
+		"HTTP/1.1 200 OK\r\nDate: Thu, 03 Dec 2026 10:00:03 GMT\r\nContent-Length: 3\r\n\r\nabc",
+		"HTTP/1.1 200 OK\r\nDate: Thu, 03 Dec 2026 10:00:03 GMT\r\nContent-Length: 3\r\n\r\nabc",
+		"HTTP/1.1 200 OK\r\nDate: Thu, 03 Dec 2026 10:00:0\x01 GMT\r\nContent-Length: 3\r\n\r\nabc",
+	}
+	for _, seq := range [][]string{answers[:4], answers, tail} {
+		c := &upstreamClient{}
+		cn := newUpConn(&seqConn{scriptConn: scriptConn{step: 1 << 20}, answers: seq})
+		for i, raw := range seq {
+			wantStatus, wantBody, wantErr, _ := readRaw([]byte(raw), 1<<20)
+			fresh := &upConn{nc: &scriptConn{data: []byte(raw), step: 1 << 20}, buf: make([]byte, upBufSize)}
+			wantResp, _ := fresh.readHead()
+			cn.nc.Write(nil)
+			resp, err := cn.readHead()
+			if err != nil || wantErr != nil && wantStatus == 0 {
+				if (err != nil) != (wantErr != nil) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+					t.Fatalf("answer %d: head error %v, alone %v", i, err, wantErr)
+				}
+				break
+			}
+			if resp.status != wantStatus || resp.requestID != wantResp.requestID || resp.retryAfter != wantResp.retryAfter ||
+				resp.body.mode != wantResp.body.mode || resp.body.keep != wantResp.body.keep || resp.body.remain != wantResp.body.remain {
+				t.Fatalf("answer %d: %+v %+v, alone %+v %+v", i, *resp, *resp.body, *wantResp, *wantResp.body)
+			}
+			resp.body.client, resp.body.conn = c, cn
+			got, rerr := io.ReadAll(resp.body)
+			if string(got) != string(wantBody) || fmt.Sprint(rerr) != fmt.Sprint(wantErr) {
+				t.Fatalf("answer %d: body %q %v, alone %q %v", i, got, rerr, wantBody, wantErr)
+			}
+			resp.body.Close()
+			if rerr != nil {
+				break
+			}
+			if i > 0 && !cn.memo.ok {
+				t.Errorf("answer %d: no head kept", i)
+			}
+		}
 	}
 }
