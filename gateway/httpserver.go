@@ -201,7 +201,7 @@ func newSrvConn(hs *httpServer, nc net.Conn) *srvConn {
 	c.dc = &deadlineConn{Conn: nc, slack: cfg.WriteTimeout / 8,
 		readSlack: min(cfg.KeepAliveTimeout, cfg.HeaderTimeout, cfg.BodyTimeout) / 8}
 	c.in.nc = c.dc
-	c.in.buf = make([]byte, upBufSize)
+	c.in.buf = make([]byte, srvBufStart)
 	c.cs = new(connState)
 	c.renew()
 	c.req = new(http.Request)

@@ -64,6 +64,9 @@ func TestServerRequestFraming(t *testing.T) {
 		{"control in value", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\x00\r\n\r\n", "", 400},
 		{"odd expect", "POST / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\na", "", 417},
 		{"line too long", "GET / HTTP/1.1\r\nHost: a\r\nX-Long: " + strings.Repeat("a", upBufSize) + "\r\n\r\n", "", 431},
+		// Lines and bodies past the buffer a connection starts with.
+		{"line past the first buffer", "GET / HTTP/1.1\r\nHost: a\r\nX-Long: " + strings.Repeat("a", upBufSize-100) + "\r\n\r\n", "", 0},
+		{"body past the first buffer", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n" + strings.Repeat("b", 100000), strings.Repeat("b", 100000), 0},
 		{"headers too long", "GET / HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 1000)+"\r\n", 1100) + "\r\n", "", 431},
 		{"head cut", "GET / HTTP/1.1\r\nHo", "", -1},
 		{"chunked body cut", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", "", -2},
@@ -91,6 +94,43 @@ func TestServerRequestFraming(t *testing.T) {
 			}
 			if status != tc.status || status == 0 && string(body) != tc.body {
 				t.Errorf("%s (reads of %d): status %d body %q err %v; want %d %q", tc.name, step, status, body, err, tc.status, tc.body)
+			}
+		}
+	}
+}
+
+// A client connection's read buffer starts small (an idle connection
+// holds it) and grows to upBufSize only when a line does not fit or the
+// client sends faster than it drains: then reads take upBufSize at a time.
+func TestServerReadBufferGrows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		raw  string
+		want int // the buffer's length after the request is read
+	}{
+		{"small request", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", srvBufStart},
+		{"long line", "GET / HTTP/1.1\r\nHost: a\r\nX-Long: " + strings.Repeat("a", 6000) + "\r\n\r\n", 2 * srvBufStart},
+		{"big body", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n" + strings.Repeat("b", 100000), upBufSize},
+	} {
+		hs := &httpServer{s: &Server{}}
+		hs.s.cfg.setDefaults()
+		sc := &scriptConn{data: []byte(tc.raw), step: 1 << 20}
+		c := newSrvConn(hs, clientConn{sc})
+		r, err := c.readRequest()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		fills := c.in.fills
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			t.Fatalf("%s: body: %v", tc.name, err)
+		}
+		if got := len(c.in.buf); got != tc.want {
+			t.Errorf("%s: buffer %d bytes, want %d", tc.name, got, tc.want)
+		}
+		if tc.name == "big body" {
+			// 4 KiB, 8 KiB, then 16 KiB reads: 100,000 bytes in at most 9.
+			if reads := c.in.fills - fills; reads > 9 {
+				t.Errorf("big body: %d reads", reads)
 			}
 		}
 	}

@@ -47,6 +47,7 @@ const (
 	upMaxIdle     = 1024             // idle connections kept
 	upIdleTimeout = 90 * time.Second // an idle connection is closed after this (net/http's default)
 	upBufSize     = 16 << 10         // read buffer per connection: the longest header line
+	srvBufStart   = 4 << 10          // a client connection's read buffer until a line or a read needs more
 	upMaxHead     = 1 << 20          // header bytes of one answer
 	upMaxChunkExt = 4096             // longest chunk-size line, extensions included
 	upMaxTrailer  = 64 << 10         // trailer bytes after the last chunk
@@ -93,10 +94,13 @@ func newUpstreamClient(u *url.URL) *upstreamClient {
 
 // upConn is one pooled connection with its buffers.
 type upConn struct {
-	nc       net.Conn
-	buf      []byte // read buffer; unread bytes are buf[r:w]
-	r, w     int
-	fills    uint32 // reads of the connection so far
+	nc    net.Conn
+	buf   []byte // read buffer; unread bytes are buf[r:w]
+	r, w  int
+	fills uint32 // reads of the connection so far
+	// full says the last read filled all the room it had: the peer
+	// sends more than the buffer holds, and the next fill grows it.
+	full     bool
 	wbuf     []byte // the request head being written
 	idleFrom time.Time
 	reused   bool
@@ -382,17 +386,26 @@ func (cn *upConn) writeRequest(host string, req *upRequest) error {
 	return err
 }
 
-// fill reads more bytes from the connection; what is unread is kept.
+// fill reads more bytes from the connection; what is unread is kept. A
+// buffer smaller than upBufSize (a client connection's starts at
+// srvBufStart, so that an idle one holds little) doubles when a line does
+// not fit in it or the last read filled it.
 func (cn *upConn) fill() error {
 	if cn.r > 0 {
 		cn.w = copy(cn.buf, cn.buf[cn.r:cn.w])
 		cn.r = 0
 	}
-	if cn.w == len(cn.buf) {
-		return protoErr("a line longer than " + strconv.Itoa(upBufSize) + " bytes")
+	if cn.w == len(cn.buf) || cn.full && len(cn.buf) < upBufSize {
+		if len(cn.buf) >= upBufSize {
+			return protoErr("a line longer than " + strconv.Itoa(upBufSize) + " bytes")
+		}
+		b := make([]byte, min(2*len(cn.buf), upBufSize))
+		copy(b, cn.buf[:cn.w])
+		cn.buf = b
 	}
 	cn.fills++
 	n, err := cn.nc.Read(cn.buf[cn.w:])
+	cn.full = n == len(cn.buf)-cn.w
 	cn.w += n
 	if n > 0 {
 		return nil
