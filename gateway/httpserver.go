@@ -428,11 +428,11 @@ func (c *srvConn) refuse(err error) {
 
 // headMemo is a request's header lines, byte for byte, and what
 // readRequest learnt from them. A keep-alive client sends the same lines
-// on every request (an SDK's or a load generator's fixed set, the same
-// body length): the next request that repeats them is not parsed again,
-// and its header map is the one they made, which the gateway's handlers
-// only read (a handler that adds or removes a key makes the next request
-// parse its lines again).
+// on every request (an SDK's fixed set) but for the body's length: the
+// next request that repeats them, its one Content-Length value aside, is
+// not parsed again, and its header map is the one they made, that value
+// replaced. The gateway's handlers only read the map (a handler that adds
+// or removes a key makes the next request parse its lines again).
 type headMemo struct {
 	head                              []byte
 	ok                                bool
@@ -441,6 +441,33 @@ type headMemo struct {
 	length                            int64
 	hosts                             int
 	chunked, keepAlive, expect, close bool
+	// ls and le bound the one Content-Length value in head, and value is
+	// the header map's for it; ls < 0: head is compared whole (no such
+	// line, or more than one).
+	ls, le int
+	value  *string
+	hits   int // requests read from the memo (for tests)
+}
+
+// match returns how many bytes of in repeat m's lines, the Content-Length
+// value among them and the length it gives; ok false: they differ (or in
+// holds too little of them yet).
+func (m *headMemo) match(in []byte) (n int, value []byte, length int64, ok bool) {
+	if m.ls < 0 {
+		return len(m.head), nil, m.length, bytes.HasPrefix(in, m.head)
+	}
+	if !bytes.HasPrefix(in, m.head[:m.ls]) {
+		return 0, nil, 0, false
+	}
+	j := m.ls
+	for j < len(in) && j-m.ls <= 18 && '0' <= in[j] && in[j] <= '9' {
+		j++
+	}
+	value = in[m.ls:j]
+	if length, ok = parseContentLength(value); !ok || !bytes.HasPrefix(in[j:], m.head[m.le:]) {
+		return 0, nil, 0, false
+	}
+	return j + len(m.head) - m.le, value, length, true
 }
 
 // maxHeadMemo bounds the header lines kept for comparison.
@@ -472,21 +499,30 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	var length int64 = -1
 	chunked, hosts, keepAlive, expect := false, 0, false, false
 	m := &c.memo
-	if m.ok && m.minor == minor && len(c.hdr) == m.keys && total+len(m.head) <= upMaxHead &&
-		bytes.HasPrefix(c.in.buf[c.in.r:c.in.w], m.head) {
-		// The same header lines as the connection's last request: its
-		// header map, left as it was, and what they told.
-		c.in.r += len(m.head)
-		length, chunked, hosts, keepAlive, expect, r.Close = m.length, m.chunked, m.hosts, m.keepAlive, m.expect, m.close
-		if hosts > 0 {
-			r.Host = c.host
+	if m.ok && m.minor == minor && len(c.hdr) == m.keys {
+		if n, value, n64, ok := m.match(c.in.buf[c.in.r:c.in.w]); ok && total+n <= upMaxHead {
+			// The same header lines as the connection's last request: its
+			// header map, left as it was but for the length's value, and
+			// what they told.
+			c.in.r += n
+			if m.ls >= 0 && *m.value != string(value) {
+				*m.value = intern(value)
+			}
+			m.hits++
+			chunked, hosts, keepAlive, expect, r.Close = m.chunked, m.hosts, m.keepAlive, m.expect, m.close
+			if hosts > 0 {
+				r.Host = c.host
+			}
+			return c.finishRequest(r, minor, n64, chunked, hosts, keepAlive, expect)
 		}
-		return c.finishRequest(r, minor, length, chunked, hosts, keepAlive, expect)
 	}
 	m.ok = false
 	clear(c.hdr)
 	c.vals, c.seen = c.vals[:0], 0
 	start, fills := c.in.r, c.in.fills
+	// The Content-Length lines, and the last one's value: its place in the
+	// buffer and its length.
+	lengths, lenAt, lenLen := 0, 0, 0
 	bad, err := c.in.headers(total, func(name, value []byte) error {
 		// The name found once among the common ones: what the request's
 		// framing reads, and the map's key.
@@ -507,6 +543,8 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 				return badRequest("invalid or conflicting Content-Length")
 			}
 			length = n
+			lengths++
+			lenAt, lenLen = cap(c.in.buf)-cap(value), len(value)
 		case keyTransferEncoding:
 			if chunked || minor == 0 || !asciiEqualFold(value, "chunked") {
 				return &requestError{http.StatusNotImplemented, "unsupported transfer encoding"}
@@ -542,6 +580,11 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 		m.head = append(m.head[:0], c.in.buf[start:c.in.r]...)
 		m.ok, m.minor, m.keys = true, minor, len(c.hdr)
 		m.length, m.chunked, m.hosts, m.keepAlive, m.expect, m.close = length, chunked, hosts, keepAlive, expect, r.Close
+		m.ls, m.le, m.value = -1, -1, nil
+		if lengths == 1 {
+			m.ls = lenAt - start
+			m.le, m.value = m.ls+lenLen, &c.hdr[commonKeys[keyContentLength]][0]
+		}
 	}
 	return c.finishRequest(r, minor, length, chunked, hosts, keepAlive, expect)
 }

@@ -180,6 +180,57 @@ func FuzzServerRequest(f *testing.F) {
 	})
 }
 
+// FuzzServerRequestsOnOneConnection reads the requests of one
+// connection (a keep-alive client's, whose later requests may be read from
+// the connection's memo of the last one's header lines) as net/http reads
+// them: the same framing, bodies and header values, request by request.
+func FuzzServerRequestsOnOneConnection(f *testing.F) {
+	post := func(length int, body string, extra string) string {
+		return fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n%s\r\n%s", length, extra, body)
+	}
+	f.Add([]byte(post(2, "{}", "")+post(5, "hello", "")+post(10, "0123456789", "")), uint8(255))
+	f.Add([]byte(post(2, "{}", "Accept: x\r\n")+post(2, "ab", "Accept: x\r\n")+post(3, "abc", "Accept: y\r\n")), uint8(3))
+	f.Add([]byte(post(1, "a", "")+"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 12a\r\n\r\nb"), uint8(255))
+	f.Add([]byte(post(1, "a", "")+"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1234567890123456789\r\n\r\n"), uint8(7))
+	f.Fuzz(func(t *testing.T, raw []byte, step uint8) {
+		hs := &httpServer{s: &Server{}}
+		hs.s.cfg.setDefaults()
+		c := newSrvConn(hs, clientConn{&scriptConn{data: raw, step: int(step) + 1}})
+		br := bufio.NewReader(bytes.NewReader(raw))
+		for i := 0; i < 4; i++ {
+			r, err := c.readRequest()
+			if err != nil {
+				return
+			}
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			hr, herr := http.ReadRequest(br)
+			if herr != nil {
+				t.Fatalf("request %d: read %s %q what net/http refuses: %v", i+1, r.Method, r.RequestURI, herr)
+			}
+			hbody, herr := io.ReadAll(hr.Body)
+			if herr != nil {
+				t.Fatalf("request %d: read the body %q to its end where net/http fails: %v", i+1, body, herr)
+			}
+			if r.Method != hr.Method || r.RequestURI != hr.RequestURI || r.Host != hr.Host ||
+				r.ContentLength != hr.ContentLength || !bytes.Equal(body, hbody) {
+				t.Fatalf("request %d: %s %q host %q length %d body %q; net/http: %s %q host %q length %d body %q", i+1,
+					r.Method, r.RequestURI, r.Host, r.ContentLength, body, hr.Method, hr.RequestURI, hr.Host, hr.ContentLength, hbody)
+			}
+			for k, v := range r.Header {
+				if k != "Content-Length" && strings.Join(v, ",") != strings.Join(hr.Header[k], ",") {
+					t.Fatalf("request %d: header %s: %q; net/http %q", i+1, k, v, hr.Header[k])
+				}
+			}
+			if got, want := r.Header.Get("Content-Length"), hr.Header.Get("Content-Length"); got != want {
+				t.Fatalf("request %d: Content-Length %q; net/http %q", i+1, got, want)
+			}
+		}
+	})
+}
+
 // dialRaw opens a connection to the gateway for the test, with a
 // deadline.
 func dialRaw(t *testing.T, url string) net.Conn {
@@ -527,6 +578,11 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 2\r\n\r\nab",
 		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 2\r\n\r\ncd",
 		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 3\r\n\r\nefg",
+		// Lines that repeat but for the body's length, of other digit counts.
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 12\r\nAccept: x\r\n\r\nhello, world",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 5\r\nAccept: x\r\n\r\nhello",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 0\r\nAccept: x\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: h2\r\nContent-Length: 5\r\nAccept: y\r\n\r\nworld",
 		// The handler added a key: the lines are parsed again.
 		"GET / HTTP/1.1\r\nHost: h3\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: h3\r\n\r\n",
@@ -561,6 +617,11 @@ func TestServerRequestValuesPerRequest(t *testing.T) {
 	}
 	if !c.memo.ok {
 		t.Error("no request's lines kept")
+	}
+	// Read from the memo: the 6th, 7th (another target), 9th, 11th,
+	// 13th, and the 14th, 16th and 17th, whose lengths changed.
+	if c.memo.hits != 8 {
+		t.Errorf("%d requests read from the memo, want 8", c.memo.hits)
 	}
 }
 
