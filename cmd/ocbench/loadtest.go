@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,13 +37,13 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "gateway base URL on loopback (default: start a gateway and a scripted upstream)")
-	route := fs.String("route", "chat", "what to drive: chat, messages, responses, runs, or direct (the scripted upstream itself, for the proxy's overhead)")
+	route := fs.String("route", "chat", "what to drive: chat, messages, responses, runs, direct (the scripted upstream itself, for the proxy's overhead), or relay (chat through a byte relay to it in the gateway's process: the floor of any proxy)")
 	rate := fs.Float64("rate", 100, "requests per second")
 	rampTo := fs.Float64("ramp-to", 0, "raise the rate linearly to this by the end")
 	dur := fs.Duration("duration", 10*time.Second, "how long to attack (at most 1h)")
 	conns := fs.Int("connections", 64, "open connections at most")
 	findMax := fs.Bool("find-max", false, "step the rate up until p99 reaches 50ms or a request fails; report the highest rate held")
-	vs := fs.String("vs", "", "with --find-max: search this route's highest rate too (direct: the scripted upstream itself), its steps alternating with --route's on the same gateway, and report the ratio of the two rates")
+	vs := fs.String("vs", "", "with --find-max: search these routes' highest rates too, comma-separated (direct: the scripted upstream itself; relay: a byte relay to it), their steps alternating with --route's on the same gateway, and report the ratios of the rates")
 	maxStreams := fs.Int("max-streams", 4096, "the started gateway's concurrent stream limit")
 	gatewayBin := fs.String("gateway-bin", "", "start this ocbench binary's serve as the gateway instead of this one's (to compare builds under one load generator)")
 	serveFlags := fs.String("serve-flags", "", "more flags for the started gateway, space-separated (e.g. \"--sync none --cpuprofile gw.prof\")")
@@ -71,31 +72,43 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 		return 2
 	}
+	var vsRoutes []string
 	if *vs != "" {
-		if _, _, _, err := routeRequest(*vs); err != nil {
-			fmt.Fprintf(stderr, "ocbench loadtest: --vs: %v\n", err)
-			return 2
+		vsRoutes = strings.Split(*vs, ",")
+		for i, r := range vsRoutes {
+			if _, _, _, err := routeRequest(r); err != nil {
+				fmt.Fprintf(stderr, "ocbench loadtest: --vs: %v\n", err)
+				return 2
+			}
+			if r == *route || slices.Index(vsRoutes, r) != i {
+				fmt.Fprintf(stderr, "ocbench loadtest: --vs: %s twice\n", r)
+				return 2
+			}
 		}
 		if !*findMax {
-			fmt.Fprintln(stderr, "ocbench loadtest: --vs compares two --find-max searches: add --find-max")
+			fmt.Fprintln(stderr, "ocbench loadtest: --vs compares --find-max searches: add --find-max")
 			return 2
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	base, upstream := *target, ""
+	base, upstream, relay := *target, "", ""
 	var probe func() (uint64, error)
 	var failures func() (float64, error)
 	var cpu func() (time.Duration, error)
 	if base == "" {
-		gw, err := startGatewayProcess(ctx, *gatewayBin, *maxStreams, strings.Fields(*serveFlags), stderr)
+		flags := strings.Fields(*serveFlags)
+		if *route == "relay" || slices.Contains(vsRoutes, "relay") {
+			flags = append(flags, "--relay-addr", "127.0.0.1:0")
+		}
+		gw, err := startGatewayProcess(ctx, *gatewayBin, *maxStreams, flags, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "ocbench loadtest: %v\n", err)
 			return 1
 		}
 		defer gw.stop()
-		base, upstream = gw.url, gw.upstream
+		base, upstream, relay = gw.url, gw.upstream, gw.relay
 		client := &http.Client{Timeout: time.Second}
 		// Memory is polled every 50 ms: from /proc where there is one, so
 		// that the gateway does not spend its CPU (a fifth of a core at
@@ -116,12 +129,16 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		path, body, bodyFunc, _ := routeRequest(route)
 		c := loadtest.Config{Target: base, Path: path, Body: body, BodyFunc: bodyFunc, Rate: *rate, RampTo: *rampTo,
 			Duration: *dur, Connections: *conns, Sessions: *sessions, MemoryProbe: probe, FailureProbe: failures, CPUProbe: cpu}
-		if route == "direct" {
-			if upstream == "" {
-				fmt.Fprintln(stderr, "ocbench loadtest: --route direct needs the started gateway (no --target)")
+		if route == "direct" || route == "relay" {
+			to := upstream
+			if route == "relay" {
+				to = relay
+			}
+			if to == "" {
+				fmt.Fprintf(stderr, "ocbench loadtest: --route %s needs the started gateway (no --target)\n", route)
 				return c, false
 			}
-			c.Target, c.MemoryProbe, c.FailureProbe = upstream, nil, nil
+			c.Target, c.MemoryProbe, c.FailureProbe = to, nil, nil
 		}
 		return c, true
 	}
@@ -130,15 +147,24 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	var rep, vsRep *loadtest.Report
+	var rep *loadtest.Report
+	var held []*loadtest.Report // with --vs: --route's and each --vs route's
+	names := append([]string{*route}, vsRoutes...)
 	var err error
 	switch {
-	case *vs != "":
-		vsCfg, ok := configFor(*vs)
-		if !ok {
-			return 2
+	case len(vsRoutes) > 0:
+		cfgs := []loadtest.Config{cfg}
+		for _, r := range vsRoutes {
+			c, ok := configFor(r)
+			if !ok {
+				return 2
+			}
+			cfgs = append(cfgs, c)
 		}
-		rep, vsRep, err = findMaxPair(ctx, cfg, vsCfg, *route, *vs, stderr)
+		held, err = findMaxSet(ctx, cfgs, names, stderr)
+		if len(held) > 0 {
+			rep = held[0]
+		}
 	case *findMax:
 		rep, err = findMaxRate(ctx, cfg, stderr)
 	default:
@@ -155,12 +181,12 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	switch {
-	case *jsonOut && vsRep != nil:
-		err = writePairJSON(stdout, rep, vsRep, *route, *vs)
+	case *jsonOut && held != nil:
+		err = writeSetJSON(stdout, held, names)
 	case *jsonOut:
 		err = rep.WriteJSON(stdout)
-	case htmlW != stdout && vsRep != nil:
-		err = writePairTable(stdout, rep, vsRep, *route, *vs)
+	case htmlW != stdout && held != nil:
+		err = writeSetTable(stdout, held, names)
 	case htmlW != stdout:
 		err = rep.WriteTable(stdout)
 	default:
@@ -178,7 +204,7 @@ func runLoadtest(args []string, stdout, stderr io.Writer) int {
 
 func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64) []byte, err error) {
 	switch route {
-	case "chat", "direct":
+	case "chat", "direct", "relay":
 		return "/v1/chat/completions", []byte(chatLoadBody), nil, nil
 	case "messages":
 		return "/v1/messages", []byte(messagesLoadBody), nil, nil
@@ -190,26 +216,63 @@ func routeRequest(route string) (path string, body []byte, bodyFunc func(uint64)
 			return []byte(`{"session":"` + prefix + strconv.FormatUint(n, 10) + `","message":"read AGENTS.md"}`)
 		}, nil
 	}
-	return "", nil, nil, fmt.Errorf("unknown --route %q (chat, messages, responses, runs, direct)", route)
+	return "", nil, nil, fmt.Errorf("unknown --route %q (chat, messages, responses, runs, direct, relay)", route)
 }
 
-// writePairTable prints both searches' best steps and the ratio of their
-// rates.
-func writePairTable(w io.Writer, a, b *loadtest.Report, nameA, nameB string) error {
-	if err := a.WriteTable(w); err != nil {
+// writeSetTable prints each search's best step, then the ratios of their
+// rates: --route's to each --vs route's, and each other's to direct's.
+func writeSetTable(w io.Writer, held []*loadtest.Report, names []string) error {
+	if err := held[0].WriteTable(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n--vs %s:\n", nameB)
-	if err := b.WriteTable(w); err != nil {
-		return err
+	for i := 1; i < len(held); i++ {
+		fmt.Fprintf(w, "\n--vs %s:\n", names[i])
+		if err := held[i].WriteTable(w); err != nil {
+			return err
+		}
 	}
-	_, err := fmt.Fprintf(w, "\nratio             %s/%s %.2f (%.0f/s vs %.0f/s held, steps alternated on one gateway)\n",
-		nameA, nameB, a.Rate/b.Rate, a.Rate, b.Rate)
-	if c, ok := pairCPU(a, b, nameB); ok && err == nil {
-		_, err = fmt.Fprintf(w, "CPU per request   %s's gateway process %.0fµs, %s's %.0fµs: the proxy's own %.0fµs; with the load generator's, %s/%s %.2f\n",
-			nameA, a.GatewayCPUUsPerReq, nameB, b.GatewayCPUUsPerReq, c.Own, nameA, nameB, c.Ratio)
+	fmt.Fprintln(w)
+	for _, p := range setPairs(names) {
+		a, b := held[p[0]], held[p[1]]
+		if _, err := fmt.Fprintf(w, "ratio             %s/%s %.2f (%.0f/s vs %.0f/s held, steps alternated on one gateway)\n",
+			names[p[0]], names[p[1]], a.Rate/b.Rate, a.Rate, b.Rate); err != nil {
+			return err
+		}
 	}
-	return err
+	for _, p := range setPairs(names) {
+		c, ok := pairCPU(held[p[0]], held[p[1]], names[p[1]])
+		if !ok {
+			continue
+		}
+		whose := "the proxy's"
+		if names[p[0]] == "relay" {
+			whose = "the relay's"
+		}
+		if _, err := fmt.Fprintf(w, "CPU per request   %s's gateway process %.0fµs, %s's %.0fµs: %s own %.0fµs; with the load generator's, %s/%s %.2f\n",
+			names[p[0]], held[p[0]].GatewayCPUUsPerReq, names[p[1]], held[p[1]].GatewayCPUUsPerReq, whose, c.Own,
+			names[p[0]], names[p[1]], c.Ratio); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setPairs are the index pairs a --vs comparison reports: --route against
+// each --vs route, then each other --vs route against direct (a relay's
+// floor beside the proxy's rate).
+func setPairs(names []string) [][2]int {
+	var ps [][2]int
+	for i := 1; i < len(names); i++ {
+		ps = append(ps, [2]int{0, i})
+	}
+	if d := slices.Index(names, "direct"); d > 0 {
+		for i := 1; i < len(names); i++ {
+			if i != d {
+				ps = append(ps, [2]int{i, d})
+			}
+		}
+	}
+	return ps
 }
 
 // cpuPair is what the two held steps' CPU per request say of the proxy,
@@ -223,7 +286,7 @@ type cpuPair struct {
 	Ratio float64 `json:"ratio"`
 }
 
-// pairCPU returns the CPU figures of a --vs direct pair, when both held
+// pairCPU returns the CPU figures of a pair against direct, when both held
 // steps have them.
 func pairCPU(a, b *loadtest.Report, nameB string) (cpuPair, bool) {
 	if nameB != "direct" || a.GatewayCPUUsPerReq <= 0 || b.GatewayCPUUsPerReq <= 0 {
@@ -233,12 +296,33 @@ func pairCPU(a, b *loadtest.Report, nameB string) (cpuPair, bool) {
 	return cpuPair{Own: a.GatewayCPUUsPerReq - b.GatewayCPUUsPerReq, Ratio: tb / ta}, true
 }
 
-// writePairJSON prints both searches' best steps and the ratio as one
-// object.
-func writePairJSON(w io.Writer, a, b *loadtest.Report, nameA, nameB string) error {
-	var cpu *cpuPair
-	if c, ok := pairCPU(a, b, nameB); ok {
-		cpu = &c
+// setPair is one ratio of a --vs comparison in JSON.
+type setPair struct {
+	Route string   `json:"route"`
+	Vs    string   `json:"vs"`
+	Ratio float64  `json:"ratio"`
+	CPU   *cpuPair `json:"cpu,omitempty"`
+}
+
+// writeSetJSON prints the searches' best steps and their ratios as one
+// object. With one --vs route its first members are those of the pair
+// alone (route, held, vs, vsHeld, ratio, cpu).
+func writeSetJSON(w io.Writer, held []*loadtest.Report, names []string) error {
+	var pairs []setPair
+	for _, p := range setPairs(names) {
+		sp := setPair{Route: names[p[0]], Vs: names[p[1]], Ratio: held[p[0]].Rate / held[p[1]].Rate}
+		if c, ok := pairCPU(held[p[0]], held[p[1]], names[p[1]]); ok {
+			sp.CPU = &c
+		}
+		pairs = append(pairs, sp)
+	}
+	type vsHeld struct {
+		Vs   string           `json:"vs"`
+		Held *loadtest.Report `json:"held"`
+	}
+	var more []vsHeld
+	for i := 2; i < len(held); i++ {
+		more = append(more, vsHeld{names[i], held[i]})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -249,7 +333,17 @@ func writePairJSON(w io.Writer, a, b *loadtest.Report, nameA, nameB string) erro
 		VsHeld *loadtest.Report `json:"vsHeld"`
 		Ratio  float64          `json:"ratio"`
 		CPU    *cpuPair         `json:"cpu,omitempty"`
-	}{nameA, a, nameB, b, a.Rate / b.Rate, cpu})
+		More   []vsHeld         `json:"moreVs,omitempty"`
+		Ratios []setPair        `json:"ratios,omitempty"`
+	}{names[0], held[0], names[1], held[1], pairs[0].Ratio, pairs[0].CPU, more, pairsIfMore(pairs)})
+}
+
+// pairsIfMore lists the ratios only where there are more than the first.
+func pairsIfMore(ps []setPair) []setPair {
+	if len(ps) < 2 {
+		return nil
+	}
+	return ps
 }
 
 // findMaxRate doubles the rate from cfg.Rate, then bisects, each step for
@@ -268,33 +362,36 @@ func findMaxRate(ctx context.Context, cfg loadtest.Config, log io.Writer) (*load
 	return s.result()
 }
 
-// findMaxPair runs the searches of a and b with their steps alternating,
-// on the same gateway, so that whatever else the machine does meanwhile
-// weighs on both alike: their ratio is the proxy's overhead, measured in
-// one run.
-func findMaxPair(ctx context.Context, a, b loadtest.Config, nameA, nameB string, log io.Writer) (ra, rb *loadtest.Report, err error) {
-	sa := &rateSearch{cfg: a, rate: a.Rate}
-	sb := &rateSearch{cfg: b, rate: b.Rate}
-	for !sa.done() || !sb.done() {
-		for _, x := range [...]struct {
-			s    *rateSearch
-			name string
-		}{{sa, nameA}, {sb, nameB}} {
-			if x.s.done() {
+// findMaxSet runs the searches of cfgs with their steps taking turns, on
+// the same gateway, so that whatever else the machine does meanwhile
+// weighs on all alike: their ratios are the proxy's overhead, measured in
+// one run. It returns each search's best step.
+func findMaxSet(ctx context.Context, cfgs []loadtest.Config, names []string, log io.Writer) ([]*loadtest.Report, error) {
+	ss := make([]*rateSearch, len(cfgs))
+	for i, c := range cfgs {
+		ss[i] = &rateSearch{cfg: c, rate: c.Rate}
+	}
+	for more := true; more; {
+		more = false
+		for i, s := range ss {
+			if s.done() {
 				continue
 			}
-			if err := x.s.step(ctx, log, x.name+" "); err != nil {
-				return sa.best, sb.best, err
+			if err := s.step(ctx, log, names[i]+" "); err != nil {
+				return nil, err
 			}
+			more = more || !s.done()
 		}
 	}
-	if ra, err = sa.result(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", nameA, err)
+	held := make([]*loadtest.Report, len(ss))
+	for i, s := range ss {
+		r, err := s.result()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", names[i], err)
+		}
+		held[i] = r
 	}
-	if rb, err = sb.result(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", nameB, err)
-	}
-	return ra, rb, nil
+	return held, nil
 }
 
 // rateSearch is one --find-max search: the rate doubles until a step
@@ -384,6 +481,7 @@ func logStep(log io.Writer, label string, rate float64, r *loadtest.Report) {
 // memory is its own and not the load generator's.
 type gatewayProcess struct {
 	url, upstream string
+	relay         string // with --relay-addr
 	cmd           *exec.Cmd
 }
 
@@ -410,14 +508,18 @@ func startGatewayProcess(ctx context.Context, exe string, maxStreams int, flags 
 		cmd.Wait()
 		return nil, fmt.Errorf("gateway did not start: %w", err)
 	}
-	// "ocbench gateway on http://ADDR upstream URL"
+	// "ocbench gateway on http://ADDR upstream URL [relay URL]"
 	f := strings.Fields(line)
-	if len(f) != 6 {
+	if len(f) != 6 && (len(f) != 8 || f[6] != "relay") {
 		cmd.Process.Kill()
 		cmd.Wait()
 		return nil, fmt.Errorf("gateway said %q", line)
 	}
-	return &gatewayProcess{url: f[3], upstream: f[5], cmd: cmd}, nil
+	g := &gatewayProcess{url: f[3], upstream: f[5], cmd: cmd}
+	if len(f) == 8 {
+		g.relay = f[7]
+	}
+	return g, nil
 }
 
 func (g *gatewayProcess) stop() {

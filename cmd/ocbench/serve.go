@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -21,6 +22,7 @@ import (
 	"github.com/ocbench/ocbench/gateway"
 	"github.com/ocbench/ocbench/internal/redact"
 	"github.com/ocbench/ocbench/llm"
+	"github.com/ocbench/ocbench/loadtest"
 	"github.com/ocbench/ocbench/prompt"
 	"github.com/ocbench/ocbench/provider"
 	"github.com/ocbench/ocbench/provider/scripted"
@@ -117,6 +119,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	upCompat := fs.String("upstream-compat", "auto", "what --upstream's chat endpoint accepts: auto (OpenAI's own host or not), openai, or generic (max_tokens, no prompt_cache_key); add ,no-stream-options for a server that refuses stream_options")
 	syncPolicy := fs.String("sync", "entry", "when /v1/runs flushes session entries to stable storage: entry (before each append returns), turn (after each turn), none (never: a crash of the process loses nothing, one of the machine may)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the gateway to this file until it stops")
+	relayAddr := fs.String("relay-addr", "", "with the built-in upstream: also serve on this loopback address a plain TCP relay to it, the floor of any proxy (ocbench loadtest --vs relay)")
 	heapFloor := fs.Int64("heap-floor", 64<<20, "bytes the Go heap may grow to before the collector runs, however small the live heap (--gogc still sets the goal above it; 0: --gogc alone)")
 	gogc, memLimit := gcFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -200,6 +203,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	runs := &gateway.EngineRuns{Model: llm.Model{ID: "scripted-1", API: "openai-completions", Provider: "scripted"}, StreamFunc: sp.Stream, StreamBuffered: true, ModelFromRequest: true}
+	relayed := "" // the relay's part of the first line
 	if cfg.Upstream == "" {
 		up, err := sp.Start()
 		if err != nil {
@@ -208,7 +212,20 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		defer up.Close()
 		cfg.Upstream = up.URL
+		if *relayAddr != "" {
+			r, err := startRelay(*relayAddr, up.URL)
+			if err != nil {
+				fmt.Fprintf(stderr, "ocbench serve: --relay-addr: %v\n", err)
+				return 1
+			}
+			defer r.Close()
+			relayed = " relay http://" + r.Addr().String()
+		}
 	} else {
+		if *relayAddr != "" {
+			fmt.Fprintln(stderr, "ocbench serve: --relay-addr relays only to the built-in upstream (no --upstream)")
+			return 2
+		}
 		id := *runsModel
 		if id == "" {
 			id = "default"
@@ -301,7 +318,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		defer pprof.StopCPUProfile()
 	}
 	// The first line is read by `ocbench loadtest` when it starts a gateway.
-	fmt.Fprintf(stdout, "ocbench gateway on http://%s upstream %s\n", ln.Addr(), cfg.Upstream)
+	fmt.Fprintf(stdout, "ocbench gateway on http://%s upstream %s%s\n", ln.Addr(), cfg.Upstream, relayed)
 	if f, ok := stdout.(*os.File); ok {
 		f.Sync()
 	}
@@ -361,4 +378,26 @@ func parseCompat(v, upstream string) (*provider.Compat, error) {
 		}
 	}
 	return &c, nil
+}
+
+// startRelay listens on addr, which must be a loopback address, and relays
+// each connection to the upstream at upstreamURL.
+func startRelay(addr, upstreamURL string) (*loadtest.Relay, error) {
+	u, err := url.Parse(upstreamURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := loadtest.CheckLoopback("http://" + addr); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	r, err := loadtest.NewRelay(ln, u.Host)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return r, nil
 }

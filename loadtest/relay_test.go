@@ -1,0 +1,125 @@
+package loadtest
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Requests on one keep-alive connection reach the upstream on one relayed
+// connection, in order and whole both ways; Close ends the connections
+// still open.
+func TestRelayCopiesBothWays(t *testing.T) {
+	var conns atomic.Int64
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: "+strings.Repeat(string(b), 4000)+"\n\n")
+	}))
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	up.Start()
+	defer up.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRelay(ln, up.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", r.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i, body := range []string{"a", "bc", "def"} {
+		req, _ := http.NewRequest("POST", "http://"+r.Addr().String()+"/v1/chat/completions", strings.NewReader(body))
+		if err := req.Write(c); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "data: " + strings.Repeat(body, 4000) + "\n\n"; err != nil || string(got) != want {
+			t.Fatalf("request %d: %v, %d bytes, want %d", i, err, len(got), len(want))
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("three requests on one client connection took %d upstream connections", n)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the open connection")
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("after Close the client's read got %v, want EOF", err)
+	}
+	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		t.Error("the relay still accepts after Close")
+	}
+}
+
+// An upstream that refuses the connection ends the client's at once.
+func TestRelayUpstreamDown(t *testing.T) {
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := dead.Addr().String()
+	dead.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRelay(ln, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, err := net.Dial("tcp", r.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("read bytes from a relay whose upstream is down")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Error("the client's connection stayed open with the upstream down")
+	}
+}
+
+// The relay is an instrument of this machine: it refuses an upstream
+// elsewhere.
+func TestRelayRefusesOffMachine(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, err := NewRelay(ln, "192.0.2.1:80"); !errors.Is(err, ErrNotLoopback) {
+		t.Errorf("NewRelay to 192.0.2.1 = %v, want ErrNotLoopback", err)
+	}
+}
