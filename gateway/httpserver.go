@@ -523,6 +523,10 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 	// The Content-Length lines, and the last one's value: its place in the
 	// buffer and its length.
 	lengths, lenAt, lenLen := 0, 0, 0
+	// The first Content-Length value, which a repeat must equal (copied:
+	// the read buffer may move as more lines come; an accepted value has
+	// at most 18 digits).
+	var firstLen [18]byte
 	bad, err := c.in.headers(total, func(name, value []byte) error {
 		// The name found once among the common ones: what the request's
 		// framing reads, and the map's key.
@@ -538,12 +542,22 @@ func (c *srvConn) readRequest() (*http.Request, error) {
 			r.Host = c.host
 			return nil // as net/http: Host is not in the header map
 		case keyContentLength:
+			// As net/http: repeated lines must say the same, byte for
+			// byte ("5" and "05" conflict), and the map keeps one.
+			if lengths > 0 {
+				if string(value) != string(firstLen[:lenLen]) {
+					return badRequest("invalid or conflicting Content-Length")
+				}
+				lengths++
+				return nil
+			}
 			n, ok := parseContentLength(value)
-			if !ok || length >= 0 && n != length {
+			if !ok {
 				return badRequest("invalid or conflicting Content-Length")
 			}
 			length = n
 			lengths++
+			copy(firstLen[:], value)
 			lenAt, lenLen = cap(c.in.buf)-cap(value), len(value)
 		case keyTransferEncoding:
 			if chunked || minor == 0 || !asciiEqualFold(value, "chunked") {
