@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -169,24 +166,9 @@ func TestVsRoutesChecked(t *testing.T) {
 // loadtest reads it) and relays a chat request to the built-in upstream
 // unchanged.
 func TestServeRelay(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelper$")
-	cmd.Env = append(os.Environ(), "OCBENCH_SERVE_HELPER_ARGS="+strings.Join([]string{"--addr", "127.0.0.1:0", "--relay-addr", "127.0.0.1:0"}, "\x1f"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(line) // ocbench gateway on URL upstream URL relay URL
-	if len(f) != 8 || f[6] != "relay" {
-		t.Fatalf("serve said %q", line)
+	f := startServeHelper(t, "--addr", "127.0.0.1:0", "--relay-addr", "127.0.0.1:0")
+	if len(f) != 8 || f[6] != "relay" { // ocbench gateway on URL upstream URL relay URL
+		t.Fatalf("serve said %q", f)
 	}
 	resp, err := http.Post(f[7]+"/v1/chat/completions", "application/json", strings.NewReader(chatLoadBody))
 	if err != nil {

@@ -65,6 +65,29 @@ func TestServeHelper(t *testing.T) {
 	os.Exit(run(append([]string{"serve"}, strings.Split(args, "\x1f")...), os.Stdout, os.Stderr))
 }
 
+// startServeHelper starts `ocbench serve args...` as a process of this test
+// binary (TestServeHelper), stopped when the test ends, and returns the
+// fields of its first line: ocbench gateway on http://ADDR upstream URL ...
+func startServeHelper(t *testing.T, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelper$")
+	cmd.Env = append(os.Environ(), "OCBENCH_SERVE_HELPER_ARGS="+strings.Join(args, "\x1f"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve %q: %v", args, err)
+	}
+	return strings.Fields(line)
+}
+
 // twoNodeRuns is the number of runs TestTwoServesOnOnePostgres sends:
 // OCBENCH_TWO_NODE_RUNS (the full figure: 1000), else 10 (the test command
 // runs it under -race).
@@ -85,24 +108,9 @@ func TestTwoServesOnOnePostgres(t *testing.T) {
 	}
 	var bases []string
 	for i := 0; i < 2; i++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestServeHelper$")
-		cmd.Env = append(os.Environ(), "OCBENCH_SERVE_HELPER_ARGS="+strings.Join([]string{"--addr", "127.0.0.1:0", "--sessions", url}, "\x1f"))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil {
-			t.Fatalf("serve %d: %v", i, err)
-		}
-		f := strings.Fields(line) // ocbench gateway on http://ADDR upstream ...
+		f := startServeHelper(t, "--addr", "127.0.0.1:0", "--sessions", url)
 		if len(f) < 4 {
-			t.Fatalf("serve %d said %q", i, line)
+			t.Fatalf("serve %d said %q", i, f)
 		}
 		bases = append(bases, f[3])
 	}
