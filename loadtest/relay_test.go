@@ -3,11 +3,13 @@ package loadtest
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -78,6 +80,56 @@ func TestRelayCopiesBothWays(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
 		t.Error("the relay still accepts after Close")
+	}
+}
+
+// Many clients at once, each on its own keep-alive connections: every
+// answer arrives whole, and Close waits for all of them to end.
+func TestRelayConcurrentClients(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Write(b)
+	}))
+	defer up.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRelay(ln, up.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				want := fmt.Sprintf("client %d request %d %s", g, i, strings.Repeat("x", i*500))
+				resp, err := client.Post("http://"+r.Addr().String()+"/", "text/plain", strings.NewReader(want))
+				if err != nil {
+					errs <- err
+					return
+				}
+				got, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || string(got) != want {
+					errs <- fmt.Errorf("client %d request %d: %v, %d bytes, want %d", g, i, err, len(got), len(want))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Error(err)
 	}
 }
 
