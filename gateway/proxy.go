@@ -58,34 +58,56 @@ type proxyRequest struct {
 	hasStreamOptions, hasMaxTokens, hasMaxCompletion, hasCacheKey bool
 }
 
-var parserPool fastjson.ParserPool
+var parserPool = new(fastjson.ParserPool)
 
 // parseProxyRequest reads body. When ps has the model or tool list of the
 // connection's previous request and they repeat, its strings are reused.
+// The body is walked in place (scanObject); only the members read are
+// parsed.
 func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error) {
-	p := parserPool.Get()
-	defer parserPool.Put(p)
-	v, err := p.ParseBytes(body)
-	if err != nil {
-		return proxyRequest{}, fmt.Errorf("body is not valid JSON: %w", err)
-	}
-	if v.Type() != fastjson.TypeObject {
+	// The top-level members in one pass; the first of a repeated key
+	// counts, as with fastjson's Get.
+	var m [len(requestMembers)][]byte
+	if !scanObject(body, func(k, v []byte) {
+		if i := requestMemberTable.index(k); i >= 0 && m[i] == nil {
+			m[i] = v
+		}
+	}) {
+		// What fastjson says of it (the same bodies fail there).
+		var p fastjson.Parser
+		if _, err := p.ParseBytes(body); err != nil {
+			return proxyRequest{}, fmt.Errorf("body is not valid JSON: %w", err)
+		}
 		return proxyRequest{}, errors.New("body is not a JSON object")
 	}
-	// The top-level members in one pass (Get would scan them per
-	// field); the first of a repeated key counts, as with Get.
-	var m [len(requestMembers)]*fastjson.Value
-	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
-		if i := requestMemberTable.index(k); i >= 0 && m[i] == nil {
-			m[i] = x
+	p := parserPool.Get()
+	defer parserPool.Put(p)
+	// member parses the bytes of a member read, m[i] (nil: absent).
+	member := func(i int) *fastjson.Value {
+		if m[i] == nil {
+			return nil
 		}
-	})
-	mv, sv, so, tv, msgs, input := m[0], m[1], m[2], m[3], m[4], m[5]
+		v, err := p.ParseBytes(m[i])
+		if err != nil {
+			return nil // not reached: scanObject took it as a value
+		}
+		return v
+	}
 	var pr proxyRequest
-	if mv == nil || mv.Type() != fastjson.TypeString || len(mv.GetStringBytes()) == 0 {
+	// One member parsed at a time: each parse ends the last one's values.
+	// A model id without escapes is the bytes between its quotes.
+	mb := m[0]
+	if len(mb) >= 2 && mb[0] == '"' && bytes.IndexByte(mb, '\\') < 0 {
+		mb = mb[1 : len(mb)-1]
+	} else if mv := member(0); mv != nil && mv.Type() == fastjson.TypeString {
+		mb = mv.GetStringBytes()
+	} else {
+		mb = nil
+	}
+	if len(mb) == 0 {
 		return proxyRequest{}, errors.New(`"model" is required`)
 	}
-	if mb := mv.GetStringBytes(); ps != nil && string(mb) == ps.model {
+	if ps != nil && string(mb) == ps.model {
 		pr.model = ps.model
 	} else {
 		pr.model = string(mb)
@@ -93,14 +115,15 @@ func parseProxyRequest(w wire, body []byte, ps *proxyState) (proxyRequest, error
 			ps.model = pr.model
 		}
 	}
-	pr.stream = sv != nil && sv.Type() == fastjson.TypeTrue
+	pr.stream = string(m[1]) == "true"
 	if w == provider.WireOpenAIChat {
-		pr.includeUsage = so != nil && so.GetBool("include_usage")
-		pr.hasStreamOptions = so != nil
+		pr.includeUsage = m[2] != nil && member(2).GetBool("include_usage")
+		pr.hasStreamOptions = m[2] != nil
 		pr.hasMaxTokens, pr.hasMaxCompletion, pr.hasCacheKey = m[6] != nil, m[7] != nil, m[8] != nil
 	}
+	msgs, input := m[4], m[5]
 	var tools []*fastjson.Value
-	if tv != nil && tv.Type() == fastjson.TypeArray {
+	if tv := member(3); tv != nil && tv.Type() == fastjson.TypeArray {
 		tools, _ = tv.Array()
 	}
 	toolName := func(t *fastjson.Value) []byte {

@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"fmt"
 	"net/http"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fastjson"
@@ -18,6 +21,13 @@ func FuzzParseProxyRequestFields(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"model":"a","messages":1,"stream":"true","stream_options":[1],"tools":{"a":1},"tools":[{"function":{"name":"x"}}]}`))
 	f.Add(uint8(1), []byte(`{"model":"a","messages":[],"max_tokens":5,"tools":[{"name":"x"},{"name":1}]}`))
 	f.Add(uint8(2), []byte(`{"mod\u0065l":"a","input":null,"stream":true}`))
+	// What the scan skips, as fastjson's grammar has it.
+	f.Add(uint8(0), []byte(` {"messages":[NaN,-Inf,1e5,-,"a\\\"b",{"k\"":[[]]},null,true,false],"model":"m","stream" : true } `))
+	f.Add(uint8(0), []byte(`{"model":"m","messages":[`+strings.Repeat("[", 298)+strings.Repeat("]", 298)+`]}`))
+	f.Add(uint8(0), []byte(`{"model":"m","messages":[`+strings.Repeat("[", 299)+strings.Repeat("]", 299)+`]}`))
+	f.Add(uint8(0), []byte(`{"model":"m","messages":[nul]}`))
+	f.Add(uint8(0), []byte(`{"model":"m","messages":[]}x`))
+	f.Add(uint8(0), []byte(`[{"model":"m","messages":[]}]`))
 	f.Fuzz(func(t *testing.T, wi uint8, body []byte) {
 		w := []provider.Wire{provider.WireOpenAIChat, provider.WireAnthropic, provider.WireOpenAIResponses}[int(wi)%3]
 		got, err := parseProxyRequest(w, body, nil)
@@ -94,5 +104,62 @@ func TestUpstreamHeadersPassed(t *testing.T) {
 				t.Errorf("%+v %v: %q and %q, want %q", cfg, w, got[0], got[1], want)
 			}
 		}
+	}
+}
+
+// bigChatBody is a chat request as an agent sends it late in a session:
+// about 150 KiB, nearly all of it the history.
+func bigChatBody() []byte {
+	var b strings.Builder
+	b.WriteString(`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"system","content":"You are a coding agent."}`)
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, `,{"role":"user","content":"message %d: %s"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read","arguments":"{\"path\":\"src/file%d.go\"}"}}]},{"role":"tool","tool_call_id":"call_%d","content":"%s"}`,
+			i, strings.Repeat("lorem ipsum dolor sit amet ", 8), i, i, i, strings.Repeat(`package main\nfunc f() {}\n`, 10))
+	}
+	b.WriteString(`],"tools":[{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}},{"type":"function","function":{"name":"write","parameters":{"type":"object"}}}]}`)
+	return []byte(b.String())
+}
+
+// BenchmarkParseProxyRequest reads the fields the proxy acts on from a
+// small body (the load test's) and from an agent's 150 KiB one.
+func BenchmarkParseProxyRequest(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{{"small", []byte(chatBody(true))}, {"agent-150KiB", bigChatBody()}} {
+		b.Run(c.name, func(b *testing.B) {
+			if _, err := parseProxyRequest(provider.WireOpenAIChat, c.body, nil); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(c.body)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				parseProxyRequest(provider.WireOpenAIChat, c.body, nil)
+			}
+		})
+	}
+}
+
+// Reading an agent's 150 KiB body grows no parser by its history: the scan
+// builds nothing for the members it skips. fastjson's parser copied the
+// body and made a value for each of its nodes, 1.2 MiB kept by each pooled
+// parser that had read one.
+func TestParseProxyRequestKeepsNoHistory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	body := bigChatBody()
+	saved := parserPool
+	parserPool = new(fastjson.ParserPool) // a fresh parser, whose growth counts
+	defer func() { parserPool = saved }()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	pr, err := parseProxyRequest(provider.WireOpenAIChat, body, nil)
+	runtime.ReadMemStats(&m1)
+	if err != nil || pr.model != "gpt-4o" || !pr.stream || !pr.includeUsage || len(pr.tools) != 2 {
+		t.Fatalf("%+v %v", pr, err)
+	}
+	if grew := m1.TotalAlloc - m0.TotalAlloc; grew > 32<<10 {
+		t.Errorf("reading a %d-byte body allocated %d bytes", len(body), grew)
 	}
 }
