@@ -85,11 +85,45 @@ func (d *Decoder) lane() (int, error) {
 	d.frame = nil
 	d.take(b, sh.name, sh.pre, e)
 	d.beginEvent(d.data)
-	if direct, err := d.laneApply(sh, hs-sh.pre, he-sh.pre, esc); direct {
-		return laneDirect, nil
-	} else {
+	// The event's apply, as the wire's would do it, the lane's string at
+	// data[hs:he] (esc: with escapes or control characters).
+	hs, he = hs-sh.pre, he-sh.pre
+	if sh.lane == laneRText && d.opts.OpenClaw {
+		return laneTaken, d.laneMissed(sh, hs, he)
+	}
+	si := int(sh.slot)
+	if sh.slotGen != d.slotGen {
+		si = d.laneSlot(sh)
+	}
+	if si < 0 || d.slots[si].kind != laneKind[sh.lane] {
+		return laneTaken, d.laneMissed(sh, hs, he)
+	}
+	v := d.data[hs:he]
+	if esc {
+		var ok bool
+		if v, ok = d.strAt(span{hs - 1, he + 1}); !ok {
+			return laneTaken, d.badJSON()
+		}
+	}
+	var err error
+	switch sh.lane {
+	case laneArgs:
+		if len(v) > 0 {
+			d.slots[si].delta = true
+		}
+		err = d.addArgs(si, v, false)
+		d.ev.ArgsOnly = err == nil // the append was all the event did
+	case laneRArgs:
+		d.slots[si].delta = true // the arguments were streamed
+		err = d.addArgs(si, v, false)
+		d.ev.ArgsOnly = err == nil
+	default:
+		err = d.addText(si, v, false)
+	}
+	if err != nil {
 		return laneTaken, err
 	}
+	return laneDirect, nil // the delta event left in d.ev (the only one)
 }
 
 // setLane decides sh's lane after the wire's apply dispatched a match of
@@ -148,47 +182,8 @@ func (d *Decoder) setLane(sh *shape) {
 	sh.lane = laneNone
 }
 
-// laneApply applies the event that lane matched with sh (taken as
-// d.data, the lane's string at data[s:e], esc when it has escapes or
-// control characters), as the wire's apply would. direct reports the delta
-// event left in d.ev instead of the queue (a lane's event is the only one).
-func (d *Decoder) laneApply(sh *shape, s, e int, esc bool) (direct bool, err error) {
-	if sh.lane == laneRText && d.opts.OpenClaw {
-		return false, d.laneMissed(sh, s, e)
-	}
-	si := int(sh.slot)
-	if sh.slotGen != d.slotGen {
-		si = d.laneSlot(sh)
-	}
-	if si < 0 || d.slots[si].kind != laneKind[sh.lane] {
-		return false, d.laneMissed(sh, s, e)
-	}
-	v := d.data[s:e]
-	if esc {
-		var ok bool
-		if v, ok = d.strAt(span{s - 1, e + 1}); !ok {
-			return false, d.badJSON()
-		}
-	}
-	switch sh.lane {
-	case laneArgs:
-		if len(v) > 0 {
-			d.slots[si].delta = true
-		}
-		err = d.addArgs(si, v, false)
-		d.ev.ArgsOnly = err == nil // the append was all the event did
-	case laneRArgs:
-		d.slots[si].delta = true // the arguments were streamed
-		err = d.addArgs(si, v, false)
-		d.ev.ArgsOnly = err == nil
-	default:
-		err = d.addText(si, v, false)
-	}
-	return err == nil, err
-}
-
 // laneSlot returns the open slot sh's lane appends to, -1 if none, and
-// keeps it in sh until a slot opens or closes (laneApply asks it then).
+// keeps it in sh until a slot opens or closes (lane asks it then).
 func (d *Decoder) laneSlot(sh *shape) int {
 	var si int
 	switch sh.lane {
