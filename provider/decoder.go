@@ -1185,11 +1185,7 @@ func (d *Decoder) windowEvent() []byte {
 // take frames the event of the window w whose name is at name (absent:
 // none) and whose data is w[ds:e], followed by the blank line.
 func (d *Decoder) take(w []byte, name span, ds, e int) {
-	n := e + 2
-	d.win = w[n:]
-	d.wn += n
-	d.off = d.noff
-	d.noff += int64(n)
+	d.pass(w, e)
 	if name.s >= 0 {
 		d.name = w[name.s:name.e]
 	} else {
@@ -1197,6 +1193,16 @@ func (d *Decoder) take(w []byte, name span, ds, e int) {
 	}
 	d.nameBorrowed = true
 	d.data, d.dataBorrowed = w[ds:e], true
+}
+
+// pass moves the window w past the event whose data ends at e, followed
+// by the blank line.
+func (d *Decoder) pass(w []byte, e int) {
+	n := e + 2
+	d.win = w[n:]
+	d.wn += n
+	d.off = d.noff
+	d.noff += int64(n)
 }
 
 // eventData is the data of an event that had data lines: nil when they

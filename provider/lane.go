@@ -82,11 +82,14 @@ func (d *Decoder) lane() (int, error) {
 	if e-sh.pre > d.opts.MaxEventBytes || d.opts.OpenClaw && !d.ocClean(b[sh.pre:e]) {
 		return laneTaken, d.event()
 	}
+	// take's, but for the name: the template's, the same bytes.
 	d.frame = nil
-	d.take(b, sh.name, sh.pre, e)
-	d.beginEvent(d.data)
+	d.pass(b, e)
+	d.name, d.nameBorrowed = sh.laneName, false
+	d.data, d.dataBorrowed = b[sh.pre:e], true
 	// The event's apply, as the wire's would do it, the lane's string at
-	// data[hs:he] (esc: with escapes or control characters).
+	// data[hs:he] (esc: with escapes or control characters). Only strAt
+	// and laneMissed use the event's strings arena: beginEvent is theirs.
 	hs, he = hs-sh.pre, he-sh.pre
 	if sh.lane == laneRText && d.opts.OpenClaw {
 		return laneTaken, d.laneMissed(sh, hs, he)
@@ -101,6 +104,7 @@ func (d *Decoder) lane() (int, error) {
 	v := d.data[hs:he]
 	if esc {
 		var ok bool
+		d.beginEvent(d.data)
 		if v, ok = d.strAt(span{hs - 1, he + 1}); !ok {
 			return laneTaken, d.badJSON()
 		}
@@ -131,7 +135,7 @@ func (d *Decoder) lane() (int, error) {
 func (d *Decoder) setLane(sh *shape) {
 	sh.laneSet = true
 	sh.lane = laneNone
-	sh.lanePre, sh.laneTail, sh.slotGen = nil, nil, 0
+	sh.lanePre, sh.laneTail, sh.laneName, sh.slotGen = nil, nil, nil, 0
 	if !sh.framed || !sh.refined || !sh.memoOK || !sh.numsOK {
 		return
 	}
@@ -176,6 +180,9 @@ func (d *Decoder) setLane(sh *shape) {
 			if len(sh.ahF) == 1 {
 				sh.lanePre, sh.laneTail = sh.tpl[:sh.ahF[0].s], sh.tpl[sh.ahF[0].e:]
 			}
+			if sh.name.s >= 0 {
+				sh.laneName = sh.tpl[sh.name.s:sh.name.e:sh.name.e]
+			}
 			return
 		}
 	}
@@ -210,6 +217,7 @@ var laneKind = [...]llm.BlockType{
 // laneMissed applies a lane's match, its string at data[s:e], the general
 // way.
 func (d *Decoder) laneMissed(sh *shape, s, e int) error {
+	d.beginEvent(d.data)
 	k := sh.laneHole
 	d.shapes.pos[2*k+1], d.shapes.pos[2*k+2] = s, e
 	sh.remap(&d.shapes.pos)
