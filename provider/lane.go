@@ -49,7 +49,8 @@ func (d *Decoder) lane() (int, error) {
 	}
 	b := d.win
 	var hs, he, e int // the lane's hole and the data's end, in b
-	var esc bool
+	var esc bool      // the string has escapes or control characters: strAt's
+	var u []byte      // the string unescaped (unescapeShort), when not nil
 	if pre := sh.lanePre; pre != nil {
 		// One active hole, a string (an Anthropic delta's): the template's
 		// bytes before it, the string, the template's bytes after it.
@@ -59,7 +60,7 @@ func (d *Decoder) lane() (int, error) {
 		}
 		q := quickString(b, hs-1)
 		if q < 0 {
-			if q, esc = holeString(b, hs, true); q < 0 {
+			if q, u, esc = d.laneString(b, hs); q < 0 {
 				return laneNo, nil
 			}
 		}
@@ -88,8 +89,8 @@ func (d *Decoder) lane() (int, error) {
 	d.name, d.nameBorrowed = sh.laneName, false
 	d.data, d.dataBorrowed = b[sh.pre:e], true
 	// The event's apply, as the wire's would do it, the lane's string at
-	// data[hs:he] (esc: with escapes or control characters). Only strAt
-	// and laneMissed use the event's strings arena: beginEvent is theirs.
+	// data[hs:he], or u. Only strAt and laneMissed use the event's strings
+	// arena after this: beginEvent is theirs.
 	hs, he = hs-sh.pre, he-sh.pre
 	if sh.lane == laneRText && d.opts.OpenClaw {
 		return laneTaken, d.laneMissed(sh, hs, he)
@@ -102,7 +103,9 @@ func (d *Decoder) lane() (int, error) {
 		return laneTaken, d.laneMissed(sh, hs, he)
 	}
 	v := d.data[hs:he]
-	if esc {
+	if u != nil {
+		v = u
+	} else if esc {
 		var ok bool
 		d.beginEvent(d.data)
 		if v, ok = d.strAt(span{hs - 1, he + 1}); !ok {
@@ -128,6 +131,24 @@ func (d *Decoder) lane() (int, error) {
 		return laneTaken, err
 	}
 	return laneDirect, nil // the delta event left in d.ev (the only one)
+}
+
+// laneString scans the string hole at b[hs] of a lane that quickString
+// left undecided, as holeString does: it returns the index after the
+// closing quote (-1: no match) and either the string unescaped (u, in the
+// event's strings arena, which the next event's beginEvent empties) or
+// esc, when the string has escapes or control characters that it leaves
+// to strAt.
+func (d *Decoder) laneString(b []byte, hs int) (q int, u []byte, esc bool) {
+	q, n := unescapeShort(d.sbuf[:cap(d.sbuf)], b, hs-1)
+	switch {
+	case n < 0:
+		q, esc = holeString(b, hs, true)
+	case n > 0 && q >= 0:
+		d.sbuf = d.sbuf[:n]
+		u = d.sbuf[:n:n]
+	}
+	return q, u, esc
 }
 
 // setLane decides sh's lane after the wire's apply dispatched a match of
