@@ -98,6 +98,10 @@ func (d *Decoder) lane() (int, error) {
 	si := int(sh.slot)
 	if sh.slotGen != d.slotGen {
 		si = d.laneSlot(sh)
+	} else if checkCaches {
+		if want := d.laneSlot(sh); si != want {
+			panic("BUG: provider: a lane's cached slot is stale (a change of d.slots without slotGen++)")
+		}
 	}
 	if si < 0 || d.slots[si].kind != laneKind[sh.lane] {
 		return laneTaken, d.laneMissed(sh, hs, he)
