@@ -178,15 +178,7 @@ func checkString(b []byte, i int) int {
 func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
 	i++
 	for {
-		for i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:])
-			if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash) | ctlBytes(w); m != 0 {
-				// The lowest set bit is exact (see zeroBytes, ctlBytes).
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
+		i = skipPlainWords(b, i)
 		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= ' ' {
 			i++
 		}
@@ -234,15 +226,7 @@ func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
 func unescapeShort(dst, b []byte, i int) (e, n int) {
 	start := i + 1
 	i = start
-	for i+8 <= len(b) {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash) | ctlBytes(w); m != 0 {
-			// The lowest set bit is exact (see zeroBytes, ctlBytes).
-			i += bits.TrailingZeros64(m) >> 3
-			break
-		}
-		i += 8
-	}
+	i = skipPlainWords(b, i)
 	for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= ' ' {
 		i++
 	}
@@ -309,6 +293,21 @@ func unescapeShort(dst, b []byte, i int) (e, n int) {
 
 // maxShortEscaped bounds the strings unescapeShort unescapes byte by byte.
 const maxShortEscaped = 64
+
+// skipPlainWords advances i over the bytes of b that are no quote,
+// backslash nor control character, eight at a time: it stops at the first
+// such byte, or within the last eight of b. (Inlined.)
+func skipPlainWords(b []byte, i int) int {
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash) | ctlBytes(w); m != 0 {
+			// The lowest set bit is exact (see zeroBytes, ctlBytes).
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	return i
+}
 
 // validEscapes reports whether every backslash in s starts a valid JSON
 // escape.
