@@ -136,6 +136,7 @@ type Decoder struct {
 	cut       bool   // the body ended inside a line
 	noff      int64  // body offset after the last line read
 	slots     []slot
+	slotGen   uint64       // changes with slots' set (never 0 after Reset; lane.go's cache)
 	side      []byte       // Anthropic content_block_start inputs
 	sbuf      []byte       // unescaped strings of the current event (fast path)
 	kbuf      []byte       // an unescaped member name
@@ -368,6 +369,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	d.off, d.noff = 0, 0
 	d.cut = false
 	d.slots = d.slots[:0]
+	d.slotGen++
 	d.side = d.side[:0]
 	d.env = d.env[:0]
 	d.uIn, d.uOut, d.uCacheRead, d.uCacheWrite, d.uReason = 0, 0, 0, 0, 0
@@ -521,27 +523,24 @@ func (d *Decoder) Step() (*llm.Event, *llm.Message, bool) {
 		// decoded without windowEvent. (The reference decoders learn no
 		// shapes.)
 		var err error
-		if sh, e := d.shapes.laneMatch(d.win); e >= 0 {
+		lane := laneNo
+		if d.shapes.lanes {
 			// The most recently used shape, with a lane (lane.go): what
 			// find would have matched first.
-			if e-sh.pre <= d.opts.MaxEventBytes && (!d.opts.OpenClaw || d.ocClean(d.win[sh.pre:e])) {
+			lane, err = d.lane()
+		}
+		switch lane {
+		case laneDirect:
+			return &d.ev, &d.msg, true // the event, unqueued
+		case laneNo:
+			if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes && (!d.opts.OpenClaw || d.ocClean(data)) {
 				d.frame = nil
-				d.take(d.win, sh.name, sh.pre, e)
-				d.beginEvent(d.data)
-				var direct bool
-				if direct, err = d.laneApply(sh); direct {
-					return &d.ev, &d.msg, true // the event, unqueued
-				}
+				d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
+				d.beginEvent(data)
+				err = d.applyShape(data, sh)
 			} else {
 				err = d.event()
 			}
-		} else if sh, data := d.shapes.find(d.win, true, false); sh != nil && len(data) <= d.opts.MaxEventBytes && (!d.opts.OpenClaw || d.ocClean(data)) {
-			d.frame = nil
-			d.take(d.win, sh.name, sh.pre, sh.pre+len(data))
-			d.beginEvent(data)
-			err = d.applyShape(data, sh)
-		} else {
-			err = d.event()
 		}
 		if err != nil {
 			d.eventFailed(err)
@@ -799,6 +798,7 @@ func (d *Decoder) finish() {
 		}
 	}
 	d.slots = d.slots[:0]
+	d.slotGen++
 	if d.opts.OpenClaw && d.wire == WireOpenAIChat {
 		d.ocChatFinish()
 		return
@@ -862,6 +862,7 @@ func (d *Decoder) endSlot(s *slot) {
 func (d *Decoder) closeSlot(i int) {
 	d.endSlot(&d.slots[i])
 	d.slots = append(d.slots[:i], d.slots[i+1:]...)
+	d.slotGen++
 }
 
 func (d *Decoder) findSlot(choice int32, key int64, kind llm.BlockType) int {
@@ -879,6 +880,7 @@ func (d *Decoder) findSlot(choice int32, key int64, kind llm.BlockType) int {
 func (d *Decoder) open(choice int32, key int64, t llm.BlockType) int {
 	ci, _ := d.msg.AddBlock(t)
 	d.slots = append(d.slots, slot{key: key, choice: choice, ci: int32(ci), kind: t})
+	d.slotGen++
 	switch t {
 	case llm.BlockText:
 		d.push(llm.EventTextStart, ci, nil)
@@ -1183,11 +1185,7 @@ func (d *Decoder) windowEvent() []byte {
 // take frames the event of the window w whose name is at name (absent:
 // none) and whose data is w[ds:e], followed by the blank line.
 func (d *Decoder) take(w []byte, name span, ds, e int) {
-	n := e + 2
-	d.win = w[n:]
-	d.wn += n
-	d.off = d.noff
-	d.noff += int64(n)
+	d.pass(w, e)
 	if name.s >= 0 {
 		d.name = w[name.s:name.e]
 	} else {
@@ -1195,6 +1193,16 @@ func (d *Decoder) take(w []byte, name span, ds, e int) {
 	}
 	d.nameBorrowed = true
 	d.data, d.dataBorrowed = w[ds:e], true
+}
+
+// pass moves the window w past the event whose data ends at e, followed
+// by the blank line.
+func (d *Decoder) pass(w []byte, e int) {
+	n := e + 2
+	d.win = w[n:]
+	d.wn += n
+	d.off = d.noff
+	d.noff += int64(n)
 }
 
 // eventData is the data of an event that had data lines: nil when they

@@ -178,15 +178,7 @@ func checkString(b []byte, i int) int {
 func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
 	i++
 	for {
-		for i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:])
-			if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash) | ctlBytes(w); m != 0 {
-				// The lowest set bit is exact (see zeroBytes, ctlBytes).
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
+		i = skipPlainWords(b, i)
 		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= ' ' {
 			i++
 		}
@@ -220,6 +212,101 @@ func checkEscapes(b []byte, i int, noLF bool) (e int, esc bool) {
 			return -1, esc
 		}
 	}
+}
+
+// unescapeShort is checkEscapes(b, i, true) unescaping as it goes, for a
+// lane's string hole (one pass instead of a scan, then strAt's search for
+// a backslash and its unescaping), when its escapes come within its first
+// maxShortEscaped bytes. It returns the index after the closing quote (-1
+// when checkEscapes would) and, when the string has a backslash escape,
+// n > 0: its content unescaped, as strAt would give it, is dst[:n]. n is
+// 0 when it has none (its raw content is its value), and -1 when it is
+// left to checkEscapes and strAt: a \u escape, escapes further in, or
+// dst too small.
+func unescapeShort(dst, b []byte, i int) (e, n int) {
+	start := i + 1
+	i = start
+	i = skipPlainWords(b, i)
+	for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= ' ' {
+		i++
+	}
+	if i < len(b) && b[i] == '"' {
+		return i + 1, 0 // (the common case: no escape at all)
+	}
+	limit := min(len(b), start+maxShortEscaped)
+	if i >= limit || i-start > len(dst) {
+		if i >= len(b) {
+			return -1, 0
+		}
+		return 0, -1
+	}
+	n = copy(dst, b[start:i])
+	unesc := false
+	for s := b[:limit]; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			if !unesc {
+				n = 0
+			}
+			return i + 1, n
+		case c == '\\':
+			if i+1 >= len(s) {
+				if len(s) == len(b) {
+					return -1, 0
+				}
+				return 0, -1 // (the escape straddles the limit)
+			}
+			switch c = s[i+1]; c {
+			case '"', '\\', '/':
+			case 'b':
+				c = '\b'
+			case 'f':
+				c = '\f'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'u':
+				return 0, -1
+			default:
+				return -1, 0
+			}
+			i++
+			unesc = true
+		case c < ' ' && (c == '\n' || c == '\r'):
+			return -1, 0
+		}
+		if uint(n) >= uint(len(dst)) {
+			return 0, -1
+		}
+		dst[n] = c
+		n++
+	}
+	if limit == len(b) {
+		return -1, 0
+	}
+	return 0, -1
+}
+
+// maxShortEscaped bounds the strings unescapeShort unescapes byte by byte.
+const maxShortEscaped = 64
+
+// skipPlainWords advances i over the bytes of b that are no quote,
+// backslash nor control character, eight at a time: it stops at the first
+// such byte, or within the last eight of b. (Inlined.)
+func skipPlainWords(b []byte, i int) int {
+	for i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if m := zeroBytes(w^swarQuotes) | zeroBytes(w^swarSlash) | ctlBytes(w); m != 0 {
+			// The lowest set bit is exact (see zeroBytes, ctlBytes).
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	return i
 }
 
 // validEscapes reports whether every backslash in s starts a valid JSON

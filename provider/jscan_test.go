@@ -198,7 +198,7 @@ func TestQuickString(t *testing.T) {
 // accepts what that scan and the escape check (and the line feed check)
 // accept.
 func FuzzCheckString(f *testing.F) {
-	for _, s := range []string{`"a"`, `"a\"b"`, `"\\"`, `"\\\"x"`, `"\u00e9x"`, `"\u12"`, `"\q"`, `"abc\`, `"` + strings.Repeat(`x\"y\n`, 9) + `"`, `"\ud83d\ude00"`, "\"\x01\t\"", "\"a\nb\"", "\"12345678\n\"", `"12345678\"12345678"`, `"1234567\\"`} {
+	for _, s := range []string{`"a"`, `"a\"b"`, `"\\"`, `"\\\"x"`, `"\u00e9x"`, `"\u12"`, `"\q"`, `"abc\`, `"` + strings.Repeat(`x\"y\n`, 9) + `"`, `"\ud83d\ude00"`, "\"\x01\t\"", "\"a\nb\"", "\"12345678\n\"", `"12345678\"12345678"`, `"1234567\\"`, `" \"quoted\""`, `"\\n\\t\"x"`, "\"a\\n\x01b\"", `"` + strings.Repeat("x", 60) + `\n"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -218,6 +218,32 @@ func FuzzCheckString(f *testing.F) {
 		got, gotEsc := checkEscapes(b, 0, true)
 		if got != want || want >= 0 && gotEsc != esc {
 			t.Fatalf("checkEscapes %d %v, scan and checks %d %v for %q", got, gotEsc, want, esc, b)
+		}
+		// unescapeShort ends the string where checkEscapes does and gives
+		// strAt's value, or leaves the string to them, with any room.
+		for _, room := range []int{0, 3, 64} {
+			dst := make([]byte, room)
+			e, n := unescapeShort(dst, b, 0)
+			if n < 0 {
+				continue
+			}
+			if e != want {
+				t.Fatalf("unescapeShort ends at %d (room %d), checkEscapes at %d, for %q", e, room, want, b)
+			}
+			if e < 0 {
+				continue
+			}
+			raw := b[1 : e-1]
+			if bytes.IndexByte(raw, '\\') < 0 {
+				if n != 0 {
+					t.Fatalf("unescapeShort unescaped %q without escapes", b)
+				}
+				continue
+			}
+			wantU, ok := unescapeTo(nil, raw)
+			if !ok || n == 0 || string(dst[:n]) != string(wantU) {
+				t.Fatalf("unescapeShort %q (n %d), unescapeTo %q %v, for %q", dst[:max(n, 0)], n, wantU, ok, b)
+			}
 		}
 	})
 }

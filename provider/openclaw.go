@@ -293,6 +293,7 @@ func (d *Decoder) ocAnthropicFinish() {
 		d.ocPendingSignature(&d.slots[i])
 	}
 	d.slots = d.slots[:0]
+	d.slotGen++
 	for i := range d.msg.Content {
 		b := &d.msg.Content[i]
 		if b.Type != llm.BlockToolCall || len(b.RawArgs) == 0 || b.Unstopped {
@@ -542,6 +543,7 @@ func (d *Decoder) ocAnthropicOrphan(si int) {
 		b.Arguments = append(b.Arguments[:0], in...)
 	}
 	d.slots = append(d.slots[:si], d.slots[si+1:]...)
+	d.slotGen++
 }
 
 var emptyObject = []byte("{}")
@@ -1214,6 +1216,7 @@ func (d *Decoder) ocAnthropicOrphanText(index int64, indexed bool, text []byte) 
 	err := d.appendText(si, text)
 	if !indexed {
 		d.slots = append(d.slots[:si], d.slots[si+1:]...)
+		d.slotGen++
 	}
 	return err
 }

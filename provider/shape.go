@@ -109,6 +109,14 @@ type shape struct {
 	lane     uint8
 	laneHole int
 	laneSet  bool
+	// lanePre and laneTail: the template's bytes before and after the
+	// lane's hole when it is the only active one (else nil), for lane's
+	// match; laneName: the event's name in the template (nil: none);
+	// slot: the open slot the lane appended to the last time, while the
+	// decoder's slotGen is slotGen (0: unknown).
+	lanePre, laneTail, laneName []byte
+	slot                        int32
+	slotGen                     uint64
 	// next is the shape matched after this one the last time another
 	// one was, noShape if none (shapeState.follow).
 	next uint8

@@ -1,0 +1,6 @@
+//go:build !race
+
+package provider
+
+// checkCaches: see check_race.go; compiled out here.
+const checkCaches = false
