@@ -15,6 +15,20 @@ import (
 	"time"
 )
 
+// relayTo starts a relay on a loopback port to upstream.
+func relayTo(t *testing.T, upstream string) (*Relay, net.Listener) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRelay(ln, upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, ln
+}
+
 // Requests on one keep-alive connection reach the upstream on one relayed
 // connection, in order and whole both ways; Close ends the connections
 // still open.
@@ -32,14 +46,7 @@ func TestRelayCopiesBothWays(t *testing.T) {
 	}
 	up.Start()
 	defer up.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRelay(ln, up.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, ln := relayTo(t, up.Listener.Addr().String())
 	c, err := net.Dial("tcp", r.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -91,14 +98,7 @@ func TestRelayConcurrentClients(t *testing.T) {
 		w.Write(b)
 	}))
 	defer up.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRelay(ln, up.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := relayTo(t, up.Listener.Addr().String())
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	var wg sync.WaitGroup
@@ -141,14 +141,7 @@ func TestRelayUpstreamDown(t *testing.T) {
 	}
 	addr := dead.Addr().String()
 	dead.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRelay(ln, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _ := relayTo(t, addr)
 	defer r.Close()
 	c, err := net.Dial("tcp", r.Addr().String())
 	if err != nil {
