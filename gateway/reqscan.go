@@ -68,19 +68,14 @@ func scanObject(body []byte, member func(key, value []byte)) bool {
 // fastjson's Visit gives it (unescaped, best effort) and what follows its
 // closing quote.
 func jsonKey(s []byte) (key, rest []byte, ok bool) {
-	for i, c := range s {
-		switch c {
-		case '"':
-			return s[:i], s[i+1:], true
-		case '\\':
-			rest, ok := jsonString(s)
-			if !ok {
-				return nil, nil, false
-			}
-			return unescapeKey(s[:len(s)-len(rest)]), rest, true
-		}
+	if rest, ok = jsonKeyEnd(s); !ok {
+		return nil, nil, false
 	}
-	return nil, nil, false
+	quoted := s[:len(s)-len(rest)] // the key and its closing quote
+	if key = quoted[:len(quoted)-1]; bytes.IndexByte(key, '\\') >= 0 {
+		key = unescapeKey(quoted)
+	}
+	return key, rest, true
 }
 
 // unescapeKey unescapes raw, a quoted string's bytes and closing quote, as
