@@ -465,6 +465,17 @@ func PutDecoder(d *Decoder) {
 	if d == nil {
 		return
 	}
+	d.Release()
+	decoderPool.Put(d)
+}
+
+// Release readies d for a pool of its owner's: it drops d's references to
+// its body and context and the buffers a huge stream grew, and keeps what
+// d learned of its wire (the event shapes), which the next Reset to the
+// same wire reuses. d's events and Message must not be used afterwards;
+// Reset makes it decode again. (A Reset to another wire, as a way to drop
+// references, would also forget the shapes.)
+func (d *Decoder) Release() {
 	d.r = nil
 	d.br.Reset(nil)
 	d.src = source{}
@@ -483,7 +494,6 @@ func PutDecoder(d *Decoder) {
 			break
 		}
 	}
-	decoderPool.Put(d)
 }
 
 // maxPooledBuffer bounds what a pooled decoder keeps from its last stream.

@@ -173,6 +173,27 @@ func TestShapesAcrossStreams(t *testing.T) {
 	}
 }
 
+// TestReleaseKeepsShapes: a decoder released into its owner's pool (as
+// the scripted provider pools its streams') matches its next stream of the
+// wire with the shapes it learned, as a decoder from GetDecoder does.
+func TestReleaseKeepsShapes(t *testing.T) {
+	for _, s := range synthStreams {
+		body := s.gen(40, 1).Body
+		d := NewDecoder(s.wire, bytes.NewReader(body), Options{})
+		drain(d)
+		d.Release()
+		if d.r != nil || d.ctx != nil || d.win != nil {
+			t.Errorf("%s: Release kept a reference to the stream", s.name)
+		}
+		d.Reset(s.wire, bytes.NewReader(body), Options{})
+		fresh := decodeBytes(s.wire, body, Options{})
+		sameDecode(t, s.name+" after Release", fresh, drain(d))
+		if d.shapes.hits <= fresh.d.shapes.hits {
+			t.Errorf("%s: after Release %d events matched kept shapes, %d learned afresh", s.name, d.shapes.hits, fresh.d.shapes.hits)
+		}
+	}
+}
+
 // TestShapesOncePerStream: a pooled decoder meeting short chat streams
 // with new ids learns, by the third, the chunks that come once in each
 // (role, tool head, finish, usage) and matches every chunk, and decodes

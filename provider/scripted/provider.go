@@ -182,7 +182,7 @@ func (st *state) reset(p *Provider, ctx context.Context, w wireenc.Wire, req *ll
 func (st *state) release() {
 	st.body.ctx = nil
 	st.body.pl.release()
-	st.d.Reset(0, nil, provider.Options{})
+	st.d.Release()
 	st.p.streams.Put(st)
 }
 
