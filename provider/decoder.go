@@ -633,6 +633,10 @@ func (d *Decoder) event() error {
 			return nil
 		}
 		data = d.ocText(data)
+		if jsonCtl(data) {
+			d.beginEvent(data)
+			return d.badJSON() // ocBadData says what OpenClaw makes of it
+		}
 		if maybeDupKeys(data) {
 			data = d.ocDedup(data)
 		}

@@ -133,7 +133,7 @@ func validWTF8(b []byte) bool {
 // ocClean reports whether ocText leaves data as it is (always, without
 // the OpenClaw rules): a learned shape's offsets hold for it.
 func (d *Decoder) ocClean(data []byte) bool {
-	return !d.opts.OpenClaw || validUTF8(data) && llm.NextLoneSurrogate(data, 0) < 0 &&
+	return !d.opts.OpenClaw || validUTF8(data) && !anyCtl(data) && llm.NextLoneSurrogate(data, 0) < 0 &&
 		(d.wire != WireAnthropic || !spacedLine(data)) && !maybeDupKeys(data) &&
 		(d.wire != WireOpenAIChat || !d.ocLegacyRoute(data))
 }
