@@ -44,6 +44,9 @@ type AgainstOptions struct {
 	Timeout time.Duration
 	// Progress, when set, is called after each case or batch.
 	Progress func(done uint64)
+	// Mutants, when set, makes the cases GenerateMutant's over these
+	// recordings instead of GenerateVariant's.
+	Mutants []Recording
 }
 
 // AgainstReport is a differential run's outcome.
@@ -65,7 +68,11 @@ func (r *AgainstReport) OK() bool { return r.Disagree == 0 && r.Failed == 0 }
 // CaseFlags are the `ocbench replay` flags case c is replayed with (also
 // written to NAME.flags for a batch).
 func CaseFlags(c *Case) []string {
-	f := []string{"--wire", c.Wire.String(), "--tools", strings.Join(c.Tools, ","), "--repair", "openclaw"}
+	f := []string{"--wire", c.Wire.String()}
+	if len(c.Tools) > 0 { // none: no allowlist
+		f = append(f, "--tools", strings.Join(c.Tools, ","))
+	}
+	f = append(f, "--repair", "openclaw")
 	if c.HTMLEntities {
 		f = append(f, "--html-entities")
 	}
@@ -208,7 +215,11 @@ func Against(ctx context.Context, o AgainstOptions) (*AgainstReport, error) {
 				hi := min(lo+size, o.N)
 				cases := make([]*Case, 0, hi-lo)
 				for i := lo; i < hi; i++ {
-					cases = append(cases, GenerateVariant(o.Seed, i))
+					if o.Mutants != nil {
+						cases = append(cases, GenerateMutant(o.Mutants, o.Seed, i))
+					} else {
+						cases = append(cases, GenerateVariant(o.Seed, i))
+					}
 				}
 				var theirs [][]byte
 				var cmdErr []string
@@ -242,7 +253,12 @@ func Against(ctx context.Context, o AgainstOptions) (*AgainstReport, error) {
 	return rep, ctx.Err()
 }
 
-func caseName(c *Case) string { return fmt.Sprintf("fuzz-%d-%d", c.Seed, c.Index) }
+func caseName(c *Case) string {
+	if c.Mutant {
+		return fmt.Sprintf("mutant-%d-%d", c.Seed, c.Index)
+	}
+	return fmt.Sprintf("fuzz-%d-%d", c.Seed, c.Index)
+}
 
 // runEach runs CMD once per case.
 func runEach(ctx context.Context, o AgainstOptions, dir string, cases []*Case) ([][]byte, []string, error) {

@@ -43,7 +43,12 @@ func againstHelper(mode string, args []string) int {
 			return nil
 		}
 		w, _ := provider.ParseWire(*wire)
-		c := &Case{Wire: w, Tools: strings.Split(*tools, ","), HTMLEntities: *html, Reasoning: *reasoning, Body: body}
+		// As `ocbench replay --repair openclaw`: the model the body names.
+		model, _ := provider.DetectModel(body)
+		if model == "" {
+			model = "replay"
+		}
+		c := &Case{Wire: w, Tools: strings.Split(*tools, ","), HTMLEntities: *html, Reasoning: *reasoning, Body: body, Model: model}
 		var r runner
 		out := r.turn(context.Background(), c, repair.ProfileOpenClaw).AppendJSON(nil)
 		if mode == "lie" {

@@ -77,7 +77,11 @@ func (r *runner) turnWith(ctx context.Context, c *Case, profile repair.Profile, 
 // Request is the request a case is replayed with (also by `ocbench replay`
 // with the flags the failure file names).
 func Request(c *Case) *llm.Request {
-	return &llm.Request{Model: llm.Model{ID: "fuzz-1", API: c.Wire.API(), Provider: "openai-compatible", HTMLEntityArgs: c.HTMLEntities, Reasoning: c.Reasoning}}
+	model := c.Model
+	if model == "" {
+		model = "fuzz-1"
+	}
+	return &llm.Request{Model: llm.Model{ID: model, API: c.Wire.API(), Provider: "openai-compatible", HTMLEntityArgs: c.HTMLEntities, Reasoning: c.Reasoning}}
 }
 
 type pooled struct {

@@ -11,6 +11,11 @@
 // profiles holds, and nothing panics or hangs. Failing cases are written
 // out as bodies that `ocbench replay` reproduces.
 //
+// The differential run (Against) compares ocbench's openclaw profile with
+// any implementation of the replay contract, OpenClaw itself first, on the
+// generator's cases or on mutants (GenerateMutant): recorded and generated
+// bodies broken the ways upstreams break them, at the SSE and JSON level.
+//
 // The native fuzz targets of each parser stay beside their code
 // (provider, streamwrap, streamwrap/repair, transcript, prompt), where
 // `go test -fuzz` finds them; this package gathers the end-to-end one.
@@ -47,8 +52,13 @@ type Case struct {
 	Cut    bool
 	Length bool
 	Body   []byte
-	// Variant lists what GenerateVariant changed (empty for Generate).
+	// Variant lists what GenerateVariant changed (empty for Generate), or
+	// for a mutant its origin and mutations.
 	Variant []string
+	// Mutant marks a case of GenerateMutant; Model is the model id it is
+	// replayed with (empty: Request's own).
+	Mutant bool
+	Model  string
 }
 
 // Call is one generated tool call.

@@ -30,6 +30,8 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 	batch := fs.Bool("batch", false, "with --against: run CMD ARGS --batch DIR --out OUT over chunks of cases (the oracle's batch mode)")
 	batchSize := fs.Int("batch-size", 200, "with --batch: cases per CMD process")
 	jobs := fs.Int("jobs", 1, "with --against: CMD processes at once")
+	mutate := fs.Bool("mutate", false, "with --against: cases are recorded and generated bodies with SSE and JSON mutations (fuzz.GenerateMutant)")
+	corpus := fs.String("corpus", "", "with --mutate: the recordings to mutate, every NAME.sse under DIR with its NAME.flags if any (default: the built-in recordings)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -40,8 +42,23 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ocbench fuzz: --out: %v\n", err)
 		return 2
 	}
+	if (*mutate || *corpus != "") && *against == "" {
+		fmt.Fprintln(stderr, "ocbench fuzz: --mutate and --corpus need --against")
+		return 2
+	}
 	if *against != "" {
-		return runFuzzAgainst(stdout, stderr, *against, *n, *seed, *out, *batch, *batchSize, *jobs, *jsonOut)
+		var mutants []fuzz.Recording
+		if *corpus != "" {
+			rs, err := fuzz.LoadRecordings(*corpus)
+			if err != nil {
+				fmt.Fprintf(stderr, "ocbench fuzz: --corpus: %v\n", err)
+				return 2
+			}
+			mutants = rs
+		} else if *mutate {
+			mutants = fuzz.EmbeddedRecordings()
+		}
+		return runFuzzAgainst(stdout, stderr, *against, *n, *seed, *out, *batch, *batchSize, *jobs, *jsonOut, mutants)
 	}
 	p, ok := repair.ParseProfile(*profile)
 	if !ok || p == repair.ProfileOff {
@@ -91,7 +108,7 @@ func runFuzz(args []string, stdout, stderr io.Writer) int {
 }
 
 // runFuzzAgainst is `ocbench fuzz --against`: the differential run.
-func runFuzzAgainst(stdout, stderr io.Writer, against string, n, seed uint64, out string, batch bool, batchSize, jobs int, jsonOut bool) int {
+func runFuzzAgainst(stdout, stderr io.Writer, against string, n, seed uint64, out string, batch bool, batchSize, jobs int, jsonOut bool, mutants []fuzz.Recording) int {
 	cmd, err := fuzz.SplitCommand(against)
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench fuzz: --against: %v\n", err)
@@ -99,7 +116,7 @@ func runFuzzAgainst(stdout, stderr io.Writer, against string, n, seed uint64, ou
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := fuzz.Against(ctx, fuzz.AgainstOptions{N: n, Seed: seed, Command: cmd, Batch: batch, BatchSize: batchSize, Jobs: jobs, OutDir: out,
+	rep, err := fuzz.Against(ctx, fuzz.AgainstOptions{N: n, Seed: seed, Command: cmd, Batch: batch, BatchSize: batchSize, Jobs: jobs, OutDir: out, Mutants: mutants,
 		Progress: func(done uint64) { fmt.Fprintf(stderr, "%d/%d cases\n", done, n) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "ocbench fuzz: %v\n", err)
@@ -112,7 +129,11 @@ func runFuzzAgainst(stdout, stderr io.Writer, against string, n, seed uint64, ou
 		enc.SetIndent("", "  ")
 		enc.Encode(rep)
 	} else {
-		fmt.Fprintf(stdout, "cases       %d (seed %d) against %s\n", rep.Cases, rep.Seed, rep.Command)
+		kind := ""
+		if mutants != nil {
+			kind = fmt.Sprintf(", mutants of %d recordings and generated cases", len(mutants))
+		}
+		fmt.Fprintf(stdout, "cases       %d (seed %d%s) against %s\n", rep.Cases, rep.Seed, kind, rep.Command)
 		fmt.Fprintf(stdout, "wires       openai-chat %d, openai-responses %d, anthropic %d\n", rep.PerWire["openai-chat"], rep.PerWire["openai-responses"], rep.PerWire["anthropic"])
 		fmt.Fprintf(stdout, "agree       %d\ndisagree    %d\nno message  %d\n", rep.Agree, rep.Disagree, rep.Failed)
 		fmt.Fprintf(stdout, "time        %.1fs\n", rep.Seconds)

@@ -238,6 +238,22 @@ func TestFuzzOutChecked(t *testing.T) {
 	}
 }
 
+// TestFuzzMutateFlags: --mutate and --corpus belong to a differential run,
+// and a corpus that cannot be read fails before any case runs.
+func TestFuzzMutateFlags(t *testing.T) {
+	out := t.TempDir()
+	for _, args := range [][]string{{"--mutate"}, {"--corpus", out}} {
+		code, _, errOut := runCmd(t, append([]string{"fuzz", "--out", out}, args...)...)
+		if code != 2 || !strings.Contains(errOut, "need --against") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	code, _, errOut := runCmd(t, "fuzz", "--out", out, "--mutate", "--corpus", t.TempDir(), "--against", "false")
+	if code != 2 || !strings.Contains(errOut, "--corpus: no .sse files") {
+		t.Errorf("empty corpus: exit %d, %q", code, errOut)
+	}
+}
+
 // TestRunJSONLines: run --json is JSON Lines: every line one object, the
 // result (with stopReason) last.
 func TestRunJSONLines(t *testing.T) {
