@@ -564,7 +564,7 @@ func (d *Decoder) ocBadData(data []byte) bool {
 		return false // the cut tail: the truncation rules apply
 	}
 	v, err := d.p.ParseBytes(data)
-	if err != nil || jsonCtl(data) {
+	if err != nil || fastjson.ValidateBytes(data) != nil { // (Parse takes bad escapes and control characters)
 		d.ocFail(MsgSSEMalformedJSON, false, d.wire == WireOpenAIChat)
 		return true
 	}
@@ -714,7 +714,7 @@ func (d *Decoder) ocAnthropicBadData(data []byte) bool {
 	switch {
 	case string(trimmed) == "[DONE]":
 		return true
-	case fastjson.ValidateBytes(data) != nil || jsonCtl(data):
+	case fastjson.ValidateBytes(data) != nil:
 		d.ocFail(MsgAnthropicFragment, d.cut, true)
 		return true
 	}
