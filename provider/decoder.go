@@ -649,6 +649,11 @@ func (d *Decoder) event() error {
 	d.beginEvent(data)
 	switch {
 	case d.ref:
+		if d.opts.OpenClaw && fastjson.ValidateBytes(data) != nil {
+			if _, err := d.p.ParseBytes(data); err == nil {
+				return d.badJSON() // a bad escape, which the scans refuse and Parse takes
+			}
+		}
 		return d.refEvent(data)
 	case d.wire == WireOpenAIChat:
 		return d.chatFast(data)
