@@ -20,6 +20,48 @@ func AppendJSStringify(dst []byte, v *fastjson.Value) []byte {
 	return appendJSON(dst, v, jsonStyle{str: appendJSString, js: true})
 }
 
+// AppendJSToString appends String(x) for the value x that JSON.parse
+// makes of v, as JavaScript computes it where it builds a message from a
+// value it expected to be a string (a finish reason, a stop reason): a
+// string as it is; a number in Number::toString's form (1e2 is 100, out of
+// range is Infinity); true, false and null as written; an object as
+// "[object Object]"; an array as its elements so written and joined by
+// commas, null elements (and nested empty arrays) as nothing.
+func AppendJSToString(dst []byte, v *fastjson.Value) []byte {
+	switch v.Type() {
+	case fastjson.TypeString:
+		s, _ := v.StringBytes()
+		return append(dst, s...)
+	case fastjson.TypeNumber:
+		f := v.GetFloat64()
+		switch {
+		case math.IsInf(f, 1):
+			return append(dst, "Infinity"...)
+		case math.IsInf(f, -1):
+			return append(dst, "-Infinity"...)
+		}
+		return appendJSNumber(dst, f)
+	case fastjson.TypeTrue:
+		return append(dst, "true"...)
+	case fastjson.TypeFalse:
+		return append(dst, "false"...)
+	case fastjson.TypeObject:
+		return append(dst, "[object Object]"...)
+	case fastjson.TypeArray:
+		a, _ := v.Array()
+		for i, e := range a {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if e.Type() != fastjson.TypeNull {
+				dst = AppendJSToString(dst, e)
+			}
+		}
+		return dst
+	}
+	return append(dst, "null"...)
+}
+
 // appendJSObject writes an object as JSON.stringify(JSON.parse(text)) does.
 func appendJSObject(dst []byte, v *fastjson.Value, st jsonStyle) []byte {
 	o, _ := v.Object()

@@ -789,6 +789,9 @@ func (d *Decoder) terminalError(reason llm.StopReason, err error, msg string) {
 			d.oc.tagAll = true
 		}
 	}
+	if d.opts.OpenClaw {
+		msg = ocErrorMessage(msg)
+	}
 	d.state = stateFinished
 	d.err = err
 	d.errMsg = msg

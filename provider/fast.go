@@ -734,6 +734,12 @@ func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 	if !ok {
 		return d.badJSON()
 	}
+	if fr.ok() && d.data[fr.s] != '"' && d.opts.OpenClaw {
+		if t, truthy := d.ocFinishText(d.data[fr.s:fr.e]); truthy {
+			d.chatFinish(choice, t)
+		}
+		return nil
+	}
 	if len(s) > 0 {
 		d.chatFinish(choice, s)
 	}

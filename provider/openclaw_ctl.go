@@ -1,6 +1,9 @@
 package provider
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // JSON.parse refuses a control character (U+0000-U+001F) inside a string,
 // where fastjson and the scans of this package let it through: with the
@@ -43,4 +46,41 @@ func jsonCtl(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// ocMaxErrorUnits bounds an error message, in UTF-16 code units.
+const ocMaxErrorUnits = 4096
+
+// ocErrorMessage is the errorMessage @openclaw/ai's transports give a
+// failed stream: the message of the error the stream ends with, projected
+// as every provider error is (projectProviderError): trimmed as
+// String.prototype.trim trims, "Unknown provider error" when nothing is
+// left, and past 4096 UTF-16 code units cut there (a surrogate pair is
+// never split) and marked "... [truncated]". (The projection's redaction
+// of credentials and of JSON inside messages is not reproduced.)
+func ocErrorMessage(msg string) string {
+	t := jsTrim([]byte(msg))
+	switch {
+	case len(t) == 0:
+		return "Unknown provider error"
+	case len(t) <= ocMaxErrorUnits || utf16Units(t) <= ocMaxErrorUnits:
+		if len(t) == len(msg) {
+			return msg
+		}
+		return string(t)
+	}
+	units, end := 0, 0
+	for end < len(t) {
+		_, n := utf8.DecodeRune(t[end:])
+		w := 1
+		if n == 4 {
+			w = 2
+		}
+		if units+w > ocMaxErrorUnits {
+			break
+		}
+		units += w
+		end += n
+	}
+	return string(t[:end]) + "... [truncated]"
 }

@@ -197,22 +197,13 @@ func (d *Decoder) ocReasoningDone(b *llm.Block, item *fastjson.Value) error {
 }
 
 // appendJSText appends a value as JavaScript's Array.prototype.join
-// renders it: a string as itself, null and absent as nothing, numbers and
-// booleans as written, an object as "[object Object]".
+// renders an element: null and absent as nothing, anything else as
+// String() writes it (llm.AppendJSToString).
 func appendJSText(dst []byte, v *fastjson.Value) []byte {
-	if v == nil {
+	if v == nil || v.Type() == fastjson.TypeNull {
 		return dst
 	}
-	switch v.Type() {
-	case fastjson.TypeString:
-		s, _ := v.StringBytes()
-		return append(dst, s...)
-	case fastjson.TypeNumber, fastjson.TypeTrue, fastjson.TypeFalse:
-		return v.MarshalTo(dst)
-	case fastjson.TypeObject:
-		return append(dst, "[object Object]"...)
-	}
-	return dst
+	return llm.AppendJSToString(dst, v)
 }
 
 // responsesToolSlot finds the open tool call of an arguments event, by
