@@ -47,7 +47,9 @@ func (d *Decoder) chatEvent(data []byte) error {
 				return err
 			}
 		}
-	} else if e := v.Get("error"); e != nil && e.Type() != fastjson.TypeNull {
+	} else if e := v.Get("error"); e != nil && e.Type() != fastjson.TypeNull && !d.opts.OpenClaw {
+		// (With the OpenClaw rules a truthy error failed the stream
+		// before, in ocSDKEvent; a falsy one is nothing.)
 		return providerError(e)
 	}
 	u := v.Get("usage")

@@ -382,6 +382,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	oc := &d.oc
 	oc.ocFlags = ocFlags{}
 	oc.items = oc.items[:0]
+	oc.slots = oc.slots[:0]
 	oc.msg.reset()
 	oc.tags.reset()
 	oc.legacy = ocLegacy{id: oc.legacy.id[:0], name: oc.legacy.name[:0], args: oc.legacy.args[:0], follow: oc.legacy.follow[:0]}

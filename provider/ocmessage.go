@@ -54,8 +54,8 @@ func itemPhase(item *fastjson.Value) ([]byte, bool) {
 func (d *Decoder) ocMessageAdded(v, item *fastjson.Value, oi int64) {
 	m := &d.oc.msg
 	key := textKey(oi, 0)
-	if d.findSlot(0, key, llm.BlockText) >= 0 {
-		return
+	if d.findSlot(0, key, llm.BlockText) >= 0 && !d.ocSlotTaken(v) {
+		return // (with its index taken, the transport pushes a block, then fails)
 	}
 	phase, _ := itemPhase(item)
 	if m.last > 0 {

@@ -56,6 +56,7 @@ func (e *TransportError) Is(target error) bool { return e.Truncated && target ==
 type ocState struct {
 	ocFlags
 	items  []ocItem // Responses: output items by output index
+	slots  []ocSlot // Responses: the open items' registers (openclaw_slots.go)
 	msg    ocMsgState
 	tags   ocPartitioner   // chat: the reasoning-tag partitioner visible content goes through
 	dp     fastjson.Parser // chat: a fast-path delta's reasoning_details
@@ -239,6 +240,7 @@ func (d *Decoder) ocChatFinish() {
 			d.fail(d.stopError())
 			return
 		}
+		d.ocKeepFinishError()
 		d.state = stateFinished
 		d.setUsage()
 		d.q = append(d.q, llm.Event{Type: llm.EventDone, Reason: reason})
@@ -256,9 +258,19 @@ func (d *Decoder) ocChatFinish() {
 		}
 	}
 	d.oc.tagAll = true
+	d.ocKeepFinishError()
 	d.state = stateFinished
 	d.setUsage()
 	d.q = append(d.q, llm.Event{Type: llm.EventDone, Reason: llm.StopToolUse})
+}
+
+// ocKeepFinishError: the completions transport sets errorMessage for a
+// finish_reason that maps to an error and never clears it, so a turn a
+// later finish_reason ends well keeps the earlier one's message.
+func (d *Decoder) ocKeepFinishError() {
+	if se, ok := d.stopErr.(*StopReasonError); ok {
+		d.msg.ErrorMessage = se.Message
+	}
 }
 
 // hasVisibleText reports a text block with non-blank text.
@@ -846,6 +858,15 @@ func ocItemType(item *fastjson.Value) uint8 {
 // index of an earlier item of another type or call id
 // (ResponsesOutputIdentityError). Only indexed items are compared.
 func (d *Decoder) ocItemConflict(v, item *fastjson.Value, oi int64) bool {
+	if d.ocConflicts(v, item, oi) {
+		d.ocFail("Responses stream changed output item identity", false, false)
+		return true
+	}
+	return false
+}
+
+// ocConflicts is ocItemConflict's test alone.
+func (d *Decoder) ocConflicts(v, item *fastjson.Value, oi int64) bool {
 	if !hasOutputIndex(v) {
 		return false
 	}
@@ -855,11 +876,7 @@ func (d *Decoder) ocItemConflict(v, item *fastjson.Value, oi int64) bool {
 		if !o.indexed || o.index != oi {
 			continue
 		}
-		if o.typ != typ || len(o.callID) > 0 && len(callID) > 0 && !bytes.Equal(o.callID, callID) {
-			d.ocFail("Responses stream changed output item identity", false, false)
-			return true
-		}
-		return false
+		return o.typ != typ || len(o.callID) > 0 && len(callID) > 0 && !bytes.Equal(o.callID, callID)
 	}
 	return false
 }

@@ -248,6 +248,9 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 	}
 	switch string(ocItemKind(item, d.opts.OpenClaw)) {
 	case "function_call", "custom_tool_call":
+		if d.opts.OpenClaw && !d.ocRegisterCall(v) {
+			return nil
+		}
 		if si := d.findSlot(0, oi, llm.BlockToolCall); si >= 0 {
 			d.closeSlot(si)
 		}
@@ -262,7 +265,9 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 			return d.appendArgs(si, a)
 		}
 	case "reasoning":
-		if d.findSlot(0, oi, llm.BlockThinking) < 0 {
+		// @openclaw/ai pushes a reasoning item's block before it finds
+		// the item's index taken.
+		if d.findSlot(0, oi, llm.BlockThinking) < 0 || d.opts.OpenClaw {
 			si := d.open(0, oi, llm.BlockThinking)
 			if a := item.GetArray("summary"); a != nil {
 				d.slots[si].parts = int32(len(a)) // summary parts the item came with
@@ -274,8 +279,10 @@ func (d *Decoder) responsesItemAdded(v *fastjson.Value) error {
 			d.ocMessageAdded(v, item, oi)
 		}
 	}
-	if d.opts.OpenClaw {
-		d.ocItemConflict(v, item, oi)
+	if d.opts.OpenClaw && !d.ocItemConflict(v, item, oi) {
+		if t := ocItemType(item); t == ocItemReasoning || t == ocItemMessage {
+			d.ocRegisterSlot(v, t)
+		}
 	}
 	return nil
 }
@@ -323,11 +330,27 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 	}
 	oi := getInt(v, "output_index")
 	if d.opts.OpenClaw {
-		if d.ocItemConflict(v, item, oi) {
+		if d.ocConflicts(v, item, oi) {
+			// A reasoning or message item that finds no open slot of its
+			// own gets one, block first, before its identity is checked.
+			if t := ocItemType(item); (t == ocItemReasoning || t == ocItemMessage) && d.ocFindSlot(v, t) < 0 {
+				if t == ocItemReasoning {
+					d.open(0, oi, llm.BlockThinking)
+				} else {
+					d.open(0, textKey(oi, 0), llm.BlockText)
+				}
+			}
+			d.ocItemConflict(v, item, oi)
 			return nil
 		}
 		defer d.ocTrackItem(v, item, oi, true)
 		typ := ocItemType(item)
+		switch typ {
+		case ocItemReasoning, ocItemMessage:
+			defer d.ocForgetSlot(v, typ)
+		case ocItemCall:
+			defer d.ocForgetCall(v)
+		}
 		if typ != ocItemMessage {
 			d.oc.msg.last = 0
 		}
