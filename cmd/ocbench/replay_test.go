@@ -133,7 +133,7 @@ func TestReplayGolden(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
 			got := normalize([]byte(out))
-			checkReplayShape(t, got)
+			checkReplayShape(t, got, strings.HasSuffix(c.name, ".openclaw"))
 			if strings.HasSuffix(c.name, ".openclaw") {
 				// OpenClaw 2026.9.6's own final message, compared as
 				// replay.md says (generated ids by presence).
@@ -194,8 +194,9 @@ func writeOracleCase(t *testing.T, c goldenCase) {
 // line is one JSON object, events carry no partial message, and the last
 // line is an assistant message whose errorMessage appears exactly when the
 // stop reason is error or aborted (or a refused length stop explains itself,
-// or a toolUse turn names the tool calls it dropped).
-func checkReplayShape(t *testing.T, out []byte) {
+// or a toolUse turn names the tool calls it dropped, or, with openclaw, a
+// turn a finish_reason failed before a later one ended it keeps its message).
+func checkReplayShape(t *testing.T, out []byte, openclaw bool) {
 	t.Helper()
 	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
 	var p fastjson.Parser
@@ -221,7 +222,12 @@ func checkReplayShape(t *testing.T, out []byte) {
 		// A toolUse (or stop) turn of the extended profile that dropped
 		// unrepairable tool calls names them in errorMessage.
 		dropped := bytes.Contains(v.GetStringBytes("errorMessage"), []byte(") dropped: malformed arguments"))
-		if (sr == "error" || sr == "aborted") != hasErr && sr != "length" && !(dropped && (sr == "toolUse" || sr == "stop")) {
+		// OpenClaw's completions transport keeps the errorMessage of a
+		// finish_reason that mapped to an error when a later one ends the
+		// turn well (the oracle shows it; replay.md says errorMessage only
+		// comes with error and aborted).
+		kept := openclaw && (sr == "stop" || sr == "toolUse") && bytes.HasPrefix(v.GetStringBytes("errorMessage"), []byte("Provider finish_reason: "))
+		if (sr == "error" || sr == "aborted") != hasErr && sr != "length" && !(dropped && (sr == "toolUse" || sr == "stop")) && !kept {
 			t.Errorf("stopReason %s with errorMessage=%v", sr, hasErr)
 		}
 	}
