@@ -52,6 +52,13 @@ func (d *Decoder) chatEvent(data []byte) error {
 		// before, in ocSDKEvent; a falsy one is nothing.)
 		return providerError(e)
 	}
+	d.chatUsage(v)
+	return nil
+}
+
+// chatUsage takes a chunk's usage (Moonshot's inside the first choice
+// when the chunk has none at top level).
+func (d *Decoder) chatUsage(v *fastjson.Value) {
 	u := v.Get("usage")
 	if u == nil || u.Type() != fastjson.TypeObject {
 		// Moonshot: usage inside the first choice, read when the chunk has
@@ -85,7 +92,6 @@ func (d *Decoder) chatEvent(data []byte) error {
 		d.ocChatReasoningShown(hasNumber(u.Get("completion_tokens_details"), "reasoning_tokens"))
 		d.ocChatTotal()
 	}
-	return nil
 }
 
 func isDone(data []byte) bool {

@@ -383,6 +383,7 @@ func (d *Decoder) Reset(w Wire, r io.Reader, o Options) {
 	oc.ocFlags = ocFlags{}
 	oc.items = oc.items[:0]
 	oc.slots = oc.slots[:0]
+	oc.argKeys, oc.argStates = oc.argKeys[:0], oc.argStates[:0]
 	oc.msg.reset()
 	oc.tags.reset()
 	oc.legacy = ocLegacy{id: oc.legacy.id[:0], name: oc.legacy.name[:0], args: oc.legacy.args[:0], follow: oc.legacy.follow[:0]}
@@ -645,6 +646,9 @@ func (d *Decoder) event() error {
 			if handled, err := d.ocSDKEvent(data); handled {
 				return err
 			}
+		}
+		if d.wire == WireOpenAIChat && !d.ocChatArgsCheck(data) {
+			return nil
 		}
 	}
 	d.beginEvent(data)

@@ -55,12 +55,15 @@ func (e *TransportError) Is(target error) bool { return e.Truncated && target ==
 // the members that keep their buffers across streams.
 type ocState struct {
 	ocFlags
-	items  []ocItem // Responses: output items by output index
-	slots  []ocSlot // Responses: the open items' registers (openclaw_slots.go)
-	msg    ocMsgState
-	tags   ocPartitioner   // chat: the reasoning-tag partitioner visible content goes through
-	dp     fastjson.Parser // chat: a fast-path delta's reasoning_details
-	legacy ocLegacy        // chat: the legacy function_call delta
+	items []ocItem // Responses: output items by output index
+	slots []ocSlot // Responses: the open items' registers (openclaw_slots.go)
+	// chat: the tool calls' argument measures (openclaw_chatargs.go)
+	argKeys   []ocArgKey
+	argStates []ocArgState
+	msg       ocMsgState
+	tags      ocPartitioner   // chat: the reasoning-tag partitioner visible content goes through
+	dp        fastjson.Parser // chat: a fast-path delta's reasoning_details
+	legacy    ocLegacy        // chat: the legacy function_call delta
 }
 
 // ocFlags are ocState's scalars: a field added here is reset with them.

@@ -147,4 +147,3 @@ func (d *Decoder) ocSlotTaken(v *fastjson.Value) bool {
 	}
 	return false
 }
-
