@@ -868,12 +868,13 @@ func (d *Decoder) ocItemConflict(v, item *fastjson.Value, oi int64) bool {
 	return false
 }
 
-// ocConflicts is ocItemConflict's test alone.
+// ocConflicts is ocItemConflict's test alone. The transport checks the
+// identity of reasoning, message and function-call items only.
 func (d *Decoder) ocConflicts(v, item *fastjson.Value, oi int64) bool {
-	if !hasOutputIndex(v) {
+	typ, callID := ocItemType(item), item.GetStringBytes("call_id")
+	if !hasOutputIndex(v) || typ != ocItemCall && typ != ocItemMessage && typ != ocItemReasoning {
 		return false
 	}
-	typ, callID := ocItemType(item), item.GetStringBytes("call_id")
 	for i := range d.oc.items {
 		o := &d.oc.items[i]
 		if !o.indexed || o.index != oi {
@@ -957,8 +958,8 @@ func (d *Decoder) ocFindItem(typ uint8, callID, id []byte, oi int64, indexed boo
 }
 
 func hasOutputIndex(v *fastjson.Value) bool {
-	x := v.Get("output_index")
-	return x != nil && x.Type() == fastjson.TypeNumber
+	_, ok := ocOutputIndex(v)
+	return ok
 }
 
 // ocRefusalMessage is formatAnthropicRefusalMessage: "Anthropic refusal",

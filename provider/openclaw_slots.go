@@ -33,8 +33,11 @@ func ocOutputIndex(v *fastjson.Value) (int64, bool) {
 		return 0, false
 	}
 	f := x.GetFloat64()
-	if f < 0 || f != math.Trunc(f) || f > 1<<53 {
+	switch {
+	case f < 0 || f != math.Trunc(f) || math.IsInf(f, 1):
 		return 0, false
+	case f >= math.MaxInt64:
+		return math.MaxInt64, true // (JavaScript tells such indexes apart; no stream has them)
 	}
 	return int64(f), true
 }
