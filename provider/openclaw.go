@@ -345,12 +345,20 @@ func (d *Decoder) ocAnthropicFinish() {
 // as an object. It reports whether the stream failed; useStreamed is set
 // when the streamed text, not the item's, is the arguments.
 func (d *Decoder) ocResponsesItemDone(si int, item *fastjson.Value) (failed, useStreamed bool) {
+	b := &d.msg.Content[d.slots[si].ci]
+	return d.ocCheckCallDone(b.Name, b.RawArgs, d.slots[si].delta, item)
+}
+
+// ocCheckCallDone is ocResponsesItemDone on what streamed of the call (its
+// name, its arguments, whether they came as deltas): nothing, for a call
+// first seen at its done, which the transport validates before it makes
+// the call's block.
+func (d *Decoder) ocCheckCallDone(name, rawArgs []byte, delta bool, item *fastjson.Value) (failed, useStreamed bool) {
 	if ocIncompleteItem(item) {
 		d.ocFail(msgResponsesIncomplete, false, false)
 		return true, false
 	}
-	b := &d.msg.Content[d.slots[si].ci]
-	streamed := jsTrim(b.Name)
+	streamed := jsTrim(name)
 	completed := jsTrim(item.GetStringBytes("name"))
 	if len(streamed) > 0 && len(completed) > 0 && !bytes.Equal(streamed, completed) {
 		d.ocFail(msgResponsesChangedNamePrefix+string(streamed)+" to "+string(completed), false, false)
@@ -366,9 +374,9 @@ func (d *Decoder) ocResponsesItemDone(si int, item *fastjson.Value) (failed, use
 	if hasDone {
 		done, _ = av.StringBytes()
 	}
-	text := b.RawArgs
+	text := rawArgs
 	switch {
-	case d.slots[si].delta && len(b.RawArgs) > 0 && hasDone && !bytes.Equal(b.RawArgs, done) && jsonObject(b.RawArgs):
+	case delta && len(rawArgs) > 0 && hasDone && !bytes.Equal(rawArgs, done) && jsonObject(rawArgs):
 		useStreamed = true
 	case len(done) > 0:
 		text = done

@@ -370,6 +370,11 @@ func (d *Decoder) responsesItemDone(v *fastjson.Value) error {
 			if len(d.msg.Content) > 0 && d.hasToolCallItem(item.GetStringBytes("id")) {
 				return nil // already ended
 			}
+			if d.opts.OpenClaw {
+				if failed, _ := d.ocCheckCallDone(nil, nil, false, item); failed {
+					return nil // (no block: the transport validates first)
+				}
+			}
 			si = d.open(0, oi, llm.BlockToolCall)
 		}
 		useStreamed := false
