@@ -7,7 +7,7 @@ import (
 
 // anthropicEvent decodes one Anthropic Messages event.
 func (d *Decoder) anthropicEvent(data []byte) error {
-	v, err := d.p.ParseBytes(data)
+	v, err := d.parseEvent(data)
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return d.badJSON()
 	}

@@ -23,7 +23,7 @@ func (d *Decoder) chatEvent(data []byte) error {
 		d.finish()
 		return nil
 	}
-	v, err := d.p.ParseBytes(data)
+	v, err := d.parseEvent(data)
 	if err != nil {
 		return d.badJSON()
 	}

@@ -654,11 +654,6 @@ func (d *Decoder) event() error {
 	d.beginEvent(data)
 	switch {
 	case d.ref:
-		if d.opts.OpenClaw && fastjson.ValidateBytes(data) != nil {
-			if _, err := d.p.ParseBytes(data); err == nil {
-				return d.badJSON() // a bad escape, which the scans refuse and Parse takes
-			}
-		}
 		return d.refEvent(data)
 	case d.wire == WireOpenAIChat:
 		return d.chatFast(data)
@@ -685,6 +680,18 @@ func (d *Decoder) eventFailed(err error) {
 		}
 	}
 	d.fail(err)
+}
+
+// parseEvent parses an event's data for the fastjson decoders. With the
+// OpenClaw rules the data must also be JSON as JSON.parse takes it:
+// fastjson's Parse takes bad escapes and control characters in strings,
+// its Validate does not.
+func (d *Decoder) parseEvent(data []byte) (*fastjson.Value, error) {
+	v, err := d.p.ParseBytes(data)
+	if err == nil && d.opts.OpenClaw {
+		err = fastjson.ValidateBytes(data)
+	}
+	return v, err
 }
 
 // refEvent decodes an event with the wire's fastjson reference decoder

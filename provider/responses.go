@@ -35,7 +35,7 @@ func (d *Decoder) responsesEvent(data []byte) error {
 		}
 		return ErrTruncated
 	}
-	v, err := d.p.ParseBytes(data)
+	v, err := d.parseEvent(data)
 	if err != nil || v.Type() != fastjson.TypeObject {
 		return d.badJSON()
 	}
