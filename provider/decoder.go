@@ -688,8 +688,8 @@ func (d *Decoder) eventFailed(err error) {
 // its Validate does not.
 func (d *Decoder) parseEvent(data []byte) (*fastjson.Value, error) {
 	v, err := d.p.ParseBytes(data)
-	if err == nil && d.opts.OpenClaw {
-		err = fastjson.ValidateBytes(data)
+	if err == nil && d.opts.OpenClaw && !jsParses(data) {
+		err = ErrBadJSON
 	}
 	return v, err
 }

@@ -587,7 +587,7 @@ func (d *Decoder) ocBadData(data []byte) bool {
 		return false // the cut tail: the truncation rules apply
 	}
 	v, err := d.p.ParseBytes(data)
-	if err != nil || fastjson.ValidateBytes(data) != nil { // (Parse takes bad escapes and control characters)
+	if err != nil || !jsParses(data) { // (Parse takes bad escapes and control characters)
 		d.ocFail(MsgSSEMalformedJSON, false, d.wire == WireOpenAIChat)
 		return true
 	}
@@ -737,7 +737,7 @@ func (d *Decoder) ocAnthropicBadData(data []byte) bool {
 	switch {
 	case string(trimmed) == "[DONE]":
 		return true
-	case fastjson.ValidateBytes(data) != nil:
+	case !jsParses(data):
 		d.ocFail(MsgAnthropicFragment, d.cut, true)
 		return true
 	}

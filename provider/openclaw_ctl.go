@@ -3,6 +3,8 @@ package provider
 import (
 	"encoding/binary"
 	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
 )
 
 // JSON.parse refuses a control character (U+0000-U+001F) inside a string,
@@ -25,6 +27,13 @@ func anyCtl(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// jsParses reports whether JSON.parse takes the text b: fastjson's strict
+// Validate, which misses a control character after some escapes, and
+// jsonCtl.
+func jsParses(b []byte) bool {
+	return fastjson.ValidateBytes(b) == nil && !jsonCtl(b)
 }
 
 // jsonCtl reports whether the JSON text b holds a control character that
