@@ -635,11 +635,14 @@ func (d *Decoder) event() error {
 			return nil
 		}
 		data = d.ocText(data)
-		if jsonCtl(data) {
+		dup := maybeDupKeys(data)
+		// (ocDedup rewrites the data with fastjson's Parse, which would
+		// launder a bad escape: such data is judged first.)
+		if jsonCtl(data) || dup && !jsParses(data) {
 			d.beginEvent(data)
 			return d.badJSON() // ocBadData says what OpenClaw makes of it
 		}
-		if maybeDupKeys(data) {
+		if dup {
 			data = d.ocDedup(data)
 		}
 		if d.wire != WireAnthropic && string(data) != "[DONE]" {
