@@ -734,7 +734,7 @@ func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 	if !ok {
 		return d.badJSON()
 	}
-	if fr.ok() && d.data[fr.s] != '"' && d.opts.OpenClaw {
+	if d.opts.OpenClaw && fr.ok() && d.data[fr.s] != '"' {
 		if t, truthy := d.ocFinishText(d.data[fr.s:fr.e]); truthy {
 			d.chatFinish(choice, t)
 		}
