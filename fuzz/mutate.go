@@ -355,43 +355,30 @@ func (m *mutant) lineOp(k int) bool {
 	ev := m.evs[k]
 	switch m.r.IntN(4) {
 	case 0: // "data: x" -> "data:x"
-		i := bytes.Index(ev, []byte("data: "))
-		if i < 0 {
+		i, _, ok := fieldLine(ev, "data: ")
+		if !ok {
 			return false
 		}
 		m.evs[k] = append(ev[:i+5:i+5], ev[i+6:]...)
 		m.note(fmt.Sprintf("event %d data without its space", k))
 	case 1: // one data line split in two (SSE joins them with "\n")
-		i := bytes.Index(ev, []byte("data: "))
-		if i < 0 {
-			return false
-		}
-		end := i + bytes.IndexByte(ev[i:], '\n')
-		if end < i+8 {
+		i, end, ok := fieldLine(ev, "data: ")
+		if !ok || end < i+8 {
 			return false
 		}
 		at := i + 6 + m.r.IntN(end-i-6)
-		out := append(append(append([]byte(nil), ev[:at]...), "\ndata: "...), ev[at:]...)
-		m.evs[k] = out
+		m.evs[k] = append(append(append([]byte(nil), ev[:at]...), "\ndata: "...), ev[at:]...)
 		m.note(fmt.Sprintf("event %d data split at byte %d", k, at-i-6))
 	case 2: // the event line removed
-		i := bytes.Index(ev, []byte("event: "))
-		if i < 0 {
-			return false
-		}
-		end := i + bytes.IndexByte(ev[i:], '\n')
-		if end < i {
+		i, end, ok := fieldLine(ev, "event: ")
+		if !ok {
 			return false
 		}
 		m.evs[k] = append(ev[:i:i], ev[end+1:]...)
 		m.note(fmt.Sprintf("event %d without its event line", k))
 	case 3: // the event line renamed
-		i := bytes.Index(ev, []byte("event: "))
-		if i < 0 {
-			return false
-		}
-		end := i + bytes.IndexByte(ev[i:], '\n')
-		if end < i {
+		i, end, ok := fieldLine(ev, "event: ")
+		if !ok {
 			return false
 		}
 		name := eventNames[m.r.IntN(len(eventNames))]
@@ -399,6 +386,20 @@ func (m *mutant) lineOp(k int) bool {
 		m.note(fmt.Sprintf("event %d named %s", k, name))
 	}
 	return true
+}
+
+// fieldLine finds the first line of ev that starts with prefix (at i) and
+// its line feed (at end).
+func fieldLine(ev []byte, prefix string) (i, end int, ok bool) {
+	i = bytes.Index(ev, []byte(prefix))
+	if i < 0 {
+		return 0, 0, false
+	}
+	n := bytes.IndexByte(ev[i:], '\n')
+	if n < 0 {
+		return 0, 0, false
+	}
+	return i, i + n, true
 }
 
 var eventNames = []string{"ping", "error", "message_start", "message_delta", "message_stop", "content_block_start",
