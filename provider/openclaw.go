@@ -533,6 +533,12 @@ func (d *Decoder) ocTerminal() {
 		for i := range d.msg.Content {
 			d.msg.Content[i].Unstopped = false
 		}
+		if claude5Refusals(d.opts.Model) {
+			// The streaming refusal contract of Claude 5 models: the
+			// transport holds their events and, when the turn fails,
+			// discards them and the whole content.
+			d.msg.Content = d.msg.Content[:0]
+		}
 	}
 	if d.oc.dropCalls {
 		d.ocRemoveToolCalls()
