@@ -156,7 +156,7 @@ func (d *Decoder) chatChoice(c *fastjson.Value) error {
 		}
 	}
 	if v := c.Get("finish_reason"); v != nil && v.Type() != fastjson.TypeString && d.opts.OpenClaw {
-		if t, truthy := d.ocFinishText(v.MarshalTo(nil)); truthy {
+		if t, truthy := ocFinishText(v); truthy {
 			d.chatFinish(choice, t)
 		}
 	} else if fr := c.GetStringBytes("finish_reason"); len(fr) > 0 {
@@ -166,15 +166,14 @@ func (d *Decoder) chatChoice(c *fastjson.Value) error {
 }
 
 // ocFinishText is what @openclaw/ai makes of a finish_reason that is not a
-// string (the JSON text v): nothing when it is falsy (null, false, 0),
-// else its String() (empty for []), which names no known reason, so the
-// turn fails with "Provider finish_reason: " and that text.
-func (d *Decoder) ocFinishText(v []byte) (text []byte, truthy bool) {
-	x, err := d.oc.dp.ParseBytes(v)
-	if err != nil || !jsTruthy(x) {
+// string: nothing when it is falsy (null, false, 0), else its String()
+// (empty for []), which names no known reason, so the turn fails with
+// "Provider finish_reason: " and that text.
+func ocFinishText(v *fastjson.Value) (text []byte, truthy bool) {
+	if !jsTruthy(v) {
 		return nil, false
 	}
-	return llm.AppendJSToString(nil, x), true
+	return llm.AppendJSToString(nil, v), true
 }
 
 // chatDelta applies a choice's delta: reasoning, content, refusal and

@@ -735,8 +735,10 @@ func (d *Decoder) chatChoiceSpans(choice int32, ds *deltaSpans, fr span) error {
 		return d.badJSON()
 	}
 	if d.opts.OpenClaw && fr.ok() && d.data[fr.s] != '"' {
-		if t, truthy := d.ocFinishText(d.data[fr.s:fr.e]); truthy {
-			d.chatFinish(choice, t)
+		if x, err := d.oc.dp.ParseBytes(d.data[fr.s:fr.e]); err == nil {
+			if t, truthy := ocFinishText(x); truthy {
+				d.chatFinish(choice, t)
+			}
 		}
 		return nil
 	}

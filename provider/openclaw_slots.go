@@ -42,6 +42,25 @@ func ocOutputIndex(v *fastjson.Value) (int64, bool) {
 	return int64(f), true
 }
 
+// ocSlotAt is the entry of the register the transport finds at an output
+// position: a call (calls) or an output slot (!calls) at index oi, or
+// without an index; -1 for none.
+func (d *Decoder) ocSlotAt(oi int64, indexed, calls bool) int {
+	for i, s := range d.oc.slots {
+		if (calls && s.call || !calls && s.slot) && s.indexed == indexed && (!indexed || s.index == oi) {
+			return i
+		}
+	}
+	return -1
+}
+
+// ocDropSlot removes entry i of the registers.
+func (d *Decoder) ocDropSlot(i int) {
+	if i >= 0 {
+		d.oc.slots = append(d.oc.slots[:i], d.oc.slots[i+1:]...)
+	}
+}
+
 // ocRegisterCall registers an added function call: false when the stream
 // failed because a call, or (with an index) any item, is open at its index.
 // It comes before the call's block, as the transport registers the call
@@ -49,17 +68,13 @@ func ocOutputIndex(v *fastjson.Value) (int64, bool) {
 func (d *Decoder) ocRegisterCall(v *fastjson.Value) bool {
 	oi, indexed := ocOutputIndex(v)
 	if indexed {
-		for _, s := range d.oc.slots {
-			if s.call && s.indexed && s.index == oi {
-				d.ocFail("Responses stream reused active tool-call output index "+strconv.FormatInt(oi, 10), false, false)
-				return false
-			}
-		}
-		for _, s := range d.oc.slots {
-			if s.slot && s.indexed && s.index == oi {
-				d.ocFail("Responses stream reused active output index "+strconv.FormatInt(oi, 10), false, false)
-				return false
-			}
+		switch {
+		case d.ocSlotAt(oi, true, true) >= 0:
+			d.ocFail("Responses stream reused active tool-call output index "+strconv.FormatInt(oi, 10), false, false)
+			return false
+		case d.ocSlotAt(oi, true, false) >= 0:
+			d.ocFail("Responses stream reused active output index "+strconv.FormatInt(oi, 10), false, false)
+			return false
 		}
 	}
 	d.oc.slots = append(d.oc.slots, ocSlot{index: oi, indexed: indexed, typ: ocItemCall, call: true, slot: indexed})
@@ -72,19 +87,23 @@ func (d *Decoder) ocRegisterCall(v *fastjson.Value) bool {
 // transport pushes the block first.
 func (d *Decoder) ocRegisterSlot(v *fastjson.Value, typ uint8) bool {
 	oi, indexed := ocOutputIndex(v)
-	for _, s := range d.oc.slots {
-		if !s.slot || s.indexed != indexed || indexed && s.index != oi {
-			continue
-		}
-		if indexed {
-			d.ocFail("Responses stream reused active output index "+strconv.FormatInt(oi, 10), false, false)
-		} else {
-			d.ocFail("Responses stream added overlapping unindexed output items", false, false)
-		}
-		return false
+	switch {
+	case d.ocSlotAt(oi, indexed, false) < 0:
+		d.oc.slots = append(d.oc.slots, ocSlot{index: oi, indexed: indexed, typ: typ, slot: true})
+		return true
+	case indexed:
+		d.ocFail("Responses stream reused active output index "+strconv.FormatInt(oi, 10), false, false)
+	default:
+		d.ocFail("Responses stream added overlapping unindexed output items", false, false)
 	}
-	d.oc.slots = append(d.oc.slots, ocSlot{index: oi, indexed: indexed, typ: typ, slot: true})
-	return true
+	return false
+}
+
+// ocSlotTaken reports whether an added reasoning or message item will find
+// its place in the output-slot register taken (ocRegisterSlot fails).
+func (d *Decoder) ocSlotTaken(v *fastjson.Value) bool {
+	oi, indexed := ocOutputIndex(v)
+	return d.ocSlotAt(oi, indexed, false) >= 0
 }
 
 // ocFindSlot is the open reasoning or message item a done event resolves
@@ -92,13 +111,7 @@ func (d *Decoder) ocRegisterSlot(v *fastjson.Value, typ uint8) bool {
 // unindexed one, else the only indexed one of its type; of its type only.
 func (d *Decoder) ocFindSlot(v *fastjson.Value, typ uint8) int {
 	oi, indexed := ocOutputIndex(v)
-	at := -1
-	for i, s := range d.oc.slots {
-		if s.slot && s.indexed == indexed && (!indexed || s.index == oi) {
-			at = i
-			break
-		}
-	}
+	at := d.ocSlotAt(oi, indexed, false)
 	if at < 0 && !indexed {
 		for i, s := range d.oc.slots {
 			if s.slot && s.typ == typ {
@@ -118,35 +131,12 @@ func (d *Decoder) ocFindSlot(v *fastjson.Value, typ uint8) int {
 // ocForgetSlot drops the open item a done reasoning or message event
 // resolves to.
 func (d *Decoder) ocForgetSlot(v *fastjson.Value, typ uint8) {
-	if at := d.ocFindSlot(v, typ); at >= 0 {
-		d.oc.slots = append(d.oc.slots[:at], d.oc.slots[at+1:]...)
-	}
+	d.ocDropSlot(d.ocFindSlot(v, typ))
 }
 
 // ocForgetCall drops a finished function call from both registers: the
-// one at the done event's index, else the only unindexed one.
+// one at the done event's index, else the unindexed one.
 func (d *Decoder) ocForgetCall(v *fastjson.Value) {
 	oi, indexed := ocOutputIndex(v)
-	at := -1
-	for i, s := range d.oc.slots {
-		if s.call && (indexed && s.indexed && s.index == oi || !indexed && !s.indexed) {
-			at = i
-			break
-		}
-	}
-	if at >= 0 {
-		d.oc.slots = append(d.oc.slots[:at], d.oc.slots[at+1:]...)
-	}
-}
-
-// ocSlotTaken reports whether an added reasoning or message item will find
-// its place in the output-slot register taken (ocRegisterSlot fails).
-func (d *Decoder) ocSlotTaken(v *fastjson.Value) bool {
-	oi, indexed := ocOutputIndex(v)
-	for _, s := range d.oc.slots {
-		if s.slot && s.indexed == indexed && (!indexed || s.index == oi) {
-			return true
-		}
-	}
-	return false
+	d.ocDropSlot(d.ocSlotAt(oi, indexed, true))
 }
